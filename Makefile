@@ -1,0 +1,34 @@
+# The two commands a user needs: `make demo` and `make test`. Each installs what is missing
+# (scripts/install-deps.sh), configures, builds with all cores and runs.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+CTEST = cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+# Labels kept out of the default run (STYLE.md, "Tests"): they have their own targets.
+SLOW_LABELS = ^(e2e-large|cuda|python)$$
+
+.PHONY: all deps configure build test test-large demo clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || \
+	  (cat $(BUILD).configure.log; exit 1)
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	$(CTEST) -LE '$(SLOW_LABELS)'
+
+test-large: build
+	$(CTEST) -L '^e2e-large$$'
+
+demo: build
+	$(BUILD)/tools/orchid/orchid ir-run examples/attention.oir --seed 1
+
+clean:
+	rm -rf $(BUILD) $(BUILD).configure.log

@@ -1,0 +1,60 @@
+#include "ir/dtype.h"
+
+#include "support/error.h"
+
+namespace orchid::ir {
+
+namespace {
+struct DTypeInfo {
+  std::string_view name;
+  int64_t bytes;
+  DTypeClass cls;
+};
+constexpr DTypeInfo kInfo[] = {
+#define ORCHID_DTYPE(e, text, bytes, cls) {text, bytes, DTypeClass::cls},
+#include "ir/dtype.def"
+#undef ORCHID_DTYPE
+};
+const DTypeInfo& info(DType t) {
+  auto i = static_cast<size_t>(t);
+  ORCHID_CHECK(i < std::size(kInfo)) << "dtype " << i;
+  return kInfo[i];
+}
+}  // namespace
+
+std::string_view dtype_name(DType t) { return info(t).name; }
+int64_t dtype_bytes(DType t) { return info(t).bytes; }
+DTypeClass dtype_class(DType t) { return info(t).cls; }
+
+std::optional<DType> parse_dtype(std::string_view text) {
+  for (size_t i = 0; i < std::size(kInfo); ++i)
+    if (kInfo[i].name == text) return static_cast<DType>(i);
+  return std::nullopt;
+}
+
+int64_t numel(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+Dims row_major_strides(const Dims& dims) {
+  Dims s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+std::string dims_str(const Dims& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) out += ",";
+    out += std::to_string(dims[i]);
+  }
+  return out + "]";
+}
+
+std::string type_str(const TensorType& t) {
+  return std::string(dtype_name(t.dtype)) + dims_str(t.shape);
+}
+
+}  // namespace orchid::ir

@@ -1,0 +1,77 @@
+// Two kinds of error (STYLE.md rule 5):
+//  - UserError: bad input from a user (a model, a flag, a file). The message names the
+//    file, node, op, shape or path; the CLI prints it and exits with code 1.
+//  - InternalError: a broken invariant inside Orchid, raised by ORCHID_CHECK (on in
+//    release builds); the CLI exits with code 2.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace orchid {
+
+class UserError : public std::runtime_error {
+ public:
+  explicit UserError(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+class InternalError : public std::runtime_error {
+ public:
+  explicit InternalError(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+namespace detail {
+
+// Collects a message with operator<< and throws when destroyed. Used only through the
+// macros below, whose temporaries die at the end of the full expression.
+class Thrower {
+ public:
+  enum class Kind { User, Internal };
+  Thrower(Kind kind, const char* prefix) : kind_(kind) { os_ << prefix; }
+  Thrower(const Thrower&) = delete;
+  Thrower& operator=(const Thrower&) = delete;
+  [[noreturn]] ~Thrower() noexcept(false) {
+    if (kind_ == Kind::User) throw UserError(os_.str());
+    throw InternalError(os_.str());
+  }
+  template <class T>
+  Thrower& operator<<(const T& v) {
+    os_ << v;
+    return *this;
+  }
+
+ private:
+  Kind kind_;
+  std::ostringstream os_;
+};
+
+std::string check_prefix(const char* file, int line, const char* cond);
+
+}  // namespace detail
+}  // namespace orchid
+
+// ORCHID_CHECK(cond) << "details"; throws InternalError naming file, line and condition.
+// The switch makes the macro a single statement, safe inside an unbraced if/else.
+#define ORCHID_CHECK(cond)                                                          \
+  switch (0)                                                                        \
+  case 0:                                                                           \
+  default:                                                                          \
+    if (cond)                                                                       \
+      ;                                                                             \
+    else                                                                            \
+    ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::Internal,            \
+                              ::orchid::detail::check_prefix(__FILE__, __LINE__, #cond).c_str())
+
+// ORCHID_USER_CHECK(cond) << "message naming the input"; throws UserError.
+#define ORCHID_USER_CHECK(cond) \
+  switch (0)                    \
+  case 0:                       \
+  default:                      \
+    if (cond)                   \
+      ;                         \
+    else                        \
+    ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::User, "")
+
+// ORCHID_USER_ERROR() << "message"; always throws UserError.
+#define ORCHID_USER_ERROR() ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::User, "")

@@ -1,0 +1,176 @@
+// Dtypes, tensors, half conversions, expression construction and derived expressions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ir/graph.h"
+#include "support/error.h"
+#include "support/half.h"
+
+namespace orchid::ir {
+namespace {
+
+TEST(DType, TableRoundTripsNames) {
+  for (int d = 0; d < kNumDTypes; ++d) {
+    auto t = static_cast<DType>(d);
+    EXPECT_EQ(parse_dtype(dtype_name(t)), t);
+  }
+  EXPECT_FALSE(parse_dtype("f8").has_value());
+  EXPECT_EQ(dtype_bytes(DType::BF16), 2);
+  EXPECT_TRUE(is_integral(DType::Bool));
+  EXPECT_EQ(type_str({DType::I64, {}}), "i64[]");
+}
+
+TEST(Half, F16RoundsToNearestEvenAndKeepsSpecials) {
+  EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(2049.0f)), 2048.0f);  // tie to even
+  EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(2051.0f)), 2052.0f);
+  EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(65520.0f)), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(65519.0f)), 65504.0f);
+  EXPECT_TRUE(std::isnan(f16_bits_to_f32(f32_to_f16_bits(std::nanf("")))));
+  float tiny = std::ldexp(1.0f, -24);  // smallest subnormal half
+  EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(tiny)), tiny);
+  EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(tiny * 0.5f)), 0.0f);   // tie to even (0)
+  EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(tiny * 1.5f)), 2 * tiny);  // tie to even (2)
+  // Every half bit pattern that is not NaN survives the round trip through f32.
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    float f = f16_bits_to_f32(static_cast<uint16_t>(b));
+    if (!std::isnan(f)) {
+      EXPECT_EQ(f32_to_f16_bits(f), b) << b;
+    }
+  }
+}
+
+TEST(Half, BF16RoundsToNearestEven) {
+  EXPECT_EQ(bf16_bits_to_f32(f32_to_bf16_bits(1.0f + std::ldexp(1.0f, -8))), 1.0f);
+  EXPECT_EQ(bf16_bits_to_f32(f32_to_bf16_bits(1.0f + 3 * std::ldexp(1.0f, -8))),
+            1.0f + std::ldexp(1.0f, -6));
+}
+
+TEST(Tensor, GetSetWrapsAndRounds) {
+  Tensor t(TensorType{DType::I8, {2}});
+  t.set_i64(0, 200);
+  EXPECT_EQ(t.get_i64(0), -56);
+  Tensor u(TensorType{DType::U64, {1}});
+  u.set_i64(0, -1);
+  EXPECT_EQ(u.get_as_double(0), 18446744073709551615.0);
+  Tensor f(TensorType{DType::F32, {1}});
+  f.set_f64(0, 0.1);
+  EXPECT_EQ(f.get_f64(0), static_cast<double>(0.1f));
+  EXPECT_EQ(round_to_dtype(0.1, DType::F64), 0.1);
+  EXPECT_EQ(wrap_to_dtype(256 + 7, DType::U8), 7);
+  EXPECT_EQ(wrap_to_dtype(-3, DType::Bool), 1);
+}
+
+TEST(Expr, ConstructorsCheckDtypes) {
+  Expr a = load(0, DType::F32, {dvar(0)});
+  Expr b = load(1, DType::F16, {dvar(0)});
+  EXPECT_THROW(a + b, InternalError);
+  EXPECT_THROW(unary(ExprOp::Exp, const_i64(1)), InternalError);
+  EXPECT_THROW(unary(ExprOp::Neg, const_bool(true)), InternalError);
+  EXPECT_THROW(binary(ExprOp::And, a, a), InternalError);
+  EXPECT_THROW(select(a, a, a), InternalError);
+  EXPECT_THROW(load(0, DType::F32, {a}), InternalError);  // float index
+  EXPECT_EQ(binary(ExprOp::Lt, a, a).dtype(), DType::Bool);
+  EXPECT_EQ(unary(ExprOp::IsNan, a).dtype(), DType::Bool);
+  EXPECT_EQ(cast(DType::I32, a).dtype(), DType::I32);
+}
+
+TEST(Expr, StructuralEqualityAndHash) {
+  Expr x = unary(ExprOp::Exp, load(0, DType::F32, {dvar(0), rvar(1)}));
+  Expr y = unary(ExprOp::Exp, load(0, DType::F32, {dvar(0), rvar(1)}));
+  Expr z = unary(ExprOp::Exp, load(0, DType::F32, {dvar(0), dvar(1)}));
+  EXPECT_TRUE(equal(x, y));
+  EXPECT_EQ(structural_hash(x), structural_hash(y));
+  EXPECT_FALSE(equal(x, z));
+  EXPECT_NE(structural_hash(x), structural_hash(z));
+  EXPECT_FALSE(equal(const_f(DType::F32, 0.0), const_f(DType::F32, -0.0)));
+}
+
+TEST(Expr, MapPostRewritesBottomUp) {
+  Expr e = dvar(0) * 4 + dvar(1);
+  Expr swapped = map_post(e, [](const Expr& n) {
+    if (n.op() == ExprOp::Var) return dvar(1 - n->index);
+    return n;
+  });
+  EXPECT_TRUE(equal(swapped, dvar(1) * 4 + dvar(0)));
+  int vars = 0;
+  visit_post(e, [&](const Expr& n) { vars += n.op() == ExprOp::Var; });
+  EXPECT_EQ(vars, 2);
+}
+
+TEST(Derive, MatMulBroadcastsBatchAndTransposes) {
+  Graph g;
+  ValueId a = g.add_input("a", {DType::F32, {3, 1, 5, 7}});
+  ValueId b = g.add_input("b", {DType::F32, {4, 9, 7}});
+  MatMulAttrs attrs{false, true};
+  TensorType out = matmul_result_type(g.type(a), g.type(b), attrs);
+  EXPECT_EQ(type_str(out), "f32[3,4,5,9]");
+  Primitive p;
+  p.op = PrimOp::MatMul;
+  p.inputs = {a, b};
+  p.attrs = attrs;
+  NodeId n = g.add_node(p, {out}, {"c"});
+  const Primitive& mm = g.node(n);
+  EXPECT_EQ(mm.reduce, ReduceOp::Sum);
+  EXPECT_EQ(mm.reduce_domain, Dims({7}));
+  Expr want = load(0, DType::F32, {dvar(0), const_i64(0), dvar(2), rvar(0)}) *
+              load(1, DType::F32, {dvar(1), dvar(3), rvar(0)});
+  EXPECT_TRUE(equal(mm.bodies[0], want));
+}
+
+TEST(Derive, ConvPredicatesOnlyWherePaddingReads) {
+  Graph g;
+  ValueId x = g.add_input("x", {DType::F32, {1, 4, 9}});
+  ValueId w = g.add_input("w", {DType::F32, {6, 2, 3}});
+  ConvAttrs attrs{{2}, {1}, {1}, {0}, 2};
+  TensorType out = conv_result_type(g.type(x), g.type(w), attrs);
+  EXPECT_EQ(type_str(out), "f32[1,6,4]");  // (9 + 1 - 3) / 2 + 1
+  Primitive p;
+  p.op = PrimOp::Conv;
+  p.inputs = {x, w};
+  p.attrs = attrs;
+  const Primitive& c = g.node(g.add_node(p, {out}, {"y"}));
+  EXPECT_EQ(c.reduce_domain, Dims({2, 3}));
+  const Expr& lx = c.bodies[0]->args[0];
+  ASSERT_EQ(lx.op(), ExprOp::Load);
+  EXPECT_TRUE(lx->predicated);  // pad_begin = 1 reads index -1; the end never overruns
+  EXPECT_EQ(lx->args.back().op(), ExprOp::Ge);
+}
+
+TEST(Derive, ShapeErrorsAreUserErrors) {
+  TensorType a{DType::F32, {2, 3}}, b{DType::F32, {4, 5}};
+  try {
+    matmul_result_type(a, b, {});
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "matmul inner dimensions differ (3 vs 4): f32[2,3] and f32[4,5]");
+  }
+  TensorType x{DType::F32, {1, 3, 5, 5}}, w{DType::F32, {8, 2, 3, 3}};
+  EXPECT_THROW(conv_result_type(x, w, {{1, 1}, {1, 1}, {0, 0}, {0, 0}, 1}), UserError);
+}
+
+TEST(Derive, ViewReadsRowMajor) {
+  Graph g;
+  ValueId x = g.add_input("x", {DType::F16, {2, 6}});
+  Primitive p;
+  p.op = PrimOp::View;
+  p.inputs = {x};
+  const Primitive& v = g.node(g.add_node(p, {{DType::F16, {3, 4}}}, {"v"}));
+  ASSERT_EQ(v.bodies.size(), 1u);
+  // flat = i0*4 + i1; x[flat / 6, flat % 6]
+  Expr flat = dvar(0) * 4 + dvar(1);
+  EXPECT_TRUE(equal(v.bodies[0], load(0, DType::F16, {floordiv(flat, 6), mod(flat, 6)})));
+}
+
+TEST(Graph, NamesAreMadeUnique) {
+  Graph g;
+  ValueId a = g.add_input("x", {DType::F32, {1}});
+  ValueId b = g.add_input("x", {DType::F32, {1}});
+  EXPECT_EQ(g.value(a).name, "x");
+  EXPECT_EQ(g.value(b).name, "x.1");
+  EXPECT_EQ(g.find_value("x.1"), b);
+}
+
+}  // namespace
+}  // namespace orchid::ir

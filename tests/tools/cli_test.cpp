@@ -1,0 +1,120 @@
+// The `orchid` CLI: exit codes (0 ok, 1 user error, 2 internal error) and messages.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ir/npy.h"
+#include "testlib/subprocess.h"
+
+namespace orchid {
+namespace {
+
+namespace fs = std::filesystem;
+using testlib::run_process;
+
+testlib::ProcessResult orchid_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), ORCHID_BIN);
+  return run_process(args);
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("orchid_cli_" + std::to_string(::getpid()) + "_" +
+                                         std::to_string(counter_++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name, const std::string& text = "") const {
+    std::string p = (path_ / name).string();
+    if (!text.empty()) std::ofstream(p) << text;
+    return p;
+  }
+  std::string str() const { return path_.string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+const char* kExample = ORCHID_SOURCE_DIR "/examples/attention.oir";
+
+TEST(Cli, VersionAndHelp) {
+  auto v = orchid_cli({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.output.find("orchid 0."), std::string::npos) << v.output;
+  auto h = orchid_cli({"--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.output.find("ir-run"), std::string::npos) << h.output;
+  auto sub = orchid_cli({"ir-run", "--help"});
+  EXPECT_EQ(sub.exit_code, 0);
+  EXPECT_NE(sub.output.find("--output-dir"), std::string::npos) << sub.output;
+}
+
+TEST(Cli, BadUsageIsAUserError) {
+  EXPECT_EQ(orchid_cli({}).exit_code, 1);
+  EXPECT_EQ(orchid_cli({"frobnicate"}).exit_code, 1);
+  EXPECT_EQ(orchid_cli({"ir-run"}).exit_code, 1);
+  auto r = orchid_cli({"ir-run", kExample, "--precision", "f8"});
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+TEST(Cli, IrRunsTheExampleDeterministically) {
+  auto a = orchid_cli({"ir-run", kExample, "--seed", "7"});
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  EXPECT_NE(a.output.find("graph @attention: 18 primitives, 5 inputs, 2 outputs"), std::string::npos)
+      << a.output;
+  EXPECT_NE(a.output.find("out: f32[6,16]"), std::string::npos) << a.output;
+  EXPECT_EQ(orchid_cli({"ir-run", kExample, "--seed", "7"}).output, a.output);
+  EXPECT_NE(orchid_cli({"ir-run", kExample, "--seed", "8"}).output, a.output);
+}
+
+TEST(Cli, IrRunReadsInputsAndWritesOutputs) {
+  TempDir dir;
+  std::string oir = dir.file("neg.oir",
+                             "graph @g {\n  input %x : f32[3]\n"
+                             "  %\"y/odd name\" : f32[3] = elementwise(%x) { neg(%x[i0]) }\n"
+                             "  output %\"y/odd name\"\n}\n");
+  ir::Tensor x(ir::TensorType{ir::DType::F32, {3}});
+  for (int i = 0; i < 3; ++i) x.set_f64(i, i + 0.5);
+  ir::write_npy(dir.file("x.npy"), x);
+  auto r = orchid_cli({"ir-run", oir, "--input", "x=" + dir.file("x.npy"), "--output-dir",
+                       dir.file("out")});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The output's name is not a safe file name: it is sanitised, never used as a path.
+  ir::Tensor y = ir::read_npy(dir.file("out") + "/y_odd_name.npy");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(y.get_f64(i), -(i + 0.5));
+}
+
+TEST(Cli, IrRunErrorsNameTheFileAndTheInput) {
+  TempDir dir;
+  auto missing = orchid_cli({"ir-run", dir.file("nope.oir")});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("nope.oir"), std::string::npos) << missing.output;
+
+  std::string bad = dir.file("bad.oir", "graph @g {\n  input %x : f32[3\n}\n");
+  auto parse = orchid_cli({"ir-run", bad});
+  EXPECT_EQ(parse.exit_code, 1);
+  EXPECT_NE(parse.output.find("bad.oir:2:"), std::string::npos) << parse.output;
+
+  auto noinput = orchid_cli({"ir-run", kExample, "--input", "y=" + dir.file("y.npy")});
+  EXPECT_EQ(noinput.exit_code, 1);
+  EXPECT_NE(noinput.output.find("the graph has no input named 'y'"), std::string::npos)
+      << noinput.output;
+
+  ir::Tensor wrong(ir::TensorType{ir::DType::F64, {6, 16}});
+  ir::write_npy(dir.file("x.npy"), wrong);
+  auto type = orchid_cli({"ir-run", kExample, "--input", "x=" + dir.file("x.npy")});
+  EXPECT_EQ(type.exit_code, 1);
+  EXPECT_NE(type.output.find("input 'x' expects f32[6,16], the file holds f64[6,16]"),
+            std::string::npos)
+      << type.output;
+
+  auto form = orchid_cli({"ir-run", kExample, "--input", "x"});
+  EXPECT_EQ(form.exit_code, 1);
+  EXPECT_NE(form.output.find("expected name=file.npy"), std::string::npos) << form.output;
+}
+
+}  // namespace
+}  // namespace orchid

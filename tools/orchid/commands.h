@@ -1,0 +1,20 @@
+// Subcommands of the `orchid` CLI. Each registers itself and its options on the app and
+// returns the action that runs it; an action returns the process exit code.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace orchid::cli {
+
+using Action = std::function<int()>;
+
+struct Command {
+  CLI::App* app;
+  Action action;
+};
+
+Command add_ir_run(CLI::App& app);
+
+}  // namespace orchid::cli

@@ -1,0 +1,43 @@
+// The `orchid` command line. Exit codes: 0 ok, 1 user error (bad input, flag or file),
+// 2 internal error (a bug in Orchid).
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "support/error.h"
+#include "commands.h"
+
+namespace {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"Orchid: a tensor-program optimizer for ONNX models", "orchid"};
+  app.set_version_flag("--version", std::string("orchid ") + ORCHID_VERSION);
+  app.require_subcommand(1);
+  std::vector<orchid::cli::Command> commands = {orchid::cli::add_ir_run(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 1;
+  }
+  for (const orchid::cli::Command& c : commands)
+    if (c.app->parsed()) return c.action();
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const orchid::UserError& e) {
+    std::fprintf(stderr, "orchid: error: %s\n", e.what());
+    return 1;
+  } catch (const orchid::InternalError& e) {
+    std::fprintf(stderr, "orchid: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "orchid: internal error: %s\n", e.what());
+    return 2;
+  }
+}
