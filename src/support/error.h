@@ -1,6 +1,7 @@
 // Two kinds of error (STYLE.md rule 5):
 //  - UserError: bad input from a user (a model, a flag, a file). The message names the
 //    file, node, op, shape or path; the CLI prints it and exits with code 1.
+//    UnsupportedError, a kind of UserError, is a valid input Orchid does not support.
 //  - InternalError: a broken invariant inside Orchid, raised by ORCHID_CHECK (on in
 //    release builds); the CLI exits with code 2.
 #pragma once
@@ -16,6 +17,14 @@ class UserError : public std::runtime_error {
   explicit UserError(const std::string& msg) : std::runtime_error(msg) {}
 };
 
+// A valid input that uses something Orchid does not support (yet): an operator, a version,
+// an attribute value or a dtype. A UserError, so the CLI reports it alike; the conformance
+// runner counts these apart from failures.
+class UnsupportedError : public UserError {
+ public:
+  explicit UnsupportedError(const std::string& msg) : UserError(msg) {}
+};
+
 class InternalError : public std::runtime_error {
  public:
   explicit InternalError(const std::string& msg) : std::runtime_error(msg) {}
@@ -27,12 +36,13 @@ namespace detail {
 // macros below, whose temporaries die at the end of the full expression.
 class Thrower {
  public:
-  enum class Kind { User, Internal };
+  enum class Kind { User, Unsupported, Internal };
   Thrower(Kind kind, const char* prefix) : kind_(kind) { os_ << prefix; }
   Thrower(const Thrower&) = delete;
   Thrower& operator=(const Thrower&) = delete;
   [[noreturn]] ~Thrower() noexcept(false) {
     if (kind_ == Kind::User) throw UserError(os_.str());
+    if (kind_ == Kind::Unsupported) throw UnsupportedError(os_.str());
     throw InternalError(os_.str());
   }
   template <class T>
@@ -72,6 +82,16 @@ std::string check_prefix(const char* file, int line, const char* cond);
       ;                         \
     else                        \
     ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::User, "")
+
+// ORCHID_SUPPORTED(cond) << "what is not supported"; throws UnsupportedError.
+#define ORCHID_SUPPORTED(cond) \
+  switch (0)                   \
+  case 0:                      \
+  default:                     \
+    if (cond)                  \
+      ;                        \
+    else                       \
+    ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::Unsupported, "")
 
 // ORCHID_USER_ERROR() << "message"; always throws UserError.
 #define ORCHID_USER_ERROR() ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::User, "")

@@ -15,6 +15,8 @@ struct Command {
   Action action;
 };
 
+Command add_inspect(CLI::App& app);
+Command add_run(CLI::App& app);
 Command add_ir_run(CLI::App& app);
 
 }  // namespace orchid::cli

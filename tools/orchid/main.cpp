@@ -13,7 +13,8 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"Orchid: a tensor-program optimizer for ONNX models", "orchid"};
   app.set_version_flag("--version", std::string("orchid ") + ORCHID_VERSION);
   app.require_subcommand(1);
-  std::vector<orchid::cli::Command> commands = {orchid::cli::add_ir_run(app)};
+  std::vector<orchid::cli::Command> commands = {
+      orchid::cli::add_inspect(app), orchid::cli::add_run(app), orchid::cli::add_ir_run(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,296 @@
+#include "frontend/onnx_loader.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "frontend/tensor_proto.h"
+#include "support/error.h"
+
+namespace orchid::frontend {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  ORCHID_USER_CHECK(f.good()) << path << ": cannot open";
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The file an external-data entry names, confined to the model's directory.
+fs::path external_path(const std::string& model_path, const std::string& location,
+                       const std::string& what) {
+  fs::path loc(location);
+  ORCHID_USER_CHECK(!location.empty() && loc.is_relative())
+      << what << ": external data location '" << location << "' must be a relative path";
+  for (const auto& part : loc.lexically_normal())
+    ORCHID_USER_CHECK(part != "..") << what << ": external data location '" << location
+                                    << "' leaves the model's directory";
+  return fs::path(model_path).parent_path() / loc.lexically_normal();
+}
+
+void load_external_data(onnx::TensorProto& t, const std::string& model_path) {
+  if (t.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) return;
+  std::string what = model_path + ": initializer '" + t.name() + "'";
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      if (kv.key() == "offset") offset = std::stoll(kv.value());
+      if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      ORCHID_USER_ERROR() << what << ": bad external data entry " << kv.key() << "='" << kv.value() << "'";
+    }
+  }
+  fs::path file = external_path(model_path, location, what);
+  std::ifstream f(file, std::ios::binary);
+  ORCHID_USER_CHECK(f.good()) << what << ": cannot open external data file " << file.string();
+  f.seekg(0, std::ios::end);
+  int64_t size = f.tellg();
+  if (length < 0) length = size - offset;
+  ORCHID_USER_CHECK(offset >= 0 && length >= 0 && offset + length <= size)
+      << what << ": external data range [" << offset << ", " << offset + length << ") outside "
+      << file.string() << " (" << size << " bytes)";
+  std::string bytes(static_cast<size_t>(length), '\0');
+  f.seekg(offset);
+  f.read(bytes.data(), length);
+  t.set_raw_data(std::move(bytes));
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
+}
+
+int64_t check_opsets(const onnx::ModelProto& m, const std::string& path) {
+  int64_t opset = -1;
+  for (const auto& o : m.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (opset < 0 && m.opset_import_size() == 0) opset = 1;  // IR v1 models carry no opset
+  ORCHID_SUPPORTED(opset >= 0) << path << ": not supported: the model imports only the domains "
+                               << [&] {
+                                    std::string d;
+                                    for (const auto& o : m.opset_import()) d += (d.empty() ? "'" : ", '") + o.domain() + "'";
+                                    return d;
+                                  }();
+  ORCHID_SUPPORTED(opset >= kMinOpset && opset <= kMaxOpset)
+      << path << ": opset " << opset << " is outside the supported range " << kMinOpset << "-"
+      << kMaxOpset;
+  return opset;
+}
+
+int64_t domain_opset(const onnx::ModelProto& m, const std::string& domain, int64_t default_opset) {
+  if (domain.empty() || domain == "ai.onnx") return default_opset;
+  for (const auto& o : m.opset_import())
+    if (o.domain() == domain) return o.version();
+  return 0;
+}
+
+// A fully static type, or nullopt (unknown dtype or any unknown dim).
+std::optional<ir::TensorType> static_type(const onnx::TypeProto& t) {
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
+  auto dtype = dtype_from_onnx(t.tensor_type().elem_type());
+  if (!dtype) return std::nullopt;
+  ir::Dims dims;
+  for (const auto& d : t.tensor_type().shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return ir::TensorType{*dtype, dims};
+}
+
+ir::TensorType input_type(const onnx::ValueInfoProto& v, const ImportOptions& opts,
+                          const std::string& path) {
+  std::string what = path + ": input '" + v.name() + "'";
+  ORCHID_SUPPORTED(v.type().has_tensor_type())
+      << what << ": not supported: only tensor inputs (sequences, maps and optionals are not)";
+  const auto& tt = v.type().tensor_type();
+  auto dtype = dtype_from_onnx(tt.elem_type());
+  ORCHID_SUPPORTED(dtype.has_value())
+      << what << ": not supported: element type " << onnx_dtype_name(tt.elem_type());
+  auto given = opts.shapes.find(v.name());
+  ORCHID_USER_CHECK(tt.has_shape() || given != opts.shapes.end())
+      << what << " has no shape in the model: give one with --shape " << v.name() << "=...";
+  if (given != opts.shapes.end()) {
+    const ir::Dims& dims = given->second;
+    if (tt.has_shape()) {
+      ORCHID_USER_CHECK(static_cast<int>(dims.size()) == tt.shape().dim_size())
+          << what << ": --shape gives rank " << dims.size() << ", the model declares rank "
+          << tt.shape().dim_size();
+      for (int k = 0; k < tt.shape().dim_size(); ++k) {
+        const auto& d = tt.shape().dim(k);
+        ORCHID_USER_CHECK(!d.has_dim_value() || d.dim_value() == dims[k])
+            << what << ": --shape gives dim " << k << " = " << dims[k] << ", the model fixes it to "
+            << d.dim_value();
+      }
+    }
+    return {*dtype, dims};
+  }
+  ir::Dims dims;
+  for (int k = 0; k < tt.shape().dim_size(); ++k) {
+    const auto& d = tt.shape().dim(k);
+    ORCHID_USER_CHECK(d.has_dim_value() && d.dim_value() >= 0)
+        << what << " has a dynamic dimension " << k
+        << (d.has_dim_param() ? " ('" + d.dim_param() + "')" : std::string())
+        << ": fix it with --shape " << v.name() << "=...";
+    dims.push_back(d.dim_value());
+  }
+  return {*dtype, dims};
+}
+
+Attribute convert_attr(const onnx::AttributeProto& a, const std::string& what, bool* supported) {
+  *supported = true;
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: return a.i();
+    case onnx::AttributeProto::FLOAT: return static_cast<double>(a.f());
+    case onnx::AttributeProto::STRING: return a.s();
+    case onnx::AttributeProto::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    case onnx::AttributeProto::FLOATS: return std::vector<double>(a.floats().begin(), a.floats().end());
+    case onnx::AttributeProto::STRINGS:
+      return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    case onnx::AttributeProto::TENSOR:
+      return tensor_from_proto(a.t(), what + ": attribute '" + a.name() + "'");
+    default: break;  // graphs, sparse tensors, type protos
+  }
+  *supported = false;
+  return int64_t{0};
+}
+
+OpNode convert_node(const onnx::NodeProto& n, size_t index, const onnx::ModelProto& m,
+                    int64_t opset, const std::string& path) {
+  OpNode out;
+  out.op_type = n.op_type();
+  out.name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+  out.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+  out.opset = domain_opset(m, out.domain, opset);
+  const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(out.opset), out.domain);
+  out.since_version = schema ? schema->SinceVersion() : 0;
+  out.inputs.assign(n.input().begin(), n.input().end());
+  out.outputs.assign(n.output().begin(), n.output().end());
+  std::string what = path + ": node '" + out.name + "' (" + out.op_type + ", opset " +
+                     std::to_string(out.opset) + ")";
+  for (const auto& a : n.attribute()) {
+    bool ok = true;
+    Attribute v = convert_attr(a, what, &ok);
+    if (ok) out.attrs[a.name()] = std::move(v);
+    else out.unsupported_attrs.push_back(a.name());
+  }
+  return out;
+}
+
+// Orders nodes so that each comes after the producers of its inputs (ONNX requires this
+// order; models that break it are repaired when the dependencies allow).
+std::vector<OpNode> topological(std::vector<OpNode> nodes, std::set<std::string> defined,
+                                const std::string& path) {
+  std::vector<OpNode> out;
+  std::vector<bool> done(nodes.size(), false);
+  for (size_t placed = 0; placed < nodes.size();) {
+    bool progress = false;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (done[i]) continue;
+      bool ready = true;
+      for (const auto& in : nodes[i].inputs) ready &= in.empty() || defined.count(in) > 0;
+      if (!ready) continue;
+      for (const auto& o : nodes[i].outputs)
+        if (!o.empty()) defined.insert(o);
+      out.push_back(std::move(nodes[i]));
+      done[i] = true;
+      ++placed;
+      progress = true;
+    }
+    if (progress) continue;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (done[i]) continue;
+      for (const auto& in : nodes[i].inputs)
+        ORCHID_USER_CHECK(in.empty() || defined.count(in))
+            << path << ": node '" << nodes[i].name << "' (" << nodes[i].op_type << ", opset "
+            << nodes[i].opset << "): input '" << in
+            << "' is neither a graph input, an initializer nor a node output (or the graph has a cycle)";
+    }
+  }
+  return out;
+}
+
+void collect_inferred(const onnx::ModelProto& m, OpGraph& g) {
+  onnx::ModelProto copy = m;
+  try {
+    onnx::shape_inference::InferShapes(copy);
+  } catch (const std::exception&) {
+    return;  // ONNX's inference is advisory; Orchid computes every shape itself
+  }
+  for (const auto& v : copy.graph().value_info())
+    if (auto t = static_type(v.type())) g.inferred[v.name()] = *t;
+  for (const auto& v : copy.graph().output())
+    if (auto t = static_type(v.type())) g.inferred[v.name()] = *t;
+}
+
+}  // namespace
+
+std::string node_context(const OpGraph& g, const OpNode& n) {
+  std::string domain = n.domain.empty() ? "" : n.domain + ".";
+  return g.path + ": node '" + n.name + "' (" + domain + n.op_type + ", opset " +
+         std::to_string(n.opset) + ")";
+}
+
+ir::Dims parse_dims(const std::string& text, const std::string& what) {
+  ir::Dims dims;
+  if (text.empty()) return dims;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, 'x');) {
+    ORCHID_USER_CHECK(!item.empty() && item.size() < 12 &&
+                      item.find_first_not_of("0123456789") == std::string::npos)
+        << what << ": bad shape '" << text << "' (expected dims like 1x3x224x224)";
+    dims.push_back(std::stoll(item));
+  }
+  ORCHID_USER_CHECK(text.back() != 'x') << what << ": bad shape '" << text << "'";
+  return dims;
+}
+
+OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
+                        const ImportOptions& opts) {
+  onnx::ModelProto m;
+  ORCHID_USER_CHECK(m.ParseFromString(bytes))
+      << path << ": not an ONNX model (the file does not parse as a ModelProto; truncated or corrupt?)";
+  ORCHID_USER_CHECK(m.has_graph()) << path << ": the model has no graph";
+  OpGraph g;
+  g.path = path;
+  g.name = m.graph().name();
+  g.opset = check_opsets(m, path);
+  for (auto& t : *m.mutable_graph()->mutable_initializer()) load_external_data(t, path);
+  collect_inferred(m, g);
+  std::set<std::string> defined;
+  for (const auto& t : m.graph().initializer()) {
+    ORCHID_USER_CHECK(defined.insert(t.name()).second)
+        << path << ": initializer '" << t.name() << "' is defined twice";
+    g.initializers.emplace_back(t.name(), tensor_from_proto(t, path + ": initializer '" + t.name() + "'"));
+  }
+  for (const auto& v : m.graph().input()) {
+    if (defined.count(v.name())) continue;  // older models list initializers as inputs too
+    g.inputs.emplace_back(v.name(), input_type(v, opts, path));
+    defined.insert(v.name());
+  }
+  for (const auto& [name, dims] : opts.shapes) {
+    bool found = false;
+    for (const auto& in : g.inputs) found |= in.first == name;
+    ORCHID_USER_CHECK(found) << path << ": --shape names '" << name << "', which is not a graph input";
+  }
+  std::vector<OpNode> nodes;
+  for (int i = 0; i < m.graph().node_size(); ++i)
+    nodes.push_back(convert_node(m.graph().node(i), static_cast<size_t>(i), m, g.opset, path));
+  g.nodes = topological(std::move(nodes), defined, path);
+  for (const auto& o : m.graph().output()) g.outputs.push_back(o.name());
+  return g;
+}
+
+OpGraph load_onnx(const std::string& path, const ImportOptions& opts) {
+  return load_onnx_bytes(read_file(path), path, opts);
+}
+
+}  // namespace orchid::frontend

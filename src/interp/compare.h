@@ -1,0 +1,16 @@
+// Comparing a computed tensor with a reference, element by element: the check every stage
+// that claims to compute what the interpreter computes is held to.
+#pragma once
+
+#include <string>
+
+#include "ir/tensor.h"
+
+namespace orchid::interp {
+
+// Empty when the types are equal and every element matches — floats within
+// |got - want| <= atol + rtol * |want| (NaN matches NaN, equal infinities match), integers
+// and bool exactly; else a description of the first difference.
+std::string compare_tensors(const ir::Tensor& got, const ir::Tensor& want, double rtol, double atol);
+
+}  // namespace orchid::interp

@@ -1,0 +1,28 @@
+// Counting work and data of primitives, one definition for every kind (DESIGN.md: "FLOP and
+// byte counting" is done once, on the uniform tensor expression).
+//
+// FLOPs of a primitive: every point of domain × reduction domain evaluates its bodies, each
+// unary, binary or comparison operator counting 1 (loads, selects, casts and constants 0),
+// and a reduction combines once per point and body (1). So a multiply-add of a matmul or
+// conv counts 2. Opaque routines count 0.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "ir/graph.h"
+
+namespace orchid::ir {
+
+int64_t primitive_flops(const Primitive& p);
+// Bytes read from inputs (each input tensor once) plus bytes written to outputs.
+int64_t primitive_bytes(const Graph& g, const Primitive& p);
+
+struct GraphStats {
+  int64_t flops = 0;
+  int64_t parameter_bytes = 0;  // constants
+  std::array<int64_t, 5> primitives_by_kind{};  // indexed by PrimKind
+};
+GraphStats graph_stats(const Graph& g);
+
+}  // namespace orchid::ir

@@ -1,0 +1,168 @@
+// The ONNX backend node-test conformance run: every node test shipped by libonnx-testdata
+// goes import -> fission -> reference interpreter, and its outputs are compared with the
+// expected ones (ONNX's tolerances: rtol 1e-3, atol 1e-7). Unsupported combinations are
+// counted, not failed; a supported test that fails fails the run (exit code 1).
+//
+//   orchid_conformance [DATA_DIR] [--filter SUBSTRING] [--verbose]
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fission/fission.h"
+#include "frontend/onnx_loader.h"
+#include "frontend/tensor_proto.h"
+#include "interp/interp.h"
+#include "support/error.h"
+#include "interp/compare.h"
+
+namespace fs = std::filesystem;
+using namespace orchid;
+
+namespace {
+
+struct Outcome {
+  enum Kind { Passed, Failed, Unsupported } kind;
+  std::string detail;
+};
+
+std::string squash(std::string s) {
+  std::string out;
+  for (char c : s)
+    if (c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The operator a test exercises: the longest ONNX op name that prefixes the test's name
+// (test_reduce_sum_keepdims -> ReduceSum), as ONNX's own coverage report groups them.
+std::string op_of_test(const std::string& test, const std::vector<std::string>& ops) {
+  std::string t = squash(test.substr(5));
+  std::string best = "?";
+  for (const auto& op : ops) {
+    std::string o = squash(op);
+    if (t.rfind(o, 0) == 0 && (best == "?" || o.size() > squash(best).size())) best = op;
+  }
+  return best;
+}
+
+std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+  std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) {
+    auto num = [](const fs::path& p) {
+      std::string s = p.stem().string();
+      return std::stoi(s.substr(s.find('_') + 1));
+    };
+    return num(a) < num(b);
+  });
+  return out;
+}
+
+// The node tests store bfloat16 data as UINT16 tensors (numpy has no bfloat16): read such
+// a tensor as bf16 where the graph expects bf16.
+ir::Tensor as_dtype(ir::Tensor t, ir::DType want) {
+  if (t.dtype() == ir::DType::U16 && want == ir::DType::BF16)
+    return ir::Tensor(ir::TensorType{want, t.shape()}, t.bytes());
+  return t;
+}
+
+Outcome run_test(const fs::path& dir) {
+  try {
+    frontend::OpGraph model = frontend::load_onnx((dir / "model.onnx").string());
+    ir::Graph g = fission::fission(model);
+    for (const auto& set : fs::directory_iterator(dir)) {
+      if (!set.is_directory()) continue;
+      std::vector<ir::Tensor> inputs;
+      for (const auto& f : sorted_files(set.path(), "input_")) {
+        size_t k = inputs.size();
+        ir::DType want = k < g.inputs().size() ? g.type(g.inputs()[k]).dtype : ir::DType::F32;
+        inputs.push_back(as_dtype(frontend::read_tensor_pb(f.string()), want));
+      }
+      std::vector<ir::Tensor> outs = interp::run(g, inputs);
+      std::vector<fs::path> expected = sorted_files(set.path(), "output_");
+      if (expected.size() != outs.size())
+        return {Outcome::Failed, std::to_string(outs.size()) + " outputs, expected " + std::to_string(expected.size())};
+      for (size_t k = 0; k < outs.size(); ++k) {
+        ir::Tensor want = as_dtype(frontend::read_tensor_pb(expected[k].string()), outs[k].dtype());
+        std::string diff = interp::compare_tensors(outs[k], want, 1e-3, 1e-7);
+        if (!diff.empty()) return {Outcome::Failed, set.path().filename().string() + " output " + std::to_string(k) + ": " + diff};
+      }
+    }
+    return {Outcome::Passed, ""};
+  } catch (const UnsupportedError& e) {
+    std::string msg = e.what();
+    size_t p = msg.find("not supported: ");
+    return {Outcome::Unsupported, p == std::string::npos ? msg : msg.substr(p + 15)};
+  } catch (const std::exception& e) {
+    return {Outcome::Failed, e.what()};
+  }
+}
+
+struct OpTally {
+  int passed = 0, failed = 0, unsupported = 0;
+  std::map<std::string, int> reasons;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = "/usr/share/libonnx-testdata/data/node", filter;
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--verbose") verbose = true;
+    else data = a;
+  }
+  if (!fs::is_directory(data)) {
+    std::fprintf(stderr, "conformance: %s not found (scripts/install-deps.sh installs libonnx-testdata)\n", data.c_str());
+    return 1;
+  }
+  std::vector<std::string> ops;
+  for (const auto& s : onnx::OpSchemaRegistry::get_all_schemas()) ops.push_back(s.Name());
+  std::vector<fs::path> tests;
+  for (const auto& e : fs::directory_iterator(data))
+    if (e.is_directory() && e.path().filename().string().find(filter) != std::string::npos) tests.push_back(e.path());
+  std::sort(tests.begin(), tests.end());
+  std::map<std::string, OpTally> tally;
+  std::vector<std::string> failures;
+  for (const auto& t : tests) {
+    std::string name = t.filename().string();
+    Outcome o = run_test(t);
+    OpTally& op = tally[op_of_test(name, ops)];
+    if (o.kind == Outcome::Passed) ++op.passed;
+    if (o.kind == Outcome::Failed) {
+      ++op.failed;
+      failures.push_back(name + ": " + o.detail);
+    }
+    if (o.kind == Outcome::Unsupported) {
+      ++op.unsupported;
+      ++op.reasons[o.detail];
+    }
+    if (verbose) std::printf("%-60s %s %s\n", name.c_str(), o.kind == Outcome::Passed ? "ok" : o.kind == Outcome::Failed ? "FAIL" : "unsupported", o.detail.c_str());
+  }
+  int passed = 0, failed = 0, unsupported = 0;
+  std::printf("%-28s %9s %6s %11s\n", "op", "passed", "failed", "unsupported");
+  for (const auto& [op, t] : tally) {
+    if (t.passed + t.failed == 0) continue;
+    std::printf("%-28s %4d/%-4d %6d %11d\n", op.c_str(), t.passed, t.passed + t.failed, t.failed, t.unsupported);
+  }
+  for (const auto& [op, t] : tally) passed += t.passed, failed += t.failed, unsupported += t.unsupported;
+  std::printf("\nunsupported (tests: reason):\n");
+  for (const auto& [op, t] : tally)
+    for (const auto& [reason, n] : t.reasons) std::printf("  %-26s %3d: %s\n", op.c_str(), n, reason.c_str());
+  if (!failures.empty()) {
+    std::printf("\nfailures:\n");
+    for (const auto& f : failures) std::printf("  %s\n", f.c_str());
+  }
+  std::printf("\nnode tests: %zu; supported %d: %d passed, %d failed; unsupported %d\n", tests.size(),
+              passed + failed, passed, failed, unsupported);
+  return failed == 0 ? 0 : 1;
+}

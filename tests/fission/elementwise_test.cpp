@@ -1,0 +1,203 @@
+// Differential tests of the elementwise fission rules: each ONNX op, imported through the
+// real loader, is run by the interpreter and compared with a naive reference on seeded
+// random broadcast shapes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "interp/interp.h"
+#include "support/error.h"
+#include "testlib/onnx_builder.h"
+#include "testlib/tensors.h"
+
+namespace orchid {
+namespace {
+
+using ir::DType;
+using ir::Dims;
+using ir::Tensor;
+using ir::TensorType;
+using testlib::import_model;
+using testlib::single_node;
+using Attrs = std::vector<std::pair<std::string, frontend::Attribute>>;
+using Fn = std::function<double(const std::vector<double>&)>;
+
+// Random shapes that broadcast to a common output shape.
+std::vector<Dims> broadcast_shapes(Rng& rng, size_t n, Dims* out) {
+  size_t rank = static_cast<size_t>(rng.range(1, 5));
+  static const int64_t kDims[] = {1, 2, 3, 5, 7};
+  out->clear();
+  for (size_t k = 0; k < rank; ++k) out->push_back(kDims[rng.range(1, 5)]);
+  std::vector<Dims> shapes;
+  for (size_t i = 0; i < n; ++i) {
+    size_t r = static_cast<size_t>(rng.range(0, static_cast<int64_t>(rank) + 1));
+    if (i == 0) r = rank;
+    Dims s(out->end() - static_cast<int64_t>(r), out->end());
+    for (auto& d : s)
+      if (rng.coin(0.3)) d = 1;
+    shapes.push_back(s);
+  }
+  for (size_t k = 0; k < rank; ++k) {  // the output dim is the max over inputs
+    int64_t m = 1;
+    for (const auto& s : shapes)
+      if (k + s.size() >= rank) m = std::max(m, s[k + s.size() - rank]);
+    (*out)[k] = m;
+  }
+  return shapes;
+}
+
+double bcast_get(const Tensor& t, const Dims& out_shape, const Dims& idx) {
+  Dims sub;
+  size_t off = out_shape.size() - t.shape().size();
+  for (size_t k = 0; k < t.shape().size(); ++k) sub.push_back(t.shape()[k] == 1 ? 0 : idx[off + k]);
+  return t.get_as_double(testlib::flat_offset(t.shape(), sub));
+}
+
+struct OpCase {
+  std::string op;
+  size_t arity;
+  DType in;
+  DType out;
+  Fn ref;
+  Attrs attrs = {};
+  double lo = -2, hi = 2;
+  int64_t opset = 17;
+};
+
+void check(const OpCase& c) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE(c.op + " seed " + std::to_string(seed));
+    Rng rng(seed * 7919 + c.op.size());
+    Dims out_shape;
+    std::vector<Dims> shapes = broadcast_shapes(rng, c.arity, &out_shape);
+    std::vector<TensorType> types;
+    std::vector<Tensor> inputs;
+    for (const auto& s : shapes) {
+      types.push_back({c.in, s});
+      inputs.push_back(testlib::random_tensor(types.back(), rng, c.lo, c.hi));
+    }
+    ir::Graph g = import_model(single_node(c.op, types, 1, c.attrs, c.opset));
+    Tensor got = interp::run(g, inputs)[0];
+    Tensor want(TensorType{c.out, out_shape});
+    Dims idx(out_shape.size(), 0);
+    for (int64_t i = 0; i < want.numel(); ++i, testlib::next_index(out_shape, idx)) {
+      std::vector<double> args;
+      for (const auto& t : inputs) args.push_back(bcast_get(t, out_shape, idx));
+      double v = c.ref(args);
+      if (ir::is_float(c.out)) want.set_f64(i, v);
+      else want.set_i64(i, static_cast<int64_t>(v));
+    }
+    EXPECT_EQ(testlib::compare_tensors(got, want, 1e-5, 1e-6), "");
+  }
+}
+
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+TEST(ElementwiseFission, UnaryFloatOps) {
+  check({"Neg", 1, DType::F32, DType::F32, [](auto a) { return -a[0]; }});
+  check({"Abs", 1, DType::I32, DType::I32, [](auto a) { return std::fabs(a[0]); }, {}, -9, 9});
+  check({"Exp", 1, DType::F32, DType::F32, [](auto a) { return std::exp(a[0]); }});
+  check({"Log", 1, DType::F64, DType::F64, [](auto a) { return std::log(a[0]); }, {}, 0.1, 5});
+  check({"Sqrt", 1, DType::F32, DType::F32, [](auto a) { return std::sqrt(a[0]); }, {}, 0, 4});
+  check({"Reciprocal", 1, DType::F32, DType::F32, [](auto a) { return 1 / a[0]; }, {}, 0.5, 3});
+  check({"Relu", 1, DType::F32, DType::F32, [](auto a) { return std::max(a[0], 0.0); }});
+  check({"Relu", 1, DType::I8, DType::I8, [](auto a) { return std::max(a[0], 0.0); }, {}, -9, 9});
+  check({"Sigmoid", 1, DType::F32, DType::F32, [](auto a) { return sigmoid(a[0]); }});
+  check({"Tanh", 1, DType::F32, DType::F32, [](auto a) { return std::tanh(a[0]); }});
+  check({"Erf", 1, DType::F32, DType::F32, [](auto a) { return std::erf(a[0]); }});
+  check({"Not", 1, DType::Bool, DType::Bool, [](auto a) { return a[0] == 0; }});
+  check({"Identity", 1, DType::I64, DType::I64, [](auto a) { return a[0]; }, {}, -9, 9});
+  check({"LeakyRelu", 1, DType::F32, DType::F32, [](auto a) { return a[0] < 0 ? 0.3 * a[0] : a[0]; },
+         {{"alpha", 0.3}}});
+  check({"Cast", 1, DType::F32, DType::I32, [](auto a) { return std::trunc(a[0]); },
+         {{"to", int64_t{6}}}, -50, 50});
+  check({"Cast", 1, DType::I64, DType::F16, [](auto a) { return a[0]; }, {{"to", int64_t{10}}}, -99, 99});
+  check({"Cast", 1, DType::F32, DType::Bool, [](auto a) { return a[0] != 0; }, {{"to", int64_t{9}}}, -1, 1});
+  check({"Clip", 1, DType::F32, DType::F32, [](auto a) { return std::clamp(a[0], -0.5, 0.25); },
+         {{"min", -0.5}, {"max", 0.25}}, -2, 2, 6});
+  check({"Dropout", 1, DType::F32, DType::F32, [](auto a) { return a[0]; }});
+}
+
+TEST(ElementwiseFission, BinaryOpsBroadcast) {
+  check({"Add", 2, DType::F32, DType::F32, [](auto a) { return a[0] + a[1]; }});
+  check({"Sub", 2, DType::I64, DType::I64, [](auto a) { return a[0] - a[1]; }, {}, -99, 99});
+  check({"Mul", 2, DType::F64, DType::F64, [](auto a) { return a[0] * a[1]; }});
+  check({"Div", 2, DType::F32, DType::F32, [](auto a) { return a[0] / a[1]; }, {}, 0.5, 4});
+  check({"Div", 2, DType::I32, DType::I32, [](auto a) { return std::trunc(a[0] / a[1]); }, {}, 1, 50});
+  check({"Pow", 2, DType::F32, DType::F32, [](auto a) { return std::pow(a[0], a[1]); }, {}, 0.5, 2});
+  check({"Pow", 2, DType::I64, DType::I64, [](auto a) { return std::pow(a[0], a[1]); }, {}, 0, 5});
+  check({"Equal", 2, DType::I32, DType::Bool, [](auto a) { return a[0] == a[1]; }, {}, -2, 2});
+  check({"Less", 2, DType::F32, DType::Bool, [](auto a) { return a[0] < a[1]; }});
+  check({"Greater", 2, DType::F32, DType::Bool, [](auto a) { return a[0] > a[1]; }});
+  check({"And", 2, DType::Bool, DType::Bool, [](auto a) { return a[0] && a[1]; }});
+  check({"Or", 2, DType::Bool, DType::Bool, [](auto a) { return a[0] || a[1]; }});
+}
+
+TEST(ElementwiseFission, VariadicAndWhere) {
+  check({"Max", 3, DType::F32, DType::F32, [](auto a) { return std::max({a[0], a[1], a[2]}); }});
+  check({"Min", 2, DType::I32, DType::I32, [](auto a) { return std::min(a[0], a[1]); }, {}, -9, 9});
+  check({"Sum", 4, DType::F32, DType::F32, [](auto a) { return a[0] + a[1] + a[2] + a[3]; }});
+  check({"Max", 1, DType::F32, DType::F32, [](auto a) { return a[0]; }});
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("Where seed " + std::to_string(seed));
+    Rng rng(seed);
+    Dims out;
+    auto shapes = broadcast_shapes(rng, 3, &out);
+    std::vector<TensorType> types = {{DType::Bool, shapes[0]}, {DType::F32, shapes[1]}, {DType::F32, shapes[2]}};
+    std::vector<Tensor> in;
+    for (const auto& t : types) in.push_back(testlib::random_tensor(t, rng));
+    Tensor got = interp::run(import_model(single_node("Where", types)), in)[0];
+    Tensor want(TensorType{DType::F32, out});
+    Dims idx(out.size(), 0);
+    for (int64_t i = 0; i < want.numel(); ++i, testlib::next_index(out, idx))
+      want.set_f64(i, bcast_get(in[0], out, idx) != 0 ? bcast_get(in[1], out, idx) : bcast_get(in[2], out, idx));
+    EXPECT_EQ(testlib::compare_tensors(got, want), "");
+  }
+}
+
+TEST(ElementwiseFission, ClipWithBoundInputs) {
+  Rng rng(3);
+  TensorType x{DType::F32, {4, 5}}, s{DType::F32, {}};
+  std::vector<Tensor> in = {testlib::random_tensor(x, rng), testlib::random_tensor(s, rng, -1, 0),
+                            testlib::random_tensor(s, rng, 0, 1)};
+  Tensor got = interp::run(import_model(single_node("Clip", {x, s, s})), in)[0];
+  Tensor want(x);
+  for (int64_t i = 0; i < 20; ++i)
+    want.set_f64(i, std::clamp(in[0].get_f64(i), in[1].get_f64(0), in[2].get_f64(0)));
+  EXPECT_EQ(testlib::compare_tensors(got, want), "");
+}
+
+TEST(ElementwiseFission, LegacyBroadcastAlignsAtAxis) {
+  Rng rng(5);
+  TensorType a{DType::F32, {2, 3, 4}}, b{DType::F32, {3}};
+  std::vector<Tensor> in = {testlib::random_tensor(a, rng), testlib::random_tensor(b, rng)};
+  Tensor got = interp::run(import_model(single_node("Add", {a, b}, 1, {{"broadcast", int64_t{1}}, {"axis", int64_t{1}}}, 6)), in)[0];
+  Tensor want(a);
+  for (int64_t i = 0; i < 24; ++i) want.set_f64(i, in[0].get_f64(i) + in[1].get_f64((i / 4) % 3));
+  EXPECT_EQ(testlib::compare_tensors(got, want), "");
+}
+
+std::string user_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ElementwiseFission, ErrorsNameTheNode) {
+  TensorType a{DType::F32, {2, 3}}, b{DType::F32, {4}}, i{DType::I32, {2, 3}};
+  EXPECT_EQ(user_error([&] { import_model(single_node("Add", {a, b}), "e.onnx"); }),
+            "e.onnx: node 'node' (Add, opset 17): shapes do not broadcast: [2,3] and [4]");
+  EXPECT_EQ(user_error([&] { import_model(single_node("Mul", {a, i}), "e.onnx"); }),
+            "e.onnx: node 'node' (Mul, opset 17): inputs 0 and 1 have different dtypes (f32 and i32)");
+  EXPECT_EQ(user_error([&] { import_model(single_node("Cast", {a}, 1, {{"to", int64_t{8}}}), "e.onnx"); }),
+            "e.onnx: node 'node' (Cast, opset 17): not supported: cast to STRING");
+  EXPECT_EQ(user_error([&] { import_model(single_node("Dropout", {a, {DType::F32, {}}, {DType::Bool, {}}}), "e.onnx"); }),
+            "e.onnx: node 'node' (Dropout, opset 17): not supported: training_mode must be a constant");
+}
+
+}  // namespace
+}  // namespace orchid

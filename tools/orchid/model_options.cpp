@@ -1,0 +1,26 @@
+#include "model_options.h"
+
+#include "frontend/onnx_loader.h"
+#include "support/error.h"
+
+namespace orchid::cli {
+
+void add_model_options(CLI::App* cmd, ModelOptions& m) {
+  cmd->add_option("model", m.file, "the .onnx file")->required();
+  cmd->add_option("--shape", m.shapes, "name=1x3x224x224: fix the dynamic dims of an input");
+}
+
+frontend::OpGraph load_model(const ModelOptions& m) {
+  frontend::ImportOptions opts;
+  for (const std::string& spec : m.shapes) {
+    size_t eq = spec.find('=');
+    ORCHID_USER_CHECK(eq != std::string::npos && eq > 0)
+        << "--shape '" << spec << "': expected name=dims, e.g. input=1x3x224x224";
+    std::string name = spec.substr(0, eq);
+    ORCHID_USER_CHECK(!opts.shapes.count(name)) << "--shape: input '" << name << "' given twice";
+    opts.shapes[name] = frontend::parse_dims(spec.substr(eq + 1), "--shape " + name);
+  }
+  return frontend::load_onnx(m.file, opts);
+}
+
+}  // namespace orchid::cli

@@ -1,0 +1,23 @@
+// Options shared by the commands that read an ONNX model: the file and --shape fixes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "frontend/op_graph.h"
+#include "ir/graph.h"
+
+namespace orchid::cli {
+
+struct ModelOptions {
+  std::string file;
+  std::vector<std::string> shapes;  // name=1x3x224x224
+};
+
+void add_model_options(CLI::App* cmd, ModelOptions& m);
+// Loads the model with the --shape fixes applied.
+frontend::OpGraph load_model(const ModelOptions& m);
+
+}  // namespace orchid::cli
