@@ -27,8 +27,15 @@ test: build
 test-large: build
 	$(CTEST) -L '^e2e-large$$'
 
+ORCHID = $(BUILD)/tools/orchid/orchid
+
+# Writes the example ONNX models (examples/make_models.py), inspects and runs one, then
+# runs the attention block written in text IR.
 demo: build
-	$(BUILD)/tools/orchid/orchid ir-run examples/attention.oir --seed 1
+	/usr/bin/python3 examples/make_models.py $(BUILD)/examples
+	$(ORCHID) inspect $(BUILD)/examples/attention.onnx
+	$(ORCHID) run $(BUILD)/examples/attention.onnx --seed 1
+	$(ORCHID) ir-run examples/attention.oir --seed 1
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log

@@ -21,10 +21,14 @@ const ir::Tensor* RuleContext::constant(size_t k) const {
   return v.origin == ir::ValueOrigin::Constant ? &g_.constant(*inputs_[k]) : nullptr;
 }
 
+std::string RuleContext::not_constant(size_t k) const {
+  return "input " + std::to_string(k) + " ('" + node_.inputs[k] +
+         "') must be a constant (computable at compile time): shapes are static";
+}
+
 std::vector<int64_t> RuleContext::const_ints(size_t k) const {
   const ir::Tensor* t = constant(k);
-  ORCHID_USER_CHECK(t) << where() << "input " << k << " ('" << node_.inputs[k]
-                       << "') must be a constant (computable at compile time)";
+  if (!t) unsupported(not_constant(k));
   if (!ir::is_integral(t->dtype())) unsupported("input " + std::to_string(k) + " is not integer");
   std::vector<int64_t> out(static_cast<size_t>(t->numel()));
   for (int64_t i = 0; i < t->numel(); ++i) out[static_cast<size_t>(i)] = t->get_i64(i);
@@ -33,8 +37,7 @@ std::vector<int64_t> RuleContext::const_ints(size_t k) const {
 
 std::vector<double> RuleContext::const_floats(size_t k) const {
   const ir::Tensor* t = constant(k);
-  ORCHID_USER_CHECK(t) << where() << "input " << k << " ('" << node_.inputs[k]
-                       << "') must be a constant (computable at compile time)";
+  if (!t) unsupported(not_constant(k));
   std::vector<double> out(static_cast<size_t>(t->numel()));
   for (int64_t i = 0; i < t->numel(); ++i) out[static_cast<size_t>(i)] = t->get_as_double(i);
   return out;
@@ -99,8 +102,10 @@ std::vector<ir::ValueId> RuleContext::emit(ir::Primitive p, const std::vector<ir
                                            const std::string& suffix) {
   p.name = node_.name;
   std::vector<std::string> names;
-  for (size_t k = 0; k < outs.size(); ++k)
-    names.push_back(value_name(outs.size() == 1 ? suffix : suffix + std::to_string(k)));
+  for (size_t k = 0; k < outs.size(); ++k) {
+    bool own = suffix.empty() && k < node_.outputs.size() && !node_.outputs[k].empty();
+    names.push_back(own ? node_.outputs[k] : value_name(outs.size() == 1 ? suffix : suffix + std::to_string(k)));
+  }
   ir::NodeId id = g_.add_node(std::move(p), outs, names);
   return g_.node(id).outputs;
 }

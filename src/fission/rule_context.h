@@ -40,7 +40,8 @@ class RuleContext {
   ir::DType dtype(size_t k) const { return type(k).dtype; }
   // The data of input k when it is a constant, else nullptr.
   const ir::Tensor* constant(size_t k) const;
-  // Input k as integers; UserError when it is not a constant ("must be a constant").
+  // Input k as integers; Unsupported when it is not a constant (a valid model whose shape
+  // depends on run-time data, which static shapes cannot express).
   std::vector<int64_t> const_ints(size_t k) const;
   std::vector<double> const_floats(size_t k) const;
 
@@ -61,7 +62,8 @@ class RuleContext {
   // An axis attribute in [-rank, rank) normalised to [0, rank); UserError otherwise.
   int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what = "axis") const;
 
-  // ---- Building. Values get names derived from the node's first output. ----
+  // ---- Building. Without a suffix, outputs take the node's ONNX output names; with one,
+  // names derive from the first output ("y/exp"). ----
   std::string value_name(const std::string& suffix) const;
   // Adds p (inputs set, bodies etc. set) with the given output types; provenance = node name.
   std::vector<ir::ValueId> emit(ir::Primitive p, const std::vector<ir::TensorType>& outs,
@@ -70,6 +72,8 @@ class RuleContext {
   ir::ValueId add_constant(ir::Tensor t, const std::string& suffix = "");
 
  private:
+  std::string not_constant(size_t k) const;
+
   const frontend::OpGraph& model_;
   const frontend::OpNode& node_;
   ir::Graph& g_;

@@ -145,6 +145,34 @@ ir::TensorType input_type(const onnx::ValueInfoProto& v, const ImportOptions& op
   return {*dtype, dims};
 }
 
+// A graph input bound to a value at compile time: its dtype must match and its shape fit
+// the declared one (dynamic dims accept any size).
+ir::Tensor bind_input(const onnx::ValueInfoProto& v, const ir::Tensor& value, const std::string& path) {
+  std::string what = path + ": --bind " + v.name();
+  ImportOptions with_shape;
+  with_shape.shapes[v.name()] = value.shape();
+  ir::TensorType declared = input_type(v, with_shape, path);
+  ORCHID_USER_CHECK(declared.dtype == value.dtype())
+      << what << ": the input is " << ir::dtype_name(declared.dtype) << ", the value "
+      << ir::type_str(value.type());
+  return value;
+}
+
+// Every input named by --shape or --bind exists (and is not bound and shaped at once).
+void check_option_names(const ImportOptions& opts, const onnx::ModelProto& m, const std::string& path) {
+  auto is_input = [&](const std::string& name) {
+    for (const auto& v : m.graph().input())
+      if (v.name() == name) return true;
+    return false;
+  };
+  for (const auto& [name, dims] : opts.shapes) {
+    ORCHID_USER_CHECK(is_input(name)) << path << ": --shape names '" << name << "', which is not a graph input";
+    ORCHID_USER_CHECK(!opts.bind.count(name)) << path << ": input '" << name << "' is given both --shape and --bind";
+  }
+  for (const auto& [name, t] : opts.bind)
+    ORCHID_USER_CHECK(is_input(name)) << path << ": --bind names '" << name << "', which is not a graph input";
+}
+
 Attribute convert_attr(const onnx::AttributeProto& a, const std::string& what, bool* supported) {
   *supported = true;
   switch (a.type()) {
@@ -218,6 +246,29 @@ std::vector<OpNode> topological(std::vector<OpNode> nodes, std::set<std::string>
   return out;
 }
 
+// ONNX's shape inference divides by these attributes without checking them (a zero stride
+// raises SIGFPE inside libonnx), so they are validated before it runs.
+void check_divisor_attrs(const OpGraph& g) {
+  for (const OpNode& n : g.nodes) {
+    for (const char* name : {"strides", "dilations", "kernel_shape"}) {
+      auto it = n.attrs.find(name);
+      if (it == n.attrs.end()) continue;
+      const auto* v = std::get_if<std::vector<int64_t>>(&it->second);
+      bool ok = v != nullptr;
+      if (v) {
+        for (int64_t x : *v) ok &= x >= 1;
+      }
+      ORCHID_USER_CHECK(ok) << node_context(g, n) << ": attribute '" << name << "' needs integers >= 1";
+    }
+    for (const char* name : {"group", "blocksize"}) {
+      auto it = n.attrs.find(name);
+      if (it == n.attrs.end()) continue;
+      const auto* v = std::get_if<int64_t>(&it->second);
+      ORCHID_USER_CHECK(v && *v >= 1) << node_context(g, n) << ": attribute '" << name << "' needs an integer >= 1";
+    }
+  }
+}
+
 void collect_inferred(const onnx::ModelProto& m, OpGraph& g) {
   onnx::ModelProto copy = m;
   try {
@@ -264,7 +315,6 @@ OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
   g.name = m.graph().name();
   g.opset = check_opsets(m, path);
   for (auto& t : *m.mutable_graph()->mutable_initializer()) load_external_data(t, path);
-  collect_inferred(m, g);
   std::set<std::string> defined;
   for (const auto& t : m.graph().initializer()) {
     ORCHID_USER_CHECK(defined.insert(t.name()).second)
@@ -273,19 +323,22 @@ OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
   }
   for (const auto& v : m.graph().input()) {
     if (defined.count(v.name())) continue;  // older models list initializers as inputs too
-    g.inputs.emplace_back(v.name(), input_type(v, opts, path));
+    auto bound = opts.bind.find(v.name());
+    if (bound != opts.bind.end()) {
+      g.initializers.emplace_back(v.name(), bind_input(v, bound->second, path));
+    } else {
+      g.inputs.emplace_back(v.name(), input_type(v, opts, path));
+    }
     defined.insert(v.name());
   }
-  for (const auto& [name, dims] : opts.shapes) {
-    bool found = false;
-    for (const auto& in : g.inputs) found |= in.first == name;
-    ORCHID_USER_CHECK(found) << path << ": --shape names '" << name << "', which is not a graph input";
-  }
+  check_option_names(opts, m, path);
   std::vector<OpNode> nodes;
   for (int i = 0; i < m.graph().node_size(); ++i)
     nodes.push_back(convert_node(m.graph().node(i), static_cast<size_t>(i), m, g.opset, path));
   g.nodes = topological(std::move(nodes), defined, path);
   for (const auto& o : m.graph().output()) g.outputs.push_back(o.name());
+  check_divisor_attrs(g);
+  collect_inferred(m, g);
   return g;
 }
 

@@ -17,6 +17,9 @@ constexpr int64_t kMaxOpset = 17;
 struct ImportOptions {
   // Shapes for graph inputs with dynamic dimensions, by input name (`--shape x=1x3x224x224`).
   std::map<std::string, ir::Dims> shapes;
+  // Graph inputs bound to values at compile time (`--bind name=file.npy`): they become
+  // constants, so shapes that depend on them (a Reshape's shape, a Slice's starts) are known.
+  std::map<std::string, ir::Tensor> bind;
 };
 
 OpGraph load_onnx(const std::string& path, const ImportOptions& opts = {});

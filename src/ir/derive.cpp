@@ -58,6 +58,7 @@ std::vector<Expr> matmul_operand_index(const Dims& shape, size_t out_rank, Expr 
 
 void derive_matmul(const std::vector<TensorType>& in, const TensorType& out, Primitive& p) {
   ORCHID_CHECK(in.size() == 2) << "matmul takes two inputs, given " << in.size();
+  ORCHID_CHECK(std::holds_alternative<MatMulAttrs>(p.attrs)) << "matmul without MatMulAttrs";
   const auto& attrs = std::get<MatMulAttrs>(p.attrs);
   ORCHID_CHECK(matmul_result_type(in[0], in[1], attrs) == out)
       << "matmul of " << type_str(in[0]) << " and " << type_str(in[1]) << " declared "
@@ -76,6 +77,7 @@ void derive_matmul(const std::vector<TensorType>& in, const TensorType& out, Pri
 
 void derive_conv(const std::vector<TensorType>& in, const TensorType& out, Primitive& p) {
   ORCHID_CHECK(in.size() == 2) << "conv takes two inputs, given " << in.size();
+  ORCHID_CHECK(std::holds_alternative<ConvAttrs>(p.attrs)) << "conv without ConvAttrs";
   const auto& attrs = std::get<ConvAttrs>(p.attrs);
   ORCHID_CHECK(conv_result_type(in[0], in[1], attrs) == out)
       << "conv of " << type_str(in[0]) << " and " << type_str(in[1]) << " declared "

@@ -9,9 +9,8 @@
 namespace orchid::ir {
 
 struct PrintOptions {
-  // Constants with more elements than this are printed as `splat` when all elements are
-  // equal, else in full regardless (the text form is exact). Provenance names are printed
-  // unless `canonical` is set.
+  // Constants always print in full (as `splat` when all elements print alike): the text
+  // form is exact. Provenance names are printed unless `canonical` is set.
   bool canonical = false;  // values renamed %0, %1, ... in definition order; no provenance
 };
 

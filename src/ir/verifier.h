@@ -9,8 +9,8 @@
 
 namespace orchid::ir {
 
-// Every violation found, each naming the node ("node 3 (%y = reduce, from 'Softmax_1')") and
-// the rule broken. Empty when the graph is well-formed.
+// Every violation found, each naming the node (`node 3 (%y = reduce, from "Softmax_1"): ...`)
+// and the rule broken. Empty when the graph is well-formed.
 std::vector<std::string> verify(const Graph& g);
 
 // Throws UserError with all violations (one per line) when the graph is malformed.

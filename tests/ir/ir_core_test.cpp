@@ -5,6 +5,9 @@
 #include <limits>
 
 #include "ir/graph.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
 #include "support/error.h"
 #include "support/half.h"
 
@@ -161,6 +164,20 @@ TEST(Derive, ViewReadsRowMajor) {
   // flat = i0*4 + i1; x[flat / 6, flat % 6]
   Expr flat = dvar(0) * 4 + dvar(1);
   EXPECT_TRUE(equal(v.bodies[0], load(0, DType::F16, {floordiv(flat, 6), mod(flat, 6)})));
+}
+
+TEST(Derive, MatMulMayReadOneValueTwice) {
+  Graph g;
+  ValueId x = g.add_input("x", {DType::F32, {3, 3}});
+  Primitive p;
+  p.op = PrimOp::MatMul;
+  p.inputs = {x, x};
+  p.attrs = MatMulAttrs{};
+  g.set_outputs({g.node(g.add_node(p, {{DType::F32, {3, 3}}}, {"sq"})).outputs[0]});
+  EXPECT_TRUE(verify(g).empty());
+  std::string text = print_graph(g);
+  EXPECT_NE(text.find("matmul(%x, %x)"), std::string::npos) << text;
+  EXPECT_EQ(print_graph(parse_graph(text)), text);
 }
 
 TEST(Graph, NamesAreMadeUnique) {

@@ -1,6 +1,7 @@
 #include "model_options.h"
 
 #include "frontend/onnx_loader.h"
+#include "ir/npy.h"
 #include "support/error.h"
 
 namespace orchid::cli {
@@ -8,6 +9,8 @@ namespace orchid::cli {
 void add_model_options(CLI::App* cmd, ModelOptions& m) {
   cmd->add_option("model", m.file, "the .onnx file")->required();
   cmd->add_option("--shape", m.shapes, "name=1x3x224x224: fix the dynamic dims of an input");
+  cmd->add_option("--bind", m.binds,
+                  "name=file.npy: bind an input to a value at compile time (e.g. a shape tensor)");
 }
 
 frontend::OpGraph load_model(const ModelOptions& m) {
@@ -19,6 +22,14 @@ frontend::OpGraph load_model(const ModelOptions& m) {
     std::string name = spec.substr(0, eq);
     ORCHID_USER_CHECK(!opts.shapes.count(name)) << "--shape: input '" << name << "' given twice";
     opts.shapes[name] = frontend::parse_dims(spec.substr(eq + 1), "--shape " + name);
+  }
+  for (const std::string& spec : m.binds) {
+    size_t eq = spec.find('=');
+    ORCHID_USER_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < spec.size())
+        << "--bind '" << spec << "': expected name=file.npy";
+    std::string name = spec.substr(0, eq);
+    ORCHID_USER_CHECK(!opts.bind.count(name)) << "--bind: input '" << name << "' given twice";
+    opts.bind.emplace(name, ir::read_npy(spec.substr(eq + 1)));
   }
   return frontend::load_onnx(m.file, opts);
 }

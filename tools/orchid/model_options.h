@@ -14,6 +14,7 @@ namespace orchid::cli {
 struct ModelOptions {
   std::string file;
   std::vector<std::string> shapes;  // name=1x3x224x224
+  std::vector<std::string> binds;   // name=file.npy
 };
 
 void add_model_options(CLI::App* cmd, ModelOptions& m);

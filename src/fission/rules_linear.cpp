@@ -1,0 +1,189 @@
+// Fission rules of the linear ONNX operators (Korch §3: linear primitives plus elementwise
+// epilogues):
+//  - MatMul: one matmul primitive; 1-D operands are viewed as a row / column matrix and the
+//    added dim is viewed away again (numpy.matmul); batch dims broadcast in the primitive.
+//  - Gemm: a matmul primitive with trans_a / trans_b, then one elementwise primitive for
+//    alpha * AB + beta * C (C broadcast unidirectionally to [M, N]).
+//  - Conv: one conv primitive (padding from pads or auto_pad, see linear_common.h), then an
+//    elementwise primitive adding the bias B viewed as [M, 1, .., 1].
+// The linear primitives are float-only; integer MatMul / Gemm (opset >= 9) become a sum
+// reduction over k of the products, which wraps exactly as ONNX's integer arithmetic does.
+#include "fission/builders.h"
+#include "fission/linear_common.h"
+#include "fission/rules.h"
+#include "support/error.h"
+
+namespace orchid::fission {
+
+namespace {
+
+using ir::DType;
+using ir::Dims;
+
+void require_same_dtype(const RuleContext& ctx, size_t a, size_t b) {
+  ORCHID_USER_CHECK(ctx.dtype(a) == ctx.dtype(b))
+      << ctx.where() << "inputs " << a << " and " << b << " have different dtypes ("
+      << ir::dtype_name(ctx.dtype(a)) << " and " << ir::dtype_name(ctx.dtype(b)) << ")";
+}
+
+// The type constraint T of MatMul and Gemm, which both widen it at versions 9 and 13.
+void require_gemm_dtype(const RuleContext& ctx, size_t k) {
+  std::string op = ctx.node().op_type + "-" + std::to_string(ctx.version());
+  using D = DType;
+  if (ctx.version() < 9) return require_dtype(ctx, k, {D::F16, D::F32, D::F64}, op);
+  if (ctx.version() < 13)
+    return require_dtype(ctx, k, {D::F16, D::F32, D::F64, D::U32, D::U64, D::I32, D::I64}, op);
+  require_dtype(ctx, k, {D::F16, D::F32, D::F64, D::U32, D::U64, D::I32, D::I64, D::BF16}, op);
+}
+
+// Indices of a matmul operand of shape `shape` in an output domain of rank out_rank: batch
+// dims aligned right (0 where the operand's dim is 1), then (row, col).
+std::vector<Expr> operand_index(const Dims& shape, const Dims& out, Expr row, Expr col) {
+  size_t batch = shape.size() - 2, offset = out.size() - 2 - batch;
+  std::vector<Expr> idx;
+  for (size_t j = 0; j < batch; ++j)
+    idx.push_back(shape[j] == 1 && out[offset + j] != 1 ? ir::const_i64(0)
+                                                        : ir::dvar(static_cast<int32_t>(offset + j)));
+  idx.push_back(std::move(row));
+  idx.push_back(std::move(col));
+  return idx;
+}
+
+// Integer A @ B as a sum reduction: out[b.., m, n] = sum_k A[b.., m, k] * B[b.., k, n].
+ValueId integer_matmul(RuleContext& ctx, ValueId a, ValueId b, const ir::MatMulAttrs& attrs,
+                       const ir::TensorType& out) {
+  const Dims& sa = ctx.graph().type(a).shape;
+  const Dims& sb = ctx.graph().type(b).shape;
+  auto R = static_cast<int32_t>(out.shape.size());
+  Expr m = ir::dvar(R - 2), n = ir::dvar(R - 1), k = ir::rvar(0);
+  PrimBuilder pb(ctx.graph());
+  Expr la = pb.load(a, attrs.trans_a ? operand_index(sa, out.shape, k, m) : operand_index(sa, out.shape, m, k));
+  Expr lb = pb.load(b, attrs.trans_b ? operand_index(sb, out.shape, n, k) : operand_index(sb, out.shape, k, n));
+  ir::Primitive p = pb.make(ir::PrimOp::Reduce);
+  p.domain = out.shape;
+  p.reduce_domain = {attrs.trans_a ? sa[sa.size() - 2] : sa.back()};
+  p.reduce = ir::ReduceOp::Sum;
+  p.bodies = {la * lb};
+  return ctx.emit1(std::move(p), out, "matmul");
+}
+
+// A @ B for operands of rank >= 2 (batch dims broadcast; trans_*: the last two dims swapped).
+ValueId matmul(RuleContext& ctx, ValueId a, ValueId b, const ir::MatMulAttrs& attrs) {
+  ir::TensorType out;
+  try {
+    out = ir::matmul_result_type(ctx.graph().type(a), ctx.graph().type(b), attrs);
+  } catch (const UserError& e) {
+    ORCHID_USER_ERROR() << ctx.where() << e.what();
+  }
+  if (!ir::is_float(out.dtype)) return integer_matmul(ctx, a, b, attrs, out);
+  ir::Primitive p;
+  p.op = ir::PrimOp::MatMul;
+  p.inputs = {a, b};
+  p.attrs = attrs;
+  return ctx.emit1(std::move(p), out, "matmul");
+}
+
+// alpha or beta of Gemm as a constant of dtype t; integer Gemm takes integral values only.
+Expr gemm_scale(const RuleContext& ctx, DType t, double v, const char* name) {
+  if (ir::is_float(t)) return ir::const_f(t, v);
+  if (v != static_cast<double>(static_cast<int64_t>(v)))
+    ctx.unsupported(std::string("integer Gemm with a non-integer ") + name + " (" + std::to_string(v) + ")");
+  return ir::constant(ir::Scalar::of_int(t, static_cast<int64_t>(v)));
+}
+
+// Gemm's C: unidirectionally broadcastable to [M, N] (opset < 7 with broadcast=0: exactly
+// [M, N]).
+void check_gemm_c(const RuleContext& ctx, const Dims& mn) {
+  const Dims& c = ctx.shape(2);
+  bool legacy_exact = ctx.version() < 7 && ctx.attr_int("broadcast", 0) == 0;
+  bool ok = legacy_exact ? c == mn : c.size() <= 2;
+  for (size_t j = 0; ok && !legacy_exact && j < c.size(); ++j) {
+    int64_t want = mn[2 - c.size() + j];
+    ok = c[j] == want || c[j] == 1;
+  }
+  ORCHID_USER_CHECK(ok) << ctx.where() << "C of shape " << ir::dims_str(c)
+                        << (legacy_exact ? " must equal " : " does not broadcast to ")
+                        << ir::dims_str(mn) << (legacy_exact ? " (broadcast=0)" : "");
+}
+
+}  // namespace
+
+std::vector<ValueId> rule_MatMul(RuleContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  require_gemm_dtype(ctx, 0);
+  Dims sa = ctx.shape(0), sb = ctx.shape(1);
+  ORCHID_USER_CHECK(!sa.empty() && !sb.empty())
+      << ctx.where() << "MatMul of a scalar (shapes " << ir::dims_str(sa) << " and "
+      << ir::dims_str(sb) << ")";
+  ValueId a = ctx.input(0), b = ctx.input(1);
+  if (sa.size() == 1) a = view(ctx, a, {1, sa[0]}, "row");
+  if (sb.size() == 1) b = view(ctx, b, {sb[0], 1}, "col");
+  ValueId y = matmul(ctx, a, b, {});
+  Dims ys = ctx.graph().type(y).shape;  // drop the dims the views added (numpy.matmul)
+  if (sb.size() == 1) ys.erase(ys.end() - 1);
+  if (sa.size() == 1) ys.erase(ys.end() - (sb.size() == 1 ? 1 : 2));
+  return {view(ctx, y, ys)};
+}
+
+std::vector<ValueId> rule_Gemm(RuleContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  if (ctx.has_input(2)) require_same_dtype(ctx, 0, 2);
+  require_gemm_dtype(ctx, 0);
+  ORCHID_USER_CHECK(ctx.version() >= 11 || ctx.has_input(2))
+      << ctx.where() << "input 2 (C) is required before version 11";
+  ORCHID_USER_CHECK(ctx.version() < 7 || !ctx.has_attr("broadcast"))
+      << ctx.where() << "attribute 'broadcast' is not defined after version 6";
+  ORCHID_USER_CHECK(ctx.shape(0).size() == 2 && ctx.shape(1).size() == 2)
+      << ctx.where() << "A and B must be matrices, given " << ir::dims_str(ctx.shape(0)) << " and "
+      << ir::dims_str(ctx.shape(1));
+  ir::MatMulAttrs attrs{ctx.attr_int("transA", 0) != 0, ctx.attr_int("transB", 0) != 0};
+  ValueId y = matmul(ctx, ctx.input(0), ctx.input(1), attrs);
+  Dims mn = ctx.graph().type(y).shape;
+  DType t = ctx.dtype(0);
+  double alpha = ctx.attr_float("alpha", 1.0), beta = ctx.attr_float("beta", 1.0);
+  Expr a_scale = gemm_scale(ctx, t, alpha, "alpha");
+  if (!ctx.has_input(2)) {
+    if (alpha == 1.0) return {y};
+    return {ew_unary(ctx, y, [&](Expr e) { return e * a_scale; })};
+  }
+  check_gemm_c(ctx, mn);
+  Expr b_scale = gemm_scale(ctx, t, beta, "beta");
+  return {ew_map(ctx, {y, ctx.input(2)}, t, [&](const std::vector<Expr>& v) {
+    Expr ab = alpha == 1.0 ? v[0] : v[0] * a_scale;
+    return ab + (beta == 1.0 ? v[1] : v[1] * b_scale);
+  })};
+}
+
+std::vector<ValueId> rule_Conv(RuleContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  if (ctx.has_input(2)) require_same_dtype(ctx, 0, 2);
+  require_dtype(ctx, 0, {DType::F16, DType::F32, DType::F64}, "Conv-" + std::to_string(ctx.version()));
+  const Dims& xs = ctx.shape(0);
+  const Dims& ws = ctx.shape(1);
+  ORCHID_USER_CHECK(xs.size() >= 3 && ws.size() == xs.size())
+      << ctx.where() << "X " << ir::dims_str(xs) << " and W " << ir::dims_str(ws)
+      << " need one rank >= 3";
+  Dims wk(ws.begin() + 2, ws.end());
+  WindowGeometry w = read_window(ctx, xs, {&wk, true, false});
+  int64_t group = ctx.attr_int("group", 1);
+  ORCHID_USER_CHECK(group >= 1 && xs[1] == ws[1] * group && ws[0] % group == 0)
+      << ctx.where() << "group=" << group << " does not fit X " << ir::dims_str(xs) << " and W "
+      << ir::dims_str(ws) << " (X channels = W dim 1 * group, W dim 0 a multiple of group)";
+  ir::Primitive p;
+  p.op = ir::PrimOp::Conv;
+  p.inputs = {ctx.input(0), ctx.input(1)};
+  p.attrs = ir::ConvAttrs{w.strides, w.dilations, w.pads_begin, w.pads_end, group};
+  ir::TensorType out = ir::conv_result_type(ctx.type(0), ctx.type(1), std::get<ir::ConvAttrs>(p.attrs));
+  ORCHID_CHECK(Dims(out.shape.begin() + 2, out.shape.end()) == w.out)
+      << "conv output " << ir::type_str(out) << " differs from the window geometry " << ir::dims_str(w.out);
+  ValueId y = ctx.emit1(std::move(p), out, ctx.has_input(2) ? "conv" : "");
+  if (!ctx.has_input(2)) return {y};
+  ORCHID_USER_CHECK(ctx.shape(2) == Dims{ws[0]})
+      << ctx.where() << "bias B of shape " << ir::dims_str(ctx.shape(2)) << " should be [" << ws[0] << "]";
+  Dims bias_shape(xs.size() - 1, 1);  // [M, 1, .., 1]: aligned with dim 1 of the output
+  bias_shape[0] = ws[0];
+  ValueId bias = view(ctx, ctx.input(2), bias_shape, "bias");
+  return {ew_map(ctx, {y, bias}, out.dtype, [](const std::vector<Expr>& v) { return v[0] + v[1]; })};
+}
+
+}  // namespace orchid::fission

@@ -1,0 +1,333 @@
+// Fission of Resize (opsets 10-13) and Upsample (7-9), modes nearest and linear.
+//
+// Every output coordinate maps to input coordinates independently per axis, so the rule
+// computes, per resized axis, the tables ONNX's reference (onnx/backend/test/case/node/
+// resize.py) defines — in f64, exactly as it does — and builds:
+//  - nearest: one layout primitive reading x at the table's index on every axis (an affine
+//    or floordiv index where the table is one, an indirect load of the table otherwise);
+//  - linear: per resized axis (last axis first, as the reference), a layout primitive with
+//    two outputs (the lower and upper neighbour) and an elementwise lerp with a constant
+//    table of weights — separable N-linear interpolation.
+// Refused: cubic, tf_crop_and_resize, linear on integer tensors, and (for Resize-10 and
+// Upsample, whose rounding ONNX never specified) nearest with a non-integer scale.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "fission/rules.h"
+#include "fission/rules_layout_common.h"
+#include "support/error.h"
+
+namespace orchid::fission {
+
+namespace {
+
+using ir::DType;
+using ir::ExprOp;
+
+enum class Coord { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
+enum class Nearest { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+
+struct ResizeSpec {
+  bool linear = false;
+  Coord coord = Coord::Asymmetric;
+  Nearest nearest = Nearest::Floor;
+  ir::Dims out;                // output shape
+  std::vector<double> scales;  // per axis, as the reference uses them
+};
+
+// The source coordinate of output coordinate x along an axis of size `in` (ONNX's
+// coordinate_transformation_mode; the reference's arithmetic, output width = scale * in).
+double source_coord(Coord c, double x, double scale, int64_t in) {
+  double width = scale * static_cast<double>(in);
+  switch (c) {
+    case Coord::HalfPixel: return (x + 0.5) / scale - 0.5;
+    case Coord::PytorchHalfPixel: return width == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case Coord::AlignCorners: return width == 1 ? 0 : x * static_cast<double>(in - 1) / (width - 1);
+    case Coord::Asymmetric: return x / scale;
+    case Coord::TfHalfPixelForNN: return (x + 0.5) / scale;
+  }
+  return 0;
+}
+
+// The nearest input coordinate to x, chosen by the fraction r = x - floor(x) as the
+// reference does (an integer x is itself).
+int64_t nearest_index(Nearest m, double x) {
+  double f = std::floor(x), r = x - f;
+  auto lo = static_cast<int64_t>(f);
+  if (r == 0) return lo;
+  switch (m) {
+    case Nearest::RoundPreferFloor: return r <= 0.5 ? lo : lo + 1;
+    case Nearest::RoundPreferCeil: return r < 0.5 ? lo : lo + 1;
+    case Nearest::Floor: return lo;
+    case Nearest::Ceil: return lo + 1;
+  }
+  return lo;
+}
+
+int64_t clamp_index(int64_t i, int64_t in) { return std::clamp<int64_t>(i, 0, in - 1); }
+
+Coord parse_coord(const RuleContext& ctx) {
+  std::string c = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (c == "half_pixel") return Coord::HalfPixel;
+  if (c == "pytorch_half_pixel") return Coord::PytorchHalfPixel;
+  if (c == "align_corners") return Coord::AlignCorners;
+  if (c == "asymmetric") return Coord::Asymmetric;
+  if (c == "tf_half_pixel_for_nn" && ctx.version() == 11) return Coord::TfHalfPixelForNN;
+  ctx.unsupported("coordinate_transformation_mode '" + c + "'");
+}
+
+Nearest parse_nearest(const RuleContext& ctx) {
+  std::string m = ctx.attr_string("nearest_mode", "round_prefer_floor");
+  if (m == "round_prefer_floor") return Nearest::RoundPreferFloor;
+  if (m == "round_prefer_ceil") return Nearest::RoundPreferCeil;
+  if (m == "floor") return Nearest::Floor;
+  if (m == "ceil") return Nearest::Ceil;
+  ORCHID_USER_ERROR() << ctx.where() << "unknown nearest_mode '" << m << "'";
+}
+
+// Output shape and per-axis scales from `scales` (output = floor(in * scale)) or `sizes`
+// (scale = size / in).
+void shape_from(const RuleContext& ctx, const std::vector<double>& scales,
+                const std::vector<int64_t>& sizes, ResizeSpec& s) {
+  ir::Dims in = ctx.shape(0);
+  ORCHID_USER_CHECK((sizes.empty() ? scales.size() : sizes.size()) == in.size())
+      << ctx.where() << (sizes.empty() ? "scales" : "sizes") << " must have one entry per dim of "
+      << ir::dims_str(in);
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 0) ctx.unsupported("resizing an empty tensor");
+    if (!sizes.empty()) {
+      ORCHID_USER_CHECK(sizes[d] > 0)
+          << ctx.where() << "sizes " << ir::dims_str(sizes) << " must be positive";
+      s.out.push_back(sizes[d]);
+      s.scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(in[d]));
+    } else {
+      ORCHID_USER_CHECK(scales[d] > 0)
+          << ctx.where() << "scale " << scales[d] << " must be positive";
+      s.out.push_back(static_cast<int64_t>(std::floor(scales[d] * static_cast<double>(in[d]))));
+      s.scales.push_back(scales[d]);
+    }
+  }
+}
+
+// Resize-10 and Upsample: asymmetric coordinates; nearest is only defined for whole scales.
+ResizeSpec legacy_spec(const RuleContext& ctx, const std::vector<double>& scales) {
+  ResizeSpec s;
+  std::string mode = ctx.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") ctx.unsupported("mode '" + mode + "'");
+  s.linear = mode != "nearest";
+  shape_from(ctx, scales, {}, s);
+  for (double f : scales)
+    if (!s.linear && f != std::floor(f))
+      ctx.unsupported("nearest mode with the non-integer scale " + std::to_string(f) +
+                      " (ONNX leaves the rounding of this version unspecified)");
+  return s;
+}
+
+// The nearest input pixel of an output pixel, unclamped.
+int64_t nearest_source(const ResizeSpec& s, size_t d, int64_t o, int64_t in) {
+  return nearest_index(s.nearest, source_coord(s.coord, static_cast<double>(o), s.scales[d], in));
+}
+
+// With exclude_outside=1, a nearest pixel outside the input gets weight 0 and the reference
+// renormalises 0 / 0; linear interpolation is unaffected (its outside neighbours are clamped
+// copies of the edge), and so is nearest where every chosen pixel lies inside.
+void refuse_outside(const RuleContext& ctx, const ResizeSpec& s) {
+  for (size_t d = 0; d < s.out.size(); ++d)
+    for (int64_t o = 0; o < s.out[d]; ++o) {
+      int64_t i = nearest_source(s, d, o, ctx.shape(0)[d]);
+      if (i < 0 || i >= ctx.shape(0)[d])
+        ctx.unsupported("exclude_outside=1 where the nearest pixel lies outside");
+    }
+}
+
+ResizeSpec resize_spec(const RuleContext& ctx) {
+  if (ctx.version() < 11) return legacy_spec(ctx, layout::static_floats(ctx, 1));
+  ResizeSpec s;
+  std::string mode = ctx.attr_string("mode", "nearest");
+  if (mode == "cubic") ctx.unsupported("cubic interpolation");
+  ORCHID_USER_CHECK(mode == "nearest" || mode == "linear")
+      << ctx.where() << "unknown mode '" << mode << "'";
+  s.linear = mode == "linear";
+  std::string c = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (c == "tf_crop_and_resize")
+    ctx.unsupported("coordinate_transformation_mode 'tf_crop_and_resize'");
+  s.coord = parse_coord(ctx);
+  s.nearest = parse_nearest(ctx);
+  std::vector<double> scales =
+      ctx.has_input(2) ? layout::static_floats(ctx, 2) : std::vector<double>{};
+  std::vector<int64_t> sizes = layout::optional_ints(ctx, 3).value_or(std::vector<int64_t>{});
+  ORCHID_USER_CHECK(scales.empty() != sizes.empty())
+      << ctx.where() << "needs exactly one of scales and sizes (non-empty)";
+  shape_from(ctx, scales, sizes, s);
+  if (ctx.attr_int("exclude_outside", 0) != 0 && !s.linear) refuse_outside(ctx, s);
+  return s;
+}
+
+// A table of the form clamp(floordiv(o * mul + add, div), 0, in - 1), as integer scales give.
+struct AffineTable {
+  int64_t mul = 1, add = 0, div = 1;
+  bool low = false, high = false;  // whether the clamps are needed
+
+  int64_t raw(int64_t o) const {
+    int64_t v = o * mul + add;
+    return v >= 0 ? v / div : -((-v + div - 1) / div);  // floor division
+  }
+  bool matches(const std::vector<int64_t>& table, int64_t in) {
+    for (size_t o = 0; o < table.size(); ++o) {
+      int64_t v = raw(static_cast<int64_t>(o));
+      low |= v < 0;
+      high |= v > in - 1;
+      if (std::clamp<int64_t>(v, 0, in - 1) != table[o]) return false;
+    }
+    return true;
+  }
+  Expr expr(Expr i, int64_t in) const {
+    Expr e = layout::affine(std::move(i), mul, add);
+    if (div != 1) e = ir::floordiv(e, div);
+    if (low) e = ir::binary(ExprOp::Max, e, ir::const_i64(0));
+    if (high) e = ir::binary(ExprOp::Min, e, ir::const_i64(in - 1));
+    return e;
+  }
+};
+
+// The affine form of a table, when it has one of the forms integer up- or downscaling give.
+std::optional<AffineTable> affine_table(const std::vector<int64_t>& table, int64_t in) {
+  auto n = static_cast<int64_t>(table.size());
+  std::vector<AffineTable> candidates;
+  if (n % in == 0)  // upscaling by n / in: o / f shifted by up to f
+    for (int64_t c = -(n / in); c <= n / in; ++c) candidates.push_back({1, c, n / in});
+  if (in % n == 0)  // downscaling by in / n: o * f offset by up to f
+    for (int64_t c = -(in / n); c <= in / n; ++c) candidates.push_back({in / n, c, 1});
+  for (AffineTable& a : candidates)
+    if (a.matches(table, in)) return a;
+  return std::nullopt;
+}
+
+// The index expression reading `table` at output coordinate i: a constant, an affine
+// expression where the table has one, else an indirect load of the table.
+Expr table_index(RuleContext& ctx, PrimBuilder& b, Expr i, const std::vector<int64_t>& table,
+                 int64_t in, const std::string& suffix) {
+  auto n = static_cast<int64_t>(table.size());
+  if (n == 1) return ir::const_i64(table[0]);
+  if (std::optional<AffineTable> a = affine_table(table, in)) return a->expr(i, in);
+  ir::Tensor data(ir::TensorType{DType::I64, {n}});
+  for (int64_t o = 0; o < n; ++o) data.set_i64(o, table[static_cast<size_t>(o)]);
+  ValueId t = ctx.add_constant(std::move(data), suffix);
+  return b.load(t, {i});
+}
+
+ValueId resize_nearest(RuleContext& ctx, const ResizeSpec& s) {
+  ir::Dims in = ctx.shape(0);
+  PrimBuilder b(ctx.graph());
+  std::vector<Expr> i = domain_vars(in.size()), idx;
+  for (size_t d = 0; d < in.size(); ++d) {
+    std::vector<int64_t> table;
+    for (int64_t o = 0; o < s.out[d]; ++o)
+      table.push_back(clamp_index(nearest_source(s, d, o, in[d]), in[d]));
+    idx.push_back(table.empty()
+                      ? i[d]
+                      : table_index(ctx, b, i[d], table, in[d], "index" + std::to_string(d)));
+  }
+  Expr body = b.load(ctx.input(0), idx);
+  ir::Primitive p = b.make(ir::PrimOp::Layout);
+  p.domain = s.out;
+  p.bodies = {body};
+  return ctx.emit1(std::move(p), {ctx.dtype(0), s.out});
+}
+
+}  // namespace
+
+namespace {
+
+// One axis of linear interpolation: per output coordinate, the lower and upper neighbours
+// (clamped into the axis, as the reference's edge padding does) and the upper one's weight.
+struct LerpTables {
+  std::vector<int64_t> lo, hi;
+  std::vector<double> w;
+  bool weightless() const {
+    return std::all_of(w.begin(), w.end(), [](double x) { return x == 0; });
+  }
+};
+
+LerpTables lerp_tables(const ResizeSpec& s, size_t d, int64_t in) {
+  LerpTables t;
+  for (int64_t o = 0; o < s.out[d]; ++o) {
+    double x = source_coord(s.coord, static_cast<double>(o), s.scales[d], in);
+    double f = std::floor(x);
+    t.lo.push_back(clamp_index(static_cast<int64_t>(f), in));
+    t.hi.push_back(clamp_index(static_cast<int64_t>(f) + 1, in));
+    t.w.push_back(x - f);
+  }
+  return t;
+}
+
+// y resized along axis d: the two neighbours gathered by one layout primitive, then
+// lo * (1 - w) + hi * w elementwise, computed in f32 (f64 for f64 tensors).
+ValueId lerp_axis(RuleContext& ctx, ValueId y, size_t d, const LerpTables& t, bool last) {
+  ir::TensorType yt = ctx.graph().type(y);
+  ir::Dims shape = yt.shape;
+  shape[d] = static_cast<int64_t>(t.lo.size());
+  std::string axis = std::to_string(d);
+  PrimBuilder b(ctx.graph());
+  std::vector<Expr> i = domain_vars(shape.size()), lo = i, hi = i;
+  lo[d] = table_index(ctx, b, i[d], t.lo, yt.shape[d], "lo" + axis);
+  hi[d] = table_index(ctx, b, i[d], t.hi, yt.shape[d], "hi" + axis);
+  std::vector<Expr> bodies = {b.load(y, lo)};
+  if (!t.weightless()) bodies.push_back(b.load(y, hi));
+  ir::Primitive p = b.make(ir::PrimOp::Layout);
+  p.domain = shape;
+  p.bodies = bodies;
+  if (t.weightless()) return ctx.emit1(std::move(p), {yt.dtype, shape}, last ? "" : "axis" + axis);
+  std::vector<ValueId> n =
+      ctx.emit(std::move(p), {{yt.dtype, shape}, {yt.dtype, shape}}, "axis" + axis);
+  DType c = yt.dtype == DType::F64 ? DType::F64 : DType::F32;
+  ir::Dims wshape(shape.size() - d, 1);
+  wshape[0] = shape[d];
+  ir::Tensor w(ir::TensorType{c, wshape});
+  for (size_t o = 0; o < t.w.size(); ++o) w.set_f64(static_cast<int64_t>(o), t.w[o]);
+  ValueId wv = ctx.add_constant(std::move(w), "weight" + axis);
+  return ew_map(
+      ctx, {n[0], n[1], wv}, yt.dtype,
+      [&](const std::vector<Expr>& v) {
+        Expr one = ir::const_f(c, 1.0);
+        Expr a = c == yt.dtype ? v[0] : ir::cast(c, v[0]),
+             z = c == yt.dtype ? v[1] : ir::cast(c, v[1]);
+        Expr r = a * (one - v[2]) + z * v[2];
+        return c == yt.dtype ? r : ir::cast(yt.dtype, r);
+      },
+      last ? "" : "lerp" + axis);
+}
+
+std::vector<ValueId> resize(RuleContext& ctx, const ResizeSpec& s) {
+  if (!s.linear) return {resize_nearest(ctx, s)};
+  if (!ir::is_float(ctx.dtype(0)))
+    ctx.unsupported(
+        "linear interpolation of integer tensors (ONNX leaves the rounding unspecified)");
+  ir::Dims in = ctx.shape(0);
+  std::vector<std::pair<size_t, LerpTables>> axes;  // the axes that change, last first
+  for (size_t d = in.size(); d-- > 0;) {
+    LerpTables t = lerp_tables(s, d, in[d]);
+    bool identity = s.out[d] == in[d] && t.weightless();
+    for (int64_t o = 0; identity && o < s.out[d]; ++o) identity = t.lo[static_cast<size_t>(o)] == o;
+    if (!identity) axes.emplace_back(d, std::move(t));
+  }
+  ValueId y = ctx.input(0);
+  for (size_t k = 0; k < axes.size(); ++k)
+    y = lerp_axis(ctx, y, axes[k].first, axes[k].second, k + 1 == axes.size());
+  return {y};
+}
+
+}  // namespace
+
+std::vector<ValueId> rule_Resize(RuleContext& ctx) { return resize(ctx, resize_spec(ctx)); }
+
+std::vector<ValueId> rule_Upsample(RuleContext& ctx) {
+  std::vector<double> scales =
+      ctx.version() < 9 ? ctx.attr_floats("scales", {}) : layout::static_floats(ctx, 1);
+  ORCHID_USER_CHECK(ctx.version() >= 9 || ctx.has_attr("scales"))
+      << ctx.where() << "attribute 'scales' is required";
+  return resize(ctx, legacy_spec(ctx, scales));
+}
+
+}  // namespace orchid::fission
