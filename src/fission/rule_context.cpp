@@ -27,7 +27,7 @@ std::string RuleContext::not_constant(size_t k) const {
 }
 
 std::vector<int64_t> RuleContext::const_ints(size_t k) const {
-  const ir::Tensor* t = constant(k);
+  const ir::Tensor* t = g_.value(input(k)).origin == ir::ValueOrigin::Constant ? constant(k) : nullptr;
   if (!t) unsupported(not_constant(k));
   if (!ir::is_integral(t->dtype())) unsupported("input " + std::to_string(k) + " is not integer");
   std::vector<int64_t> out(static_cast<size_t>(t->numel()));
@@ -36,7 +36,7 @@ std::vector<int64_t> RuleContext::const_ints(size_t k) const {
 }
 
 std::vector<double> RuleContext::const_floats(size_t k) const {
-  const ir::Tensor* t = constant(k);
+  const ir::Tensor* t = g_.value(input(k)).origin == ir::ValueOrigin::Constant ? constant(k) : nullptr;
   if (!t) unsupported(not_constant(k));
   std::vector<double> out(static_cast<size_t>(t->numel()));
   for (int64_t i = 0; i < t->numel(); ++i) out[static_cast<size_t>(i)] = t->get_as_double(i);

@@ -35,8 +35,9 @@ class RuleContext {
   size_t num_inputs() const { return inputs_.size(); }
   bool has_input(size_t k) const { return k < inputs_.size() && inputs_[k].has_value(); }
   ir::ValueId input(size_t k) const;  // UserError when absent
-  const ir::TensorType& type(size_t k) const { return g_.type(input(k)); }
-  const ir::Dims& shape(size_t k) const { return type(k).shape; }
+  // By value: references into the graph would dangle once a rule adds primitives.
+  ir::TensorType type(size_t k) const { return g_.type(input(k)); }
+  ir::Dims shape(size_t k) const { return type(k).shape; }
   ir::DType dtype(size_t k) const { return type(k).dtype; }
   // The data of input k when it is a constant, else nullptr.
   const ir::Tensor* constant(size_t k) const;

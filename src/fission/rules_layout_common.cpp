@@ -20,23 +20,13 @@ std::vector<int64_t> normalize_axes(const RuleContext& ctx, const std::vector<in
   return out;
 }
 
-namespace {
-void require_constant(const RuleContext& ctx, size_t k) {
-  if (ctx.constant(k)) return;
-  ctx.unsupported("input " + std::to_string(k) + " ('" + ctx.node().inputs[k] +
-                  "') must be a compile-time constant: it determines the output's shape");
-}
-}  // namespace
-
 std::vector<int64_t> static_ints(const RuleContext& ctx, size_t k) {
-  ctx.input(k);  // UserError when absent
-  require_constant(ctx, k);
+  ctx.input(k);  // UserError when absent (const_ints would read past the node's inputs)
   return ctx.const_ints(k);
 }
 
 std::vector<double> static_floats(const RuleContext& ctx, size_t k) {
   ctx.input(k);
-  require_constant(ctx, k);
   return ctx.const_floats(k);
 }
 

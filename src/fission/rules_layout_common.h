@@ -16,9 +16,8 @@ namespace orchid::fission::layout {
 std::vector<int64_t> normalize_axes(const RuleContext& ctx, const std::vector<int64_t>& axes,
                                     int64_t rank, const std::string& what = "axes");
 
-// Input k as numbers. It must be a constant: it decides the output's shape, which Orchid
-// needs at compile time. A run-time input is a valid model that Orchid does not support
-// (Unsupported, not the UserError of RuleContext::const_ints).
+// Input k as numbers (RuleContext::const_ints / const_floats: Unsupported unless it is a
+// constant, since it decides the output's shape), and a UserError when the input is absent.
 std::vector<int64_t> static_ints(const RuleContext& ctx, size_t k);
 std::vector<double> static_floats(const RuleContext& ctx, size_t k);
 // static_ints of input k when it is present, nullopt when omitted.

@@ -209,6 +209,7 @@ std::optional<AffineTable> affine_table(const std::vector<int64_t>& table, int64
 Expr table_index(RuleContext& ctx, PrimBuilder& b, Expr i, const std::vector<int64_t>& table,
                  int64_t in, const std::string& suffix) {
   auto n = static_cast<int64_t>(table.size());
+  if (n == 0) return i;  // an empty output dim: nothing is read
   if (n == 1) return ir::const_i64(table[0]);
   if (std::optional<AffineTable> a = affine_table(table, in)) return a->expr(i, in);
   ir::Tensor data(ir::TensorType{DType::I64, {n}});
@@ -225,9 +226,7 @@ ValueId resize_nearest(RuleContext& ctx, const ResizeSpec& s) {
     std::vector<int64_t> table;
     for (int64_t o = 0; o < s.out[d]; ++o)
       table.push_back(clamp_index(nearest_source(s, d, o, in[d]), in[d]));
-    idx.push_back(table.empty()
-                      ? i[d]
-                      : table_index(ctx, b, i[d], table, in[d], "index" + std::to_string(d)));
+    idx.push_back(table_index(ctx, b, i[d], table, in[d], "index" + std::to_string(d)));
   }
   Expr body = b.load(ctx.input(0), idx);
   ir::Primitive p = b.make(ir::PrimOp::Layout);

@@ -5,6 +5,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -269,6 +270,28 @@ void check_divisor_attrs(const OpGraph& g) {
   }
 }
 
+// Checks each node's input and output counts against its ONNX schema before shape
+// inference, which trusts them (a Split without outputs divides by zero). Attributes are
+// checked by the fission rules, which name them.
+void check_arity(const OpGraph& g) {
+  for (const OpNode& n : g.nodes) {
+    if (n.since_version == 0) continue;
+    const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type, static_cast<int>(n.opset), n.domain);
+    if (!schema) continue;
+    auto range = [](int lo, int hi) {
+      if (hi == std::numeric_limits<int>::max()) return "at least " + std::to_string(lo);
+      return lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+    };
+    auto ins = static_cast<int>(n.inputs.size()), outs = static_cast<int>(n.outputs.size());
+    ORCHID_USER_CHECK(ins >= schema->min_input() && ins <= schema->max_input())
+        << node_context(g, n) << ": has " << ins << " inputs, the operator takes "
+        << range(schema->min_input(), schema->max_input());
+    ORCHID_USER_CHECK(outs >= schema->min_output() && outs <= schema->max_output())
+        << node_context(g, n) << ": has " << outs << " outputs, the operator gives "
+        << range(schema->min_output(), schema->max_output());
+  }
+}
+
 void collect_inferred(const onnx::ModelProto& m, OpGraph& g) {
   onnx::ModelProto copy = m;
   try {
@@ -338,6 +361,7 @@ OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
   g.nodes = topological(std::move(nodes), defined, path);
   for (const auto& o : m.graph().output()) g.outputs.push_back(o.name());
   check_divisor_attrs(g);
+  check_arity(g);
   collect_inferred(m, g);
   return g;
 }

@@ -147,23 +147,6 @@ DType accumulator_dtype(DType t, Precision p) {
   return (t == DType::F16 || t == DType::BF16) ? DType::F32 : t;
 }
 
-int64_t float_to_integral(double v, DType to) {
-  if (to == DType::Bool) return v != 0;
-  if (!std::isfinite(v)) return 0;
-  // The integer trunc(v) modulo 2^64, computed exactly (every step below is exact).
-  constexpr double k2p63 = 9223372036854775808.0, k2p64 = 18446744073709551616.0;
-  double r = std::fmod(std::trunc(v), k2p64);
-  int64_t bits;
-  if (r >= k2p63) {
-    bits = static_cast<int64_t>(static_cast<uint64_t>(r));
-  } else if (r >= -k2p63) {
-    bits = static_cast<int64_t>(r);
-  } else {
-    bits = static_cast<int64_t>(r + k2p64);
-  }
-  return ir::wrap_to_dtype(bits, to);
-}
-
 double integral_to_float(int64_t v, DType from, DType to, Precision p) {
   bool u = from == DType::U64;
   if (p == Precision::F64 || to == DType::F64)

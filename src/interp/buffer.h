@@ -74,7 +74,7 @@ ir::DType accumulator_dtype(ir::DType t, Precision p);
 
 // cast<to> of a float: truncates toward zero, then wraps to the width (NaN, ±inf -> 0);
 // to bool: v != 0.
-int64_t float_to_integral(double v, ir::DType to);
+
 // An integral value of dtype `from` as a double (u64 read unsigned), rounded once to float
 // dtype `to` in Own precision (to f32 directly; f16/bf16 through f32).
 double integral_to_float(int64_t v, ir::DType from, ir::DType to, Precision p);

@@ -60,10 +60,8 @@ Scalar Scalar::of(DType t, double v) {
   s.dtype = t;
   if (is_float(t)) {
     s.f = round_to_dtype(v, t);
-  } else if (is_bool(t)) {
-    s.i = v != 0;
   } else {
-    s.i = wrap_to_dtype(std::isfinite(v) ? static_cast<int64_t>(std::trunc(v)) : 0, t);
+    s.i = float_to_integral(v, t);
   }
   return s;
 }

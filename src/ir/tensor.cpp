@@ -1,5 +1,6 @@
 #include "ir/tensor.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "support/error.h"
@@ -132,6 +133,23 @@ int64_t wrap_to_dtype(int64_t v, DType t) {
   }
   ORCHID_CHECK(false) << "wrap_to_dtype on " << dtype_name(t);
   return v;
+}
+
+int64_t float_to_integral(double v, DType to) {
+  if (to == DType::Bool) return v != 0;
+  if (!std::isfinite(v)) return 0;
+  // The integer trunc(v) modulo 2^64, computed exactly (every step below is exact).
+  constexpr double k2p63 = 9223372036854775808.0, k2p64 = 18446744073709551616.0;
+  double r = std::fmod(std::trunc(v), k2p64);
+  int64_t bits;
+  if (r >= k2p63) {
+    bits = static_cast<int64_t>(static_cast<uint64_t>(r));
+  } else if (r >= -k2p63) {
+    bits = static_cast<int64_t>(r);
+  } else {
+    bits = static_cast<int64_t>(r + k2p64);
+  }
+  return wrap_to_dtype(bits, to);
 }
 
 }  // namespace orchid::ir

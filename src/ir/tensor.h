@@ -44,5 +44,8 @@ class Tensor {
 // Conversions of one scalar, shared with the interpreter so that every path rounds alike.
 double round_to_dtype(double v, DType t);    // float dtypes: round to t; f64: identity
 int64_t wrap_to_dtype(int64_t v, DType t);   // integer dtypes: wrap to width; bool: v != 0
+// A float converted to an integer dtype: truncated toward zero, wrapped modulo 2^64, then to
+// the width (NaN and infinities give 0); to bool: v != 0.
+int64_t float_to_integral(double v, DType to);
 
 }  // namespace orchid::ir

@@ -189,7 +189,7 @@ TEST(ConstantFission, Errors) {
                "ConstantOfShape", "value must have one element, found i64[2]");
   expect_unsupported(
       node_model("ConstantOfShape", {TensorType{DType::I64, {2}}}, 1, {}, 9), "ConstantOfShape",
-      "input 0 ('x0') must be a compile-time constant: it determines the output's shape");
+      "input 0 ('x0') must be a constant (computable at compile time): shapes are static");
   expect_error(
       node_model("Range", {scalar(DType::F32, 0), scalar(DType::I64, 5), scalar(DType::F32, 1)}, 1,
                  {}, 11),
@@ -204,7 +204,7 @@ TEST(ConstantFission, Errors) {
       "Range", "delta is 0");
   expect_unsupported(
       node_model("Range", {f, f, f}, 1, {}, 11), "Range",
-      "input 0 ('x0') must be a compile-time constant: it determines the output's shape");
+      "input 0 ('x0') must be a constant (computable at compile time): shapes are static");
   (void)i;
 }
 

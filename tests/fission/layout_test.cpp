@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "fission/fission.h"
+#include "fission/rule_context.h"
 
 namespace orchid::layout_test {
 namespace {
@@ -236,7 +237,8 @@ TEST(LayoutFission, ConcatMatchesReference) {
 }
 
 TEST(LayoutFission, ConcatOfTheSameInputTwice) {
-  testlib::OnnxModel m = node_model("Concat", {TensorType{DType::I32, {2, 2}}}, 1, {{"axis", int64_t{1}}});
+  testlib::OnnxModel m =
+      node_model("Concat", {TensorType{DType::I32, {2, 2}}}, 1, {{"axis", int64_t{1}}});
   m.nodes[0].inputs = {"x0", "x0"};
   Tensor x(TensorType{DType::I32, {2, 2}});
   for (int64_t k = 0; k < 4; ++k) x.set_i64(k, k + 1);
@@ -374,9 +376,10 @@ TEST(LayoutFission, ReshapeAndTransposeErrors) {
   expect_error(reshape({0, -1}, {{"allowzero", int64_t{1}}}), "Reshape",
                "shape [0,-1] has both 0 and -1 with allowzero=1");
   expect_error(node_model("Reshape", {t}, 1, {}, 4), "Reshape", "attribute 'shape' is required");
+  expect_error(node_model("Reshape", {t}), "Reshape", "has 1 inputs, the operator takes 2");
   expect_unsupported(
       node_model("Reshape", {t, TensorType{DType::I64, {2}}}), "Reshape",
-      "input 1 ('x1') must be a compile-time constant: it determines the output's shape");
+      "input 1 ('x1') must be a constant (computable at compile time): shapes are static");
   expect_error(node_model("Transpose", {t}, 1, {{"perm", std::vector<int64_t>{0, 0}}}), "Transpose",
                "perm [0,0] is not a permutation of the 2 dims");
   expect_error(node_model("Transpose", {t}, 1, {{"perm", std::vector<int64_t>{0}}}), "Transpose",
@@ -414,7 +417,7 @@ TEST(LayoutFission, ConcatAndSplitErrors) {
   expect_error(concat({a, c}, 0), "Concat", "input 1 (i32[2,3]) does not match input 0 (f32[2,3])");
   expect_error(concat({a, r}, 0), "Concat", "input 1 (f32[6]) does not match input 0 (f32[2,3])");
   expect_error(concat({a}, 2), "Concat", "axis 2 is out of range for rank 2");
-  expect_error(concat({}, 0), "Concat", "needs at least one input");
+  expect_error(concat({}, 0), "Concat", "has 0 inputs, the operator takes at least 1");
   expect_error(node_model("Concat", {a, b}, 1, {}, 4), "Concat", "attribute 'axis' is required");
   auto split = [&](int outputs, Attrs attrs, std::vector<Arg> extra = {}, int64_t opset = 17) {
     std::vector<Arg> args = {TensorType{DType::F32, {5, 2}}};
@@ -454,12 +457,21 @@ TEST(LayoutFission, SplitWithoutOutputsIsAUserError) {
             "e.onnx: node 'node' (Split, opset 17): has no outputs");
 }
 
-// BUG (frontend/onnx_loader.cpp, reported to the lead): a Split node without outputs is a
-// malformed model, which must be a UserError, but the loader hands it to ONNX shape inference
-// unchecked and libonnx dies of SIGFPE (it divides by the number of outputs), killing the
-// process. Disabled because it crashes the test binary; enable once the loader verifies each
-// node against its schema before shape inference.
-TEST(LayoutFission, DISABLED_SplitWithoutOutputsDoesNotCrashTheLoader) {
+// const_ints(k) of an input the node does not have is a malformed node.
+TEST(LayoutFission, ConstIntsOfAMissingInputIsAUserError) {
+  frontend::OpGraph model;
+  model.path = "e.onnx";
+  frontend::OpNode node{"node", "Reshape", "", 17, 14, {"x"}, {"y"}, {}, {}};
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", {DType::F32, {2}});
+  fission::RuleContext ctx(model, node, g, {x});
+  EXPECT_EQ(error_of([&] { ctx.const_ints(1); }),
+            "e.onnx: node 'node' (Reshape, opset 17): input 1 is required");
+}
+
+// A Split without outputs is malformed: the loader checks each node against its schema before
+// ONNX's shape inference (which divides by the number of outputs) runs.
+TEST(LayoutFission, SplitWithoutOutputsDoesNotCrashTheLoader) {
   EXPECT_NE(error_of([] {
               import_model(node_model("Split", {TensorType{DType::F32, {4}}}, 0));
             }),

@@ -194,6 +194,16 @@ TEST(ResizeFission, ExcludeOutsideChangesNothingForLinearAndInsideNearest) {
   }
 }
 
+TEST(ResizeFission, ScalesThatEmptyADimGiveAnEmptyTensor) {
+  TensorType t{DType::F32, {2, 4}};
+  for (const char* mode : {"linear", "nearest"}) {
+    SCOPED_TRACE(mode);
+    testlib::OnnxModel m =
+        node_model("Resize", {t, Arg{}, f32s({1, 0.1})}, 1, {{"mode", std::string(mode)}});
+    EXPECT_EQ(run_model(m, {Tensor(t)})[0].type(), (TensorType{DType::F32, {2, 0}}));
+  }
+}
+
 TEST(ResizeFission, Errors) {
   TensorType t{DType::F32, {2, 4}}, i{DType::I32, {2, 4}};
   Tensor none(TensorType{DType::F32, {0}});
@@ -239,7 +249,7 @@ TEST(ResizeFission, Errors) {
                      "mode 'cubic'");
   expect_unsupported(
       resize({Arg{}, TensorType{DType::F32, {2}}}, {}), "Resize",
-      "input 2 ('x2') must be a compile-time constant: it determines the output's shape");
+      "input 2 ('x2') must be a constant (computable at compile time): shapes are static");
   expect_error(node_model("Upsample", {t}, 1, {}, 7), "Upsample", "attribute 'scales' is required");
 }
 
