@@ -25,6 +25,7 @@ test: build
 	$(CTEST) -LE '$(SLOW_LABELS)'
 
 test-large: build
+	@scripts/install-deps.sh --torch
 	$(CTEST) -L '^e2e-large$$'
 
 ORCHID = $(BUILD)/tools/orchid/orchid
