@@ -7,7 +7,7 @@ CTEST = cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 # Labels kept out of the default run (STYLE.md, "Tests"): they have their own targets.
 SLOW_LABELS = ^(e2e-large|cuda|python)$$
 
-.PHONY: all deps configure build test test-large demo clean
+.PHONY: all deps configure build test test-large demo ops-doc clean
 
 all: build
 
@@ -37,6 +37,10 @@ demo: build
 	$(ORCHID) inspect $(BUILD)/examples/attention.onnx
 	$(ORCHID) run $(BUILD)/examples/attention.onnx --seed 1
 	$(ORCHID) ir-run examples/attention.oir --seed 1
+
+# docs/ops.md: the supported operators and the node-test results, regenerated.
+ops-doc: build
+	$(BUILD)/tests/conformance/orchid_conformance --markdown docs/ops.md > /dev/null
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log

@@ -95,7 +95,7 @@ std::vector<ValueId> rule_Dropout(RuleContext& ctx) {
     ctx.unsupported("training-mode dropout (is_test=0) is random");
   if (ctx.has_input(2)) {
     const ir::Tensor* mode = ctx.constant(2);
-    if (!mode) ctx.unsupported("training_mode must be a constant");
+    if (!mode) ctx.unsupported("training_mode given at run time (training-mode dropout is random)");
     if (mode->get_i64(0) != 0) ctx.unsupported("training-mode dropout is random");
   }
   std::vector<ValueId> outs = {ctx.input(0)};

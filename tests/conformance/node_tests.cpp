@@ -19,6 +19,7 @@
 #include "frontend/onnx_loader.h"
 #include "frontend/tensor_proto.h"
 #include "interp/interp.h"
+#include "report.h"
 #include "support/error.h"
 #include "interp/compare.h"
 
@@ -68,7 +69,8 @@ std::string op_of_test(const std::string& test, const std::vector<std::string>& 
   // Test names that abbreviate their operator.
   static const std::pair<const char*, const char*> kAbbrev[] = {
       {"batchnorm", "BatchNormalization"}, {"instancenorm", "InstanceNormalization"},
-      {"layernorm", "LayerNormalization"}, {"lrn", "LRN"}, {"convtranspose", "ConvTranspose"}};
+      {"layernorm", "LayerNormalization"}, {"lrn", "LRN"}, {"convtranspose", "ConvTranspose"},
+      {"greaterequal", "GreaterOrEqual"}, {"lessequal", "LessOrEqual"}, {"trainingdropout", "Dropout"}};
   for (const auto& [prefix, op] : kAbbrev)
     if (t.rfind(prefix, 0) == 0) return op;
   std::string best = "?";
@@ -120,13 +122,13 @@ ir::Graph import_for(const fs::path& dir, const fs::path& set, std::vector<ir::T
   } catch (const UnsupportedError&) {
     frontend::OpGraph probe = frontend::load_onnx(path);
     std::vector<ir::Tensor> all = read_inputs(set);
-    // First the integer inputs (shapes, axes, indices of Slice); then every input but the
-    // first (float scales of Resize, Range's bounds).
+    // First the integer inputs (shapes, axes, indices of Slice); then every input (float
+    // scales of Resize, Range's bounds: the whole node folds at compile time).
     for (int attempt = 0; attempt < 2; ++attempt) {
       frontend::ImportOptions opts;
       inputs.clear();
       for (size_t k = 0; k < probe.inputs.size() && k < all.size(); ++k) {
-        bool bind = attempt == 0 ? ir::is_int(probe.inputs[k].second.dtype) : k > 0;
+        bool bind = attempt == 1 || ir::is_int(probe.inputs[k].second.dtype);
         if (bind) opts.bind.emplace(probe.inputs[k].first, all[k]);
         else inputs.push_back(all[k]);
       }
@@ -172,19 +174,43 @@ Outcome run_test(const fs::path& dir) {
   }
 }
 
-struct OpTally {
-  int passed = 0, failed = 0, unsupported = 0, bound = 0;
-  std::map<std::string, int> reasons;
-};
+conformance::Results run_all(const std::string& data, const std::string& filter, bool verbose) {
+  std::vector<std::string> ops;
+  for (const auto& s : onnx::OpSchemaRegistry::get_all_schemas()) ops.push_back(s.Name());
+  std::vector<fs::path> tests;
+  for (const auto& e : fs::directory_iterator(data))
+    if (e.is_directory() && e.path().filename().string().find(filter) != std::string::npos) tests.push_back(e.path());
+  std::sort(tests.begin(), tests.end());
+  conformance::Results r;
+  r.tests = tests.size();
+  for (const auto& t : tests) {
+    std::string name = t.filename().string();
+    Outcome o = run_test(t);
+    if (o.kind == Outcome::Failed && deviation_reason(name)) {
+      o = {Outcome::Deviation, deviation_reason(name)};
+      r.deviations.push_back(name + ": " + o.detail);
+    }
+    conformance::OpTally& op = r.tally[op_of_test(name, ops)];
+    if (o.kind == Outcome::Passed) ++op.passed, op.bound += !o.detail.empty();
+    if (o.kind == Outcome::Failed) ++op.failed, r.failures.push_back(name + ": " + o.detail);
+    if (o.kind == Outcome::Unsupported) ++op.unsupported, ++op.reasons[o.detail];
+    if (verbose) {
+      static const char* kNames[] = {"ok", "FAIL", "unsupported", "deviation"};
+      std::printf("%-60s %s %s\n", name.c_str(), kNames[o.kind], o.detail.c_str());
+    }
+  }
+  return r;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data = "/usr/share/libonnx-testdata/data/node", filter;
+  std::string data = "/usr/share/libonnx-testdata/data/node", filter, markdown;
   bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--markdown" && i + 1 < argc) markdown = argv[++i];
     else if (a == "--verbose") verbose = true;
     else data = a;
   }
@@ -192,58 +218,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "conformance: %s not found (scripts/install-deps.sh installs libonnx-testdata)\n", data.c_str());
     return 1;
   }
-  std::vector<std::string> ops;
-  for (const auto& s : onnx::OpSchemaRegistry::get_all_schemas()) ops.push_back(s.Name());
-  std::vector<fs::path> tests;
-  for (const auto& e : fs::directory_iterator(data))
-    if (e.is_directory() && e.path().filename().string().find(filter) != std::string::npos) tests.push_back(e.path());
-  std::sort(tests.begin(), tests.end());
-  std::map<std::string, OpTally> tally;
-  std::vector<std::string> failures, deviations;
-  for (const auto& t : tests) {
-    std::string name = t.filename().string();
-    Outcome o = run_test(t);
-    if (o.kind == Outcome::Failed && deviation_reason(name)) {
-      o = {Outcome::Deviation, deviation_reason(name)};
-      deviations.push_back(name + ": " + o.detail);
-    }
-    OpTally& op = tally[op_of_test(name, ops)];
-    if (o.kind == Outcome::Passed) ++op.passed, op.bound += !o.detail.empty();
-    if (o.kind == Outcome::Failed) {
-      ++op.failed;
-      failures.push_back(name + ": " + o.detail);
-    }
-    if (o.kind == Outcome::Unsupported) {
-      ++op.unsupported;
-      ++op.reasons[o.detail];
-    }
-    if (verbose) {
-      static const char* kNames[] = {"ok", "FAIL", "unsupported", "deviation"};
-      std::printf("%-60s %s %s\n", name.c_str(), kNames[o.kind], o.detail.c_str());
-    }
-  }
-  int passed = 0, failed = 0, unsupported = 0;
-  std::printf("%-28s %9s %6s %11s\n", "op", "passed", "failed", "unsupported");
-  for (const auto& [op, t] : tally) {
-    if (t.passed + t.failed == 0) continue;
-    std::printf("%-28s %4d/%-4d %6d %11d\n", op.c_str(), t.passed, t.passed + t.failed, t.failed, t.unsupported);
-  }
-  int bound = 0;
-  for (const auto& [op, t] : tally)
-    passed += t.passed, failed += t.failed, unsupported += t.unsupported, bound += t.bound;
-  std::printf("\nunsupported (tests: reason):\n");
-  for (const auto& [op, t] : tally)
-    for (const auto& [reason, n] : t.reasons) std::printf("  %-26s %3d: %s\n", op.c_str(), n, reason.c_str());
-  if (!deviations.empty()) {
-    std::printf("\ndocumented deviations (the test data disagrees with the specification):\n");
-    for (const auto& d : deviations) std::printf("  %s\n", d.c_str());
-  }
-  if (!failures.empty()) {
-    std::printf("\nfailures:\n");
-    for (const auto& f : failures) std::printf("  %s\n", f.c_str());
-  }
-  std::printf("\nnode tests: %zu; supported %d: %d passed (%d with shape inputs bound at compile time), "
-              "%d failed; %zu documented deviations; unsupported %d\n",
-              tests.size(), passed + failed, passed, bound, failed, deviations.size(), unsupported);
-  return failed == 0 ? 0 : 1;
+  conformance::Results r = run_all(data, filter, verbose);
+  conformance::print_report(r);
+  if (!markdown.empty()) conformance::write_markdown(r, markdown);
+  return r.failures.empty() ? 0 : 1;
 }
