@@ -61,37 +61,25 @@ std::string check_prefix(const char* file, int line, const char* cond);
 }  // namespace detail
 }  // namespace orchid
 
+// A single statement (safe inside an unbraced if/else) that throws `kind` when cond fails.
+#define ORCHID_DETAIL_CHECK(cond, kind, prefix) \
+  switch (0)                                    \
+  case 0:                                       \
+  default:                                      \
+    if (cond)                                   \
+      ;                                         \
+    else                                        \
+      ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::kind, prefix)
+
 // ORCHID_CHECK(cond) << "details"; throws InternalError naming file, line and condition.
-// The switch makes the macro a single statement, safe inside an unbraced if/else.
-#define ORCHID_CHECK(cond)                                                          \
-  switch (0)                                                                        \
-  case 0:                                                                           \
-  default:                                                                          \
-    if (cond)                                                                       \
-      ;                                                                             \
-    else                                                                            \
-    ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::Internal,            \
-                              ::orchid::detail::check_prefix(__FILE__, __LINE__, #cond).c_str())
+#define ORCHID_CHECK(cond) \
+  ORCHID_DETAIL_CHECK(cond, Internal, ::orchid::detail::check_prefix(__FILE__, __LINE__, #cond).c_str())
 
 // ORCHID_USER_CHECK(cond) << "message naming the input"; throws UserError.
-#define ORCHID_USER_CHECK(cond) \
-  switch (0)                    \
-  case 0:                       \
-  default:                      \
-    if (cond)                   \
-      ;                         \
-    else                        \
-    ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::User, "")
+#define ORCHID_USER_CHECK(cond) ORCHID_DETAIL_CHECK(cond, User, "")
 
 // ORCHID_SUPPORTED(cond) << "what is not supported"; throws UnsupportedError.
-#define ORCHID_SUPPORTED(cond) \
-  switch (0)                   \
-  case 0:                      \
-  default:                     \
-    if (cond)                  \
-      ;                        \
-    else                       \
-    ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::Unsupported, "")
+#define ORCHID_SUPPORTED(cond) ORCHID_DETAIL_CHECK(cond, Unsupported, "")
 
 // ORCHID_USER_ERROR() << "message"; always throws UserError.
 #define ORCHID_USER_ERROR() ::orchid::detail::Thrower(::orchid::detail::Thrower::Kind::User, "")

@@ -10,6 +10,7 @@
 #include "support/error.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
+#include "testlib/errors.h"
 
 namespace orchid {
 namespace {
@@ -178,24 +179,16 @@ TEST(ElementwiseFission, LegacyBroadcastAlignsAtAxis) {
   EXPECT_EQ(testlib::compare_tensors(got, want), "");
 }
 
-std::string user_error(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(ElementwiseFission, ErrorsNameTheNode) {
   TensorType a{DType::F32, {2, 3}}, b{DType::F32, {4}}, i{DType::I32, {2, 3}};
-  EXPECT_EQ(user_error([&] { import_model(single_node("Add", {a, b}), "e.onnx"); }),
+  EXPECT_EQ(testlib::error_of([&] { import_model(single_node("Add", {a, b}), "e.onnx"); }),
             "e.onnx: node 'node' (Add, opset 17): shapes do not broadcast: [2,3] and [4]");
-  EXPECT_EQ(user_error([&] { import_model(single_node("Mul", {a, i}), "e.onnx"); }),
+  EXPECT_EQ(testlib::error_of([&] { import_model(single_node("Mul", {a, i}), "e.onnx"); }),
             "e.onnx: node 'node' (Mul, opset 17): inputs 0 and 1 have different dtypes (f32 and i32)");
-  EXPECT_EQ(user_error([&] { import_model(single_node("Cast", {a}, 1, {{"to", int64_t{8}}}), "e.onnx"); }),
+  EXPECT_EQ(testlib::error_of([&] { import_model(single_node("Cast", {a}, 1, {{"to", int64_t{8}}}), "e.onnx"); }),
             "e.onnx: node 'node' (Cast, opset 17): not supported: cast to STRING");
-  EXPECT_EQ(user_error([&] { import_model(single_node("Dropout", {a, {DType::F32, {}}, {DType::Bool, {}}}), "e.onnx"); }),
+  EXPECT_EQ(testlib::error_of([&] { import_model(single_node("Dropout", {a, {DType::F32, {}}, {DType::Bool, {}}}), "e.onnx"); }),
             "e.onnx: node 'node' (Dropout, opset 17): not supported: training_mode given at run time (training-mode dropout is random)");
 }
 

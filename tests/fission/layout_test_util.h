@@ -14,6 +14,7 @@
 
 #include "interp/interp.h"
 #include "support/error.h"
+#include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
 
@@ -116,14 +117,7 @@ inline int count_ops(const ir::Graph& g, ir::PrimOp op) {
 }
 
 // The message of the UserError (UnsupportedError included) fn throws.
-inline std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testlib::error_of;
 
 // Expects importing m (as "e.onnx") to fail with the message of node 'node' `text`.
 inline void expect_error(const testlib::OnnxModel& m, const std::string& op,

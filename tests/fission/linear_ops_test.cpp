@@ -10,6 +10,7 @@
 
 #include "interp/interp.h"
 #include "support/error.h"
+#include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
 
@@ -384,14 +385,7 @@ TEST(LinearFission, ConvSameWithAStrideLargerThanTheKernel) {
 
 // ---- Errors ----
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testlib::error_of;
 
 std::string import_error(const std::string& op, const std::vector<TensorType>& ins, Attrs attrs = {},
                          int64_t opset = 13) {

@@ -8,6 +8,7 @@
 
 #include "interp/interp.h"
 #include "support/error.h"
+#include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
 
@@ -69,12 +70,7 @@ Stats ref_stats(const Tensor& x, int64_t first_axis) {
 }
 
 std::string error_of(const OnnxModel& m) {
-  try {
-    import_model(m);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return testlib::error_of([&] { import_model(m); });
 }
 
 bool is_unsupported(const OnnxModel& m) {
@@ -94,10 +90,10 @@ bool is_unsupported(const OnnxModel& m) {
 
 struct LayerNormCase {
   TensorType x;
-  int64_t axis;       // as written in the attribute
+  int64_t axis = -1;  // as written in the attribute
   Dims scale_shape;   // Scale's and B's shape
-  bool bias;
-  double epsilon;
+  bool bias = false;
+  double epsilon = 1e-5;
 };
 
 // Y, Mean and InvStdDev as ONNX's reference computes them.

@@ -13,6 +13,7 @@
 #include "fission/fission.h"
 #include "interp/interp.h"
 #include "support/error.h"
+#include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
 
@@ -279,14 +280,7 @@ TEST(PoolFission, GlobalPoolsMatchNaiveLoops) {
   }
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testlib::error_of;
 
 std::string pool_error(const std::string& op, const Dims& x, Attrs attrs, int64_t opset = 12,
                        DType t = DType::F32, int outputs = 1) {

@@ -10,6 +10,7 @@
 
 #include "interp/interp.h"
 #include "support/error.h"
+#include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
 
@@ -326,12 +327,7 @@ TEST(ReduceFission, SoftmaxIsKorchFission) {
 // ---- Errors ----
 
 std::string error_of(const OnnxModel& m) {
-  try {
-    import_model(m);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return testlib::error_of([&] { import_model(m); });
 }
 
 bool is_unsupported(const OnnxModel& m) {

@@ -12,6 +12,7 @@
 #include "support/error.h"
 #include "support/random.h"
 #include "testlib/onnx_builder.h"
+#include "testlib/errors.h"
 
 namespace orchid {
 namespace {
@@ -22,14 +23,6 @@ using testlib::single_node;
 
 const ir::TensorType kF32x4{ir::DType::F32, {2, 2}};
 
-std::string user_error(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -46,11 +39,11 @@ TEST(Loader, LoadsASingleNodeModel) {
 
 TEST(Loader, CorruptAndTruncatedBytesAreUserErrors) {
   std::string good = serialize_model(single_node("Relu", {kF32x4}));
-  EXPECT_TRUE(contains(user_error([&] { frontend::load_onnx_bytes("\xff\xff\xff garbage", "bad.onnx"); }),
+  EXPECT_TRUE(contains(testlib::error_of([&] { frontend::load_onnx_bytes("\xff\xff\xff garbage", "bad.onnx"); }),
                        "bad.onnx: not an ONNX model"));
   Rng rng(1);
   for (size_t cut = 1; cut < good.size(); cut += 3) {  // no truncation may crash
-    std::string msg = user_error([&] { frontend::load_onnx_bytes(good.substr(0, cut), "t.onnx"); });
+    std::string msg = testlib::error_of([&] { frontend::load_onnx_bytes(good.substr(0, cut), "t.onnx"); });
     EXPECT_TRUE(msg == "(no error)" || contains(msg, "t.onnx")) << cut << ": " << msg;
   }
   for (int trial = 0; trial < 200; ++trial) {  // nor may flipped bytes
@@ -65,12 +58,12 @@ TEST(Loader, CorruptAndTruncatedBytesAreUserErrors) {
 }
 
 TEST(Loader, MissingFileNamesThePath) {
-  EXPECT_EQ(user_error([] { frontend::load_onnx("/nonexistent/m.onnx"); }), "/nonexistent/m.onnx: cannot open");
+  EXPECT_EQ(testlib::error_of([] { frontend::load_onnx("/nonexistent/m.onnx"); }), "/nonexistent/m.onnx: cannot open");
 }
 
 TEST(Loader, OpsetOutOfRange) {
   OnnxModel m = single_node("Relu", {kF32x4}, 1, {}, 18);
-  EXPECT_EQ(user_error([&] { frontend::load_onnx_bytes(serialize_model(m), "o.onnx"); }),
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(serialize_model(m), "o.onnx"); }),
             "o.onnx: opset 18 is outside the supported range 1-17");
 }
 
@@ -81,14 +74,14 @@ TEST(Loader, DynamicDimensionsNeedAShape) {
   // handling is exercised by giving a wrong rank and a conflicting dim.
   frontend::ImportOptions opts;
   opts.shapes["x0"] = {2, 2, 1};
-  EXPECT_EQ(user_error([&] { frontend::load_onnx_bytes(bytes, "d.onnx", opts); }),
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(bytes, "d.onnx", opts); }),
             "d.onnx: input 'x0': --shape gives rank 3, the model declares rank 2");
   opts.shapes["x0"] = {3, 2};
-  EXPECT_EQ(user_error([&] { frontend::load_onnx_bytes(bytes, "d.onnx", opts); }),
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(bytes, "d.onnx", opts); }),
             "d.onnx: input 'x0': --shape gives dim 0 = 3, the model fixes it to 2");
   opts.shapes.clear();
   opts.shapes["nope"] = {1};
-  EXPECT_EQ(user_error([&] { frontend::load_onnx_bytes(bytes, "d.onnx", opts); }),
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(bytes, "d.onnx", opts); }),
             "d.onnx: --shape names 'nope', which is not a graph input");
 }
 
@@ -98,36 +91,36 @@ TEST(Loader, SymbolicDimensionIsRefusedOrFixed) {
   m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
       ->mutable_dim(0)->set_dim_param("batch");
   std::string bytes = m.SerializeAsString();
-  EXPECT_EQ(user_error([&] { frontend::load_onnx_bytes(bytes, "s.onnx"); }),
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(bytes, "s.onnx"); }),
             "s.onnx: input 'x0' has a dynamic dimension 0 ('batch'): fix it with --shape x0=...");
   frontend::ImportOptions opts;
   opts.shapes["x0"] = {4, 3};
   frontend::OpGraph g = frontend::load_onnx_bytes(bytes, "s.onnx", opts);
   EXPECT_EQ(g.inputs[0].second, (ir::TensorType{ir::DType::F32, {4, 3}}));
   EXPECT_EQ(frontend::parse_dims("1x3x224x224", "--shape"), ir::Dims({1, 3, 224, 224}));
-  EXPECT_EQ(user_error([] { frontend::parse_dims("1x-3", "--shape x"); }),
+  EXPECT_EQ(testlib::error_of([] { frontend::parse_dims("1x-3", "--shape x"); }),
             "--shape x: bad shape '1x-3' (expected dims like 1x3x224x224)");
 }
 
 TEST(Loader, UndefinedInputNamesNodeAndOp) {
   OnnxModel m = single_node("Add", {kF32x4, kF32x4});
   m.nodes[0].inputs[1] = "ghost";
-  EXPECT_EQ(user_error([&] { frontend::load_onnx_bytes(serialize_model(m), "u.onnx"); }),
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(serialize_model(m), "u.onnx"); }),
             "u.onnx: node 'node' (Add, opset 17): input 'ghost' is neither a graph input, an "
             "initializer nor a node output (or the graph has a cycle)");
 }
 
 TEST(Loader, UnknownAndForeignOpsAreUnsupported) {
   OnnxModel m = single_node("FrobnicateTensor", {kF32x4});
-  std::string msg = user_error([&] { fission::fission(frontend::load_onnx_bytes(serialize_model(m), "k.onnx")); });
+  std::string msg = testlib::error_of([&] { fission::fission(frontend::load_onnx_bytes(serialize_model(m), "k.onnx")); });
   EXPECT_EQ(msg, "k.onnx: node 'node' (FrobnicateTensor, opset 17): not supported: ONNX defines no "
                  "operator FrobnicateTensor in opset 17");
   OnnxModel ms = single_node("Gelu", {kF32x4});
   ms.nodes[0].domain = "com.microsoft";
-  msg = user_error([&] { fission::fission(frontend::load_onnx_bytes(serialize_model(ms), "k.onnx")); });
+  msg = testlib::error_of([&] { fission::fission(frontend::load_onnx_bytes(serialize_model(ms), "k.onnx")); });
   EXPECT_EQ(msg, "k.onnx: node 'node' (com.microsoft.Gelu, opset 0): not supported: operators of domain 'com.microsoft'");
   OnnxModel e = single_node("Exp", {{ir::DType::I32, {3}}});
-  msg = user_error([&] { fission::fission(frontend::load_onnx_bytes(serialize_model(e), "k.onnx")); });
+  msg = testlib::error_of([&] { fission::fission(frontend::load_onnx_bytes(serialize_model(e), "k.onnx")); });
   EXPECT_EQ(msg, "k.onnx: node 'node' (Exp, opset 17): not supported: input 0 of dtype i32 (supported: float)");
 }
 
@@ -161,12 +154,12 @@ TEST(Loader, ExternalDataIsReadAndConfinedToTheModelDirectory) {
   std::string model = (dir / "m.onnx").string();
   frontend::OpGraph g = frontend::load_onnx_bytes(external_model("w.bin", w), model);
   EXPECT_EQ(g.initializers.at(0).second, w);
-  EXPECT_EQ(user_error([&] { frontend::load_onnx_bytes(external_model("../w.bin", w), model); }),
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(external_model("../w.bin", w), model); }),
             model + ": initializer 'w': external data location '../w.bin' leaves the model's directory");
-  EXPECT_EQ(user_error([&] { frontend::load_onnx_bytes(external_model("/etc/passwd", w), model); }),
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(external_model("/etc/passwd", w), model); }),
             model + ": initializer 'w': external data location '/etc/passwd' must be a relative path");
   std::ofstream(dir / "short.bin", std::ios::binary) << std::string(12, 'p');
-  EXPECT_TRUE(contains(user_error([&] { frontend::load_onnx_bytes(external_model("short.bin", w), model); }),
+  EXPECT_TRUE(contains(testlib::error_of([&] { frontend::load_onnx_bytes(external_model("short.bin", w), model); }),
                        "initializer 'w': raw data has 4 bytes, f32[2,2] needs 16"));
   fs::remove_all(dir);
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "testlib/errors.h"
 
 namespace orchid::ir {
 namespace {
@@ -73,29 +74,21 @@ TEST(Npy, RoundTripsEveryDtype) {
   }
 }
 
-std::string user_error(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Npy, ErrorsNameThePathAndTheProblem) {
-  EXPECT_EQ(user_error([] { read_npy("/nonexistent/x.npy"); }), "/nonexistent/x.npy: cannot open");
-  EXPECT_EQ(user_error([] { parse_npy("hello world, not numpy", "a.npy"); }),
+  EXPECT_EQ(testlib::error_of([] { read_npy("/nonexistent/x.npy"); }), "/nonexistent/x.npy: cannot open");
+  EXPECT_EQ(testlib::error_of([] { parse_npy("hello world, not numpy", "a.npy"); }),
             "a.npy: not a .npy file (bad magic)");
-  EXPECT_EQ(user_error([] { read_npy(fixture("f64_fortran.npy")); }),
+  EXPECT_EQ(testlib::error_of([] { read_npy(fixture("f64_fortran.npy")); }),
             fixture("f64_fortran.npy") + ": Fortran-order npy arrays are not supported");
   std::string bytes = file_bytes(fixture("f32_2x3.npy"));
-  EXPECT_EQ(user_error([&] { parse_npy(bytes.substr(0, bytes.size() - 3), "t.npy"); }),
+  EXPECT_EQ(testlib::error_of([&] { parse_npy(bytes.substr(0, bytes.size() - 3), "t.npy"); }),
             "t.npy: npy data has 21 bytes, f32[2,3] needs 24");
   std::string odd = bytes;
   odd.replace(odd.find("<f4"), 3, "<c8");
-  EXPECT_NE(user_error([&] { parse_npy(odd, "c.npy"); }).find("c.npy: unsupported npy dtype '<c8'"),
+  EXPECT_NE(testlib::error_of([&] { parse_npy(odd, "c.npy"); }).find("c.npy: unsupported npy dtype '<c8'"),
             std::string::npos);
-  EXPECT_EQ(user_error([&] { parse_npy(bytes.substr(0, 40), "h.npy"); }),
+  EXPECT_EQ(testlib::error_of([&] { parse_npy(bytes.substr(0, 40), "h.npy"); }),
             "h.npy: truncated npy header");
 }
 
