@@ -111,6 +111,15 @@ std::vector<ir::Tensor> fold(const Entry& e, const Lowering& L, const frontend::
   return interp::run(scratch, {}, interp::Options{});
 }
 
+// Values a rule created for the node's outputs take the ONNX output names (a rule may have
+// built them under a derived name, "y/matmul"). Values that existed before (an Identity's
+// input) keep theirs.
+void name_outputs(ir::Graph& g, const frontend::OpNode& n, const std::vector<ir::ValueId>& outs,
+                  int32_t first_new) {
+  for (size_t k = 0; k < outs.size() && k < n.outputs.size(); ++k)
+    if (!n.outputs[k].empty() && outs[k].v >= first_new) g.rename_value(outs[k], n.outputs[k]);
+}
+
 bool all_constant(const Lowering& L, const std::vector<std::optional<ir::ValueId>>& ins) {
   for (const auto& v : ins)
     if (v && L.graph.value(*v).origin != ir::ValueOrigin::Constant) return false;
@@ -132,7 +141,9 @@ void lower_node(Lowering& L, const frontend::OpNode& n) {
       for (size_t k = 0; k < data.size(); ++k)
         outs.push_back(L.graph.add_constant(n.outputs.size() > k ? n.outputs[k] : n.name, std::move(data[k])));
     } else {
+      int32_t first_new = L.graph.num_values();
       outs = apply(e, L.model, n, L.graph, std::move(ins));
+      name_outputs(L.graph, n, outs, first_new);
     }
   } catch (const Unsupported& u) {
     throw UnsupportedError(where + ": not supported: " + u.what());

@@ -101,6 +101,23 @@ ValueId Graph::add_value(Value v) {
   return id;
 }
 
+void Graph::rename_value(ValueId v, std::string_view name) {
+  ORCHID_CHECK(v.valid() && v.v < num_values()) << "value id " << v.v;
+  Value& val = values_[static_cast<size_t>(v.v)];
+  if (val.name == name) return;
+  auto it = by_name_.find(name);
+  if (it != by_name_.end()) {
+    ValueId holder = it->second;
+    std::string fresh = unique_name(std::string(name) + "/0");
+    by_name_.erase(it);
+    values_[static_cast<size_t>(holder.v)].name = fresh;
+    by_name_.emplace(fresh, holder);
+  }
+  by_name_.erase(val.name);
+  val.name = std::string(name);
+  by_name_.emplace(val.name, v);
+}
+
 ValueId Graph::add_input(std::string_view name, TensorType type) {
   Value v;
   v.type = std::move(type);

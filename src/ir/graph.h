@@ -132,6 +132,8 @@ class Graph {
   NodeId add_node(Primitive p, const std::vector<TensorType>& out_types,
                   const std::vector<std::string>& out_names);
   void set_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
+  // Gives v the name `name`; a value that holds it already is renamed to a fresh name.
+  void rename_value(ValueId v, std::string_view name);
 
   const Value& value(ValueId v) const;
   const Primitive& node(NodeId n) const;

@@ -1,0 +1,47 @@
+// The fission driver: naming, folding of constant subgraphs, dead-code elimination.
+#include <gtest/gtest.h>
+
+#include "interp/interp.h"
+#include "ir/printer.h"
+#include "testlib/onnx_builder.h"
+#include "testlib/tensors.h"
+
+namespace orchid {
+namespace {
+
+using ir::DType;
+using ir::TensorType;
+using testlib::import_model;
+using testlib::single_node;
+
+TEST(FissionDriver, OutputsKeepTheirOnnxNames) {
+  // MatMul of a 1-D operand and Gemm both build their result under derived names first.
+  ir::Graph mm = import_model(single_node("MatMul", {{DType::F32, {3}}, {DType::F32, {3, 4}}}));
+  EXPECT_EQ(mm.value(mm.outputs()[0]).name, "y0") << ir::print_graph(mm);
+  ir::Graph gemm = import_model(single_node("Gemm", {{DType::F32, {2, 3}}, {DType::F32, {3, 4}}, {DType::F32, {4}}},
+                                            1, {{"alpha", 0.5}}));
+  EXPECT_EQ(gemm.value(gemm.outputs()[0]).name, "y0") << ir::print_graph(gemm);
+}
+
+TEST(FissionDriver, ConstantSubgraphsFoldAndDeadValuesGo) {
+  // y = x + (w * 2): the product of constants folds; neither w nor 2 survives as a value.
+  TensorType t{DType::F32, {4}};
+  testlib::OnnxModel m = single_node("Add", {t});
+  m.nodes[0].inputs.push_back("w2");
+  ir::Tensor w(t), two(TensorType{DType::F32, {}});
+  for (int i = 0; i < 4; ++i) w.set_f64(i, i);
+  two.set_f64(0, 2);
+  m.initializers = {{"w", w}, {"two", two}};
+  m.nodes.insert(m.nodes.begin(), testlib::OnnxNode{"Mul", {"w", "two"}, {"w2"}, {}, ""});
+  ir::Graph g = import_model(m);
+  ASSERT_EQ(g.num_nodes(), 1) << ir::print_graph(g);
+  ASSERT_EQ(g.constants().size(), 1u);
+  EXPECT_EQ(g.value(g.nodes()[0].inputs[1]).name, "w2");
+  Rng rng(1);
+  ir::Tensor x = testlib::random_tensor(t, rng);
+  ir::Tensor y = interp::run(g, {x})[0];
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(y.get_f64(i), static_cast<float>(x.get_f64(i) + 2.0 * i));
+}
+
+}  // namespace
+}  // namespace orchid
