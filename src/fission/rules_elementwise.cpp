@@ -183,3 +183,158 @@ std::vector<ValueId> rule_Where(RuleContext& ctx) {
 }
 
 }  // namespace orchid::fission
+
+// ---- Comparisons, rounding, trigonometry and activations: one primitive each. ----
+
+namespace orchid::fission {
+
+namespace {  // the same unnamed namespace as above: binary, unary, variadic, typed_const
+
+Expr lt(Expr a, Expr b) { return ir::binary(ExprOp::Lt, std::move(a), std::move(b)); }
+Expr gt(Expr a, Expr b) { return ir::binary(ExprOp::Gt, std::move(a), std::move(b)); }
+Expr exp_of(Expr a) { return ir::unary(ExprOp::Exp, std::move(a)); }
+Expr log_of(Expr a) { return ir::unary(ExprOp::Log, std::move(a)); }
+Expr sqrt_of(Expr a) { return ir::unary(ExprOp::Sqrt, std::move(a)); }
+Expr max_of(Expr a, Expr b) { return ir::binary(ExprOp::Max, std::move(a), std::move(b)); }
+Expr min_of(Expr a, Expr b) { return ir::binary(ExprOp::Min, std::move(a), std::move(b)); }
+
+// One elementwise primitive over input 0 computing f(x, its dtype).
+std::vector<ValueId> map1(RuleContext& ctx, const std::function<Expr(Expr, DType)>& f) {
+  DType t = ctx.dtype(0);
+  return {ew_unary(ctx, ctx.input(0), [&](Expr x) { return f(x, t); })};
+}
+
+}  // namespace
+
+std::vector<ValueId> rule_GreaterOrEqual(RuleContext& ctx) { return binary(ctx, ExprOp::Ge); }
+std::vector<ValueId> rule_LessOrEqual(RuleContext& ctx) { return binary(ctx, ExprOp::Le); }
+std::vector<ValueId> rule_Xor(RuleContext& ctx) { return binary(ctx, ExprOp::Xor); }
+std::vector<ValueId> rule_Floor(RuleContext& ctx) { return unary(ctx, ExprOp::Floor); }
+std::vector<ValueId> rule_Ceil(RuleContext& ctx) { return unary(ctx, ExprOp::Ceil); }
+std::vector<ValueId> rule_Round(RuleContext& ctx) { return unary(ctx, ExprOp::Round); }
+std::vector<ValueId> rule_Sign(RuleContext& ctx) { return unary(ctx, ExprOp::Sign); }
+std::vector<ValueId> rule_IsNaN(RuleContext& ctx) { return unary(ctx, ExprOp::IsNan); }
+std::vector<ValueId> rule_Sin(RuleContext& ctx) { return unary(ctx, ExprOp::Sin); }
+std::vector<ValueId> rule_Cos(RuleContext& ctx) { return unary(ctx, ExprOp::Cos); }
+
+std::vector<ValueId> rule_IsInf(RuleContext& ctx) {
+  bool neg = ctx.attr_int("detect_negative", 1) != 0, pos = ctx.attr_int("detect_positive", 1) != 0;
+  return map1(ctx, [&](Expr x, DType t) {
+    Expr inf = ir::unary(ExprOp::IsInf, x);
+    if (neg && pos) return inf;
+    if (!neg && !pos) return ir::const_bool(false);
+    Expr side = neg ? lt(x, typed_const(t, 0)) : gt(x, typed_const(t, 0));
+    return ir::binary(ExprOp::And, inf, side);
+  });
+}
+
+std::vector<ValueId> rule_Tan(RuleContext& ctx) {
+  return map1(ctx, [](Expr x, DType) { return ir::unary(ExprOp::Sin, x) / ir::unary(ExprOp::Cos, x); });
+}
+std::vector<ValueId> rule_Sinh(RuleContext& ctx) {
+  return map1(ctx, [](Expr x, DType t) { return (exp_of(x) - exp_of(ir::unary(ExprOp::Neg, x))) * typed_const(t, 0.5); });
+}
+std::vector<ValueId> rule_Cosh(RuleContext& ctx) {
+  return map1(ctx, [](Expr x, DType t) { return (exp_of(x) + exp_of(ir::unary(ExprOp::Neg, x))) * typed_const(t, 0.5); });
+}
+std::vector<ValueId> rule_Asinh(RuleContext& ctx) {  // log(x + sqrt(x^2 + 1))
+  return map1(ctx, [](Expr x, DType t) { return log_of(x + sqrt_of(x * x + typed_const(t, 1))); });
+}
+std::vector<ValueId> rule_Acosh(RuleContext& ctx) {  // log(x + sqrt(x^2 - 1))
+  return map1(ctx, [](Expr x, DType t) { return log_of(x + sqrt_of(x * x - typed_const(t, 1))); });
+}
+std::vector<ValueId> rule_Atanh(RuleContext& ctx) {  // log((1 + x) / (1 - x)) / 2
+  return map1(ctx, [](Expr x, DType t) {
+    Expr one = typed_const(t, 1);
+    return log_of((one + x) / (one - x)) * typed_const(t, 0.5);
+  });
+}
+
+// fmod=0: floored modulo (integers only, the sign of the divisor); fmod=1: C's fmod (the
+// sign of the dividend), from the floored result.
+std::vector<ValueId> rule_Mod(RuleContext& ctx) {
+  bool c_fmod = ctx.attr_int("fmod", 0) != 0;
+  ORCHID_USER_CHECK(c_fmod || !ir::is_float(ctx.dtype(0)))
+      << ctx.where() << "fmod=0 is not defined for floating-point inputs";
+  require_same_dtype(ctx, 0, 1);
+  DType t = ctx.dtype(0);
+  return {ew_map(ctx, {ctx.input(0), ctx.input(1)}, t, [&](const std::vector<Expr>& v) {
+    Expr r = ir::binary(ExprOp::Mod, v[0], v[1]);
+    if (!c_fmod) return r;
+    Expr zero = typed_const(t, 0);
+    Expr fix = ir::binary(ExprOp::And, ir::binary(ExprOp::Ne, r, zero),
+                          ir::binary(ExprOp::Ne, lt(r, zero), lt(v[0], zero)));
+    return ir::select(fix, r - v[1], r);
+  })};
+}
+
+std::vector<ValueId> rule_Mean(RuleContext& ctx) {
+  std::vector<ValueId> sum = variadic(ctx, ExprOp::Add);
+  double n = static_cast<double>(ctx.num_inputs());
+  return {ew_unary(ctx, sum[0], [&](Expr s) { return s / typed_const(ctx.dtype(0), n); }, "mean")};
+}
+
+std::vector<ValueId> rule_Softplus(RuleContext& ctx) {
+  return map1(ctx, [](Expr x, DType t) { return log_of(exp_of(x) + typed_const(t, 1)); });
+}
+std::vector<ValueId> rule_Softsign(RuleContext& ctx) {
+  return map1(ctx, [](Expr x, DType t) { return x / (typed_const(t, 1) + ir::unary(ExprOp::Abs, x)); });
+}
+std::vector<ValueId> rule_Elu(RuleContext& ctx) {
+  double alpha = ctx.attr_float("alpha", 1.0);
+  return map1(ctx, [&](Expr x, DType t) {
+    return ir::select(lt(x, typed_const(t, 0)), typed_const(t, alpha) * (exp_of(x) - typed_const(t, 1)), x);
+  });
+}
+std::vector<ValueId> rule_Selu(RuleContext& ctx) {
+  double alpha = ctx.attr_float("alpha", 1.67326319217681884765625);
+  double gamma = ctx.attr_float("gamma", 1.05070102214813232421875);
+  return map1(ctx, [&](Expr x, DType t) {
+    Expr neg = typed_const(t, alpha) * exp_of(x) - typed_const(t, alpha);
+    return typed_const(t, gamma) * ir::select(gt(x, typed_const(t, 0)), x, neg);
+  });
+}
+std::vector<ValueId> rule_Celu(RuleContext& ctx) {  // max(0, x) + min(0, alpha (exp(x / alpha) - 1))
+  double alpha = ctx.attr_float("alpha", 1.0);
+  return map1(ctx, [&](Expr x, DType t) {
+    Expr a = typed_const(t, alpha), zero = typed_const(t, 0);
+    return max_of(zero, x) + min_of(zero, a * (exp_of(x / a) - typed_const(t, 1)));
+  });
+}
+std::vector<ValueId> rule_HardSigmoid(RuleContext& ctx) {
+  double alpha = ctx.attr_float("alpha", 0.2), beta = ctx.attr_float("beta", 0.5);
+  return map1(ctx, [&](Expr x, DType t) {
+    return max_of(typed_const(t, 0), min_of(typed_const(t, 1), typed_const(t, alpha) * x + typed_const(t, beta)));
+  });
+}
+std::vector<ValueId> rule_HardSwish(RuleContext& ctx) {  // x * HardSigmoid(x; 1/6, 1/2)
+  return map1(ctx, [](Expr x, DType t) {
+    return x * max_of(typed_const(t, 0), min_of(typed_const(t, 1), x * typed_const(t, 1.0 / 6) + typed_const(t, 0.5)));
+  });
+}
+std::vector<ValueId> rule_ThresholdedRelu(RuleContext& ctx) {
+  double alpha = ctx.attr_float("alpha", 1.0);
+  return map1(ctx, [&](Expr x, DType t) { return ir::select(gt(x, typed_const(t, alpha)), x, typed_const(t, 0)); });
+}
+std::vector<ValueId> rule_Shrink(RuleContext& ctx) {
+  double bias = ctx.attr_float("bias", 0.0), lambd = ctx.attr_float("lambd", 0.5);
+  return map1(ctx, [&](Expr x, DType t) {
+    Expr zero = typed_const(t, 0);
+    Expr low = ir::select(lt(x, typed_const(t, -lambd)), x + typed_const(t, bias), zero);
+    return ir::select(gt(x, typed_const(t, lambd)), x - typed_const(t, bias), low);
+  });
+}
+
+// PRelu: the slope broadcasts to X's shape (unidirectionally).
+std::vector<ValueId> rule_PRelu(RuleContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  ORCHID_USER_CHECK(broadcast_shapes(ctx, {ctx.shape(0), ctx.shape(1)}) == ctx.shape(0))
+      << ctx.where() << "slope of shape " << ir::dims_str(ctx.shape(1)) << " does not broadcast to "
+      << ir::dims_str(ctx.shape(0));
+  DType t = ctx.dtype(0);
+  return {ew_map(ctx, {ctx.input(0), ctx.input(1)}, t, [&](const std::vector<Expr>& v) {
+    return ir::select(lt(v[0], typed_const(t, 0)), v[0] * v[1], v[0]);
+  })};
+}
+
+}  // namespace orchid::fission

@@ -135,6 +135,71 @@ TEST(ElementwiseFission, BinaryOpsBroadcast) {
   check({"Or", 2, DType::Bool, DType::Bool, [](auto a) { return a[0] || a[1]; }});
 }
 
+TEST(ElementwiseFission, RoundingAndTrigonometry) {
+  check({"Floor", 1, DType::F32, DType::F32, [](auto a) { return std::floor(a[0]); }, {}, -5, 5});
+  check({"Ceil", 1, DType::F32, DType::F32, [](auto a) { return std::ceil(a[0]); }, {}, -5, 5});
+  check({"Round", 1, DType::F32, DType::F32, [](auto a) { return std::nearbyint(a[0]); }, {}, -5, 5});
+  check({"Sign", 1, DType::I32, DType::I32, [](auto a) { return double((a[0] > 0) - (a[0] < 0)); }, {}, -3, 3});
+  check({"Sin", 1, DType::F32, DType::F32, [](auto a) { return std::sin(a[0]); }, {}, -4, 4});
+  check({"Cos", 1, DType::F32, DType::F32, [](auto a) { return std::cos(a[0]); }, {}, -4, 4});
+  check({"Tan", 1, DType::F64, DType::F64, [](auto a) { return std::tan(a[0]); }, {}, -1.2, 1.2});
+  check({"Sinh", 1, DType::F32, DType::F32, [](auto a) { return std::sinh(a[0]); }});
+  check({"Cosh", 1, DType::F32, DType::F32, [](auto a) { return std::cosh(a[0]); }});
+  check({"Asinh", 1, DType::F64, DType::F64, [](auto a) { return std::asinh(a[0]); }});
+  check({"Acosh", 1, DType::F64, DType::F64, [](auto a) { return std::acosh(a[0]); }, {}, 1, 4});
+  check({"Atanh", 1, DType::F64, DType::F64, [](auto a) { return std::atanh(a[0]); }, {}, -0.9, 0.9});
+  check({"GreaterOrEqual", 2, DType::I32, DType::Bool, [](auto a) { return a[0] >= a[1]; }, {}, -2, 2});
+  check({"LessOrEqual", 2, DType::F32, DType::Bool, [](auto a) { return a[0] <= a[1]; }});
+  check({"Xor", 2, DType::Bool, DType::Bool, [](auto a) { return (a[0] != 0) != (a[1] != 0); }});
+  check({"Mod", 2, DType::I32, DType::I32, [](auto a) { return a[0] - std::floor(a[0] / a[1]) * a[1]; }, {}, 1, 9});
+  check({"Mod", 2, DType::I64, DType::I64, [](auto a) { return a[1] == 0 ? 0 : std::fmod(a[0], a[1]); },
+         {{"fmod", int64_t{1}}}, -9, 9});
+  check({"Mod", 2, DType::F32, DType::F32, [](auto a) { return std::fmod(a[0], a[1]); }, {{"fmod", int64_t{1}}},
+         0.5, 3});
+  check({"Mean", 3, DType::F32, DType::F32, [](auto a) { return (a[0] + a[1] + a[2]) / 3; }});
+}
+
+TEST(ElementwiseFission, Activations) {
+  check({"Softplus", 1, DType::F32, DType::F32, [](auto a) { return std::log(std::exp(a[0]) + 1); }});
+  check({"Softsign", 1, DType::F32, DType::F32, [](auto a) { return a[0] / (1 + std::fabs(a[0])); }});
+  check({"Elu", 1, DType::F32, DType::F32, [](auto a) { return a[0] < 0 ? 0.7 * (std::exp(a[0]) - 1) : a[0]; },
+         {{"alpha", 0.7}}});
+  check({"Selu", 1, DType::F32, DType::F32, [](auto a) {
+           double al = 1.67326319217681884765625, g = 1.05070102214813232421875;
+           return g * (a[0] > 0 ? a[0] : al * std::exp(a[0]) - al);
+         }});
+  check({"Celu", 1, DType::F32, DType::F32, [](auto a) {
+           return std::max(0.0, a[0]) + std::min(0.0, 2 * (std::exp(a[0] / 2) - 1));
+         }, {{"alpha", 2.0}}});
+  check({"HardSigmoid", 1, DType::F32, DType::F32, [](auto a) { return std::clamp(0.2 * a[0] + 0.5, 0.0, 1.0); },
+         {}, -4, 4});
+  check({"HardSwish", 1, DType::F32, DType::F32, [](auto a) { return a[0] * std::clamp(a[0] / 6 + 0.5, 0.0, 1.0); },
+         {}, -4, 4});
+  check({"ThresholdedRelu", 1, DType::F32, DType::F32, [](auto a) { return a[0] > 0.5 ? a[0] : 0; },
+         {{"alpha", 0.5}}});
+  check({"Shrink", 1, DType::F32, DType::F32,
+         [](auto a) { return a[0] < -0.5 ? a[0] + 0.25 : a[0] > 0.5 ? a[0] - 0.25 : 0; }, {{"bias", 0.25}}});
+  check({"IsInf", 1, DType::F32, DType::Bool, [](auto a) { return std::isinf(a[0]); }});
+  check({"IsNaN", 1, DType::F32, DType::Bool, [](auto a) { return std::isnan(a[0]); }});
+}
+
+TEST(ElementwiseFission, PReluSlopeBroadcastsToX) {
+  Rng rng(9);
+  TensorType x{DType::F32, {2, 3, 4}}, slope{DType::F32, {3, 1}};
+  std::vector<Tensor> in = {testlib::random_tensor(x, rng), testlib::random_tensor(slope, rng)};
+  Tensor got = interp::run(import_model(single_node("PRelu", {x, slope})), in)[0];
+  Tensor want(x);
+  for (int64_t i = 0; i < 24; ++i) {
+    double v = in[0].get_f64(i), s = in[1].get_f64((i / 4) % 3);
+    want.set_f64(i, v < 0 ? v * s : v);
+  }
+  EXPECT_EQ(testlib::compare_tensors(got, want), "");
+  EXPECT_EQ(testlib::error_of([&] { import_model(single_node("PRelu", {slope, x}), "p.onnx"); }),
+            "p.onnx: node 'node' (PRelu, opset 17): slope of shape [2,3,4] does not broadcast to [3,1]");
+  EXPECT_EQ(testlib::error_of([&] { import_model(single_node("Mod", {x, x}), "p.onnx"); }),
+            "p.onnx: node 'node' (Mod, opset 17): fmod=0 is not defined for floating-point inputs");
+}
+
 TEST(ElementwiseFission, VariadicAndWhere) {
   check({"Max", 3, DType::F32, DType::F32, [](auto a) { return std::max({a[0], a[1], a[2]}); }});
   check({"Min", 2, DType::I32, DType::I32, [](auto a) { return std::min(a[0], a[1]); }, {}, -9, 9});
