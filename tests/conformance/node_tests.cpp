@@ -109,6 +109,17 @@ std::vector<ir::Tensor> read_inputs(const fs::path& set) {
   return inputs;
 }
 
+// Orchid computes every shape itself; where ONNX's shape inference determined a value's type
+// completely, the two must agree.
+void check_inferred_types(const frontend::OpGraph& model, const ir::Graph& g) {
+  for (const auto& [name, type] : model.inferred) {
+    auto v = g.find_value(name);
+    if (v && g.type(*v) != type)
+      throw std::runtime_error("value '" + name + "' is " + ir::type_str(g.type(*v)) +
+                               ", ONNX shape inference says " + ir::type_str(type));
+  }
+}
+
 // Imports the model and reads a data set's inputs. When a valid model is unsupported only
 // because a shape depends on an input (a Reshape's shape, a Resize's scales fed as inputs),
 // binds such inputs to this data set's values at compile time (as `orchid run --bind` does).
@@ -116,7 +127,9 @@ ir::Graph import_for(const fs::path& dir, const fs::path& set, std::vector<ir::T
   std::string path = (dir / "model.onnx").string();
   *bound = false;
   try {
-    ir::Graph g = fission::fission(frontend::load_onnx(path));
+    frontend::OpGraph model = frontend::load_onnx(path);
+    ir::Graph g = fission::fission(model);
+    check_inferred_types(model, g);
     inputs = read_inputs(set);
     return g;
   } catch (const UnsupportedError&) {
