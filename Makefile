@@ -44,3 +44,33 @@ ops-doc: build
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log
+
+# Benchmarks (bench/README.md): the models exported by Debian's torch, the peers from PyPI in a
+# virtual environment, Orchid's columns once `orchid compile` exists. Not part of `make test`.
+# BENCH_ARGS passes options to bench.harness.run (e.g. --runtimes onnxruntime,openvino).
+BENCH_VENV = $(BUILD)/bench-venv
+BENCH_CACHE = $(BUILD)/bench-cache
+BENCH_ARGS ?=
+BENCH_EXPORT = OMP_NUM_THREADS=$(JOBS) /usr/bin/python3 -m bench.models.export --cache $(BENCH_CACHE) --orchid $(ORCHID)
+BENCH_RUN = $(BENCH_VENV)/bin/python -m bench.harness.run --cache $(BENCH_CACHE) --orchid $(ORCHID)
+
+.PHONY: bench bench-full bench-deps bench-tune-tvm
+
+bench-deps: build
+	@scripts/install-deps.sh --torch
+	@scripts/setup-bench-venv.sh $(BENCH_VENV)
+
+# The default subset (under 20 minutes on 2 cores).
+bench: bench-deps
+	$(BENCH_EXPORT) --models default
+	$(BENCH_RUN) --models default $(BENCH_ARGS)
+
+# Every model.
+bench-full: bench-deps
+	$(BENCH_EXPORT) --models all
+	$(BENCH_RUN) --models all $(BENCH_ARGS)
+
+# MetaSchedule tuning for TVM (hours on 2 cores); later `make bench` runs reuse its databases.
+bench-tune-tvm: bench-deps
+	$(BENCH_EXPORT) --models default
+	$(BENCH_RUN) --models default --runtimes onnxruntime,tvm --tvm-tune --rounds 1 --name tvm-tuning $(BENCH_ARGS)

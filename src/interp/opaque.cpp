@@ -117,19 +117,123 @@ void topk(NodeEval& ne) {
   }
 }
 
+// ---- scatter_elements, scatter_nd: out = data, then each update written (or added, or
+// multiplied) in row-major order of the updates. ----
+
+enum Reduction : int64_t { kNone = 0, kAdd = 1, kMul = 2 };
+
+// Where index v (an element of integer dtype t) lands along dim `dim` of size n: negative
+// values count from the end; a value outside [-n, n) is a run-time error.
+int64_t scatter_index(const NodeEval& ne, int64_t v, ir::DType t, int64_t dim, int64_t n) {
+  bool u64 = t == ir::DType::U64;
+  int64_t at = !u64 && v < 0 ? v + n : v;
+  if (at >= 0 && at < n && !(u64 && v < 0)) return at;
+  std::string shown = u64 ? std::to_string(static_cast<uint64_t>(v)) : std::to_string(v);
+  std::string routine(ir::opaque_routine_name(std::get<ir::OpaqueAttrs>(ne.prim().attrs).routine));
+  ORCHID_USER_ERROR() << ne.label() << ": " << routine << " index " << shown
+                      << " is out of range for dimension " << dim << " of size " << n;
+  return 0;
+}
+
+// y[dst] = u[src], or y[dst] + u[src], or y[dst] * u[src] (bool: or, and); floats rounded to
+// `round_t`, integers wrapped later.
+void combine(Buffer& y, int64_t dst, const Buffer& u, int64_t src, int64_t red, ir::DType round_t) {
+  if (y.is_float()) {
+    double a = y.f[dst], b = u.f[src];
+    y.f[dst] = red == kNone ? b : ir::round_to_dtype(red == kAdd ? a + b : a * b, round_t);
+    return;
+  }
+  int64_t a = y.i[dst], b = u.i[src];
+  if (red == kNone) {
+    y.i[dst] = b;
+  } else if (ir::is_bool(y.type.dtype)) {
+    y.i[dst] = red == kAdd ? (a | b) : (a & b);
+  } else {
+    y.i[dst] = red == kAdd ? wrap_add(a, b) : wrap_mul(a, b);
+  }
+}
+
+// The output starts as a copy of data; returns the reduction.
+int64_t start_scatter(NodeEval& ne) {
+  const Buffer& x = *ne.in[0];
+  Buffer& y = ne.out[0];
+  y.f = x.f;
+  y.i = x.i;
+  return param(ne, "reduction", kNone, kMul);
+}
+
+void finish_scatter(Buffer& y) {
+  if (!y.is_float()) wrap_lanes(y.i.data(), y.numel(), y.type.dtype);
+}
+
+// ONNX ScatterElements: update j goes to j with its `axis` coordinate replaced by indices[j].
+void scatter_elements(NodeEval& ne) {
+  const Buffer &x = *ne.in[0], &ind = *ne.in[1], &upd = *ne.in[2];
+  Buffer& y = ne.out[0];
+  int64_t red = start_scatter(ne);
+  auto axis = static_cast<size_t>(param(ne, "axis", 0, x.type.rank() - 1));
+  ir::DType round_t = rounding_dtype(y.type.dtype, ne.precision);
+  const ir::Dims& us = upd.type.shape;
+  ir::Dims st = ir::row_major_strides(x.type.shape), pos(us.size(), 0);
+  for (int64_t j = 0; j < upd.numel(); ++j) {
+    int64_t dst = 0;
+    for (size_t d = 0; d < us.size(); ++d) {
+      int64_t at = d == axis ? scatter_index(ne, ind.i[j], ind.type.dtype, static_cast<int64_t>(d),
+                                             x.type.shape[d])
+                             : pos[d];
+      dst += at * st[d];
+    }
+    combine(y, dst, upd, j, red, round_t);
+    for (size_t d = us.size(); d-- > 0;) {  // the next position in row-major order
+      if (++pos[d] < us[d]) break;
+      pos[d] = 0;
+    }
+  }
+  finish_scatter(y);
+}
+
+// ONNX ScatterND: index tuple t (the last dim of indices, k long) names a slice of data
+// (its trailing rank - k dims), which takes updates' slice t.
+void scatter_nd(NodeEval& ne) {
+  const Buffer &x = *ne.in[0], &ind = *ne.in[1], &upd = *ne.in[2];
+  Buffer& y = ne.out[0];
+  int64_t red = start_scatter(ne);
+  ir::DType round_t = rounding_dtype(y.type.dtype, ne.precision);
+  const ir::Dims& xs = x.type.shape;
+  auto k = static_cast<size_t>(ind.type.shape.back());
+  ir::Dims st = ir::row_major_strides(xs);
+  int64_t slice = k == 0 ? x.numel() : st[k - 1];
+  int64_t tuples = k == 0 ? 0 : ind.numel() / static_cast<int64_t>(k);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t base = 0;
+    for (size_t j = 0; j < k; ++j)
+      base += scatter_index(ne, ind.i[t * static_cast<int64_t>(k) + static_cast<int64_t>(j)],
+                            ind.type.dtype, static_cast<int64_t>(j), xs[j]) * st[j];
+    for (int64_t s = 0; s < slice; ++s) combine(y, base + s, upd, t * slice + s, red, round_t);
+  }
+  finish_scatter(y);
+}
+
 }  // namespace
 
 void eval_opaque(NodeEval& ne) {
   const auto& attrs = std::get<ir::OpaqueAttrs>(ne.prim().attrs);
-  ORCHID_CHECK(ne.in.size() == 1) << ne.label() << ": takes one input, given " << ne.in.size();
   switch (attrs.routine) {
     case ir::OpaqueRoutine::CumSum:
-      ORCHID_CHECK(ne.out.size() == 1 && ne.out[0].type == ne.in[0]->type)
-          << ne.label() << ": cumsum output must be of its input's type";
+      ORCHID_CHECK(ne.in.size() == 1 && ne.out.size() == 1 && ne.out[0].type == ne.in[0]->type)
+          << ne.label() << ": cumsum takes one input and gives one output of its type";
       return cumsum(ne);
     case ir::OpaqueRoutine::TopK:
-      ORCHID_CHECK(ne.out.size() == 2) << ne.label() << ": topk has two outputs";
+      ORCHID_CHECK(ne.in.size() == 1 && ne.out.size() == 2)
+          << ne.label() << ": topk takes one input and has two outputs";
       return topk(ne);
+    case ir::OpaqueRoutine::ScatterElements:
+    case ir::OpaqueRoutine::ScatterND:
+      ORCHID_CHECK(ne.in.size() == 3 && ne.out.size() == 1 && ne.out[0].type == ne.in[0]->type &&
+                   ne.in[2]->type.dtype == ne.in[0]->type.dtype && !ne.in[1]->is_float())
+          << ne.label() << ": a scatter takes (data, indices, updates) and gives data's type";
+      if (attrs.routine == ir::OpaqueRoutine::ScatterND) return scatter_nd(ne);
+      return scatter_elements(ne);
   }
   ORCHID_CHECK(false) << "unknown opaque routine";
 }

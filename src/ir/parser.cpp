@@ -53,6 +53,15 @@ OpaqueRoutine routine_of(const Primitive& p) {
   return a ? a->routine : OpaqueRoutine::CumSum;
 }
 
+// The names of the opaque routines, for messages ("cumsum, topk, ...").
+std::string routine_names() {
+  std::string names;
+#define ORCHID_OPAQUE(e, text, params) names += std::string(names.empty() ? "" : ", ") + (text);
+#include "ir/opaque.def"
+#undef ORCHID_OPAQUE
+  return names;
+}
+
 // Constants in the text form are at most 1 GiB: larger ones are certainly a mistake (a splat
 // of a huge shape would allocate it all).
 constexpr int64_t kMaxConstantBytes = int64_t{1} << 30;
@@ -233,7 +242,7 @@ class GraphParser {
       const Token& c = lex_.peek();
       std::optional<OpaqueRoutine> r =
           c.kind == TokKind::Ident ? parse_opaque_routine(c.text) : std::nullopt;
-      if (!r) lex_.expected("an opaque routine (cumsum, topk)");
+      if (!r) lex_.expected("an opaque routine (" + routine_names() + ")");
       lex_.next();
       p.attrs = OpaqueAttrs{*r, {}};
     }

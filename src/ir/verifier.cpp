@@ -5,7 +5,9 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <utility>
 #include <variant>
 
 #include "ir/printer.h"
@@ -303,43 +305,133 @@ void check_flag(const NodeCheck& c, const OpaqueAttrs& a, const char* name) {
   if (v != 0 && v != 1) c.fail(std::string(name) + "=" + str(v) + " must be 0 or 1");
 }
 
+// The number of inputs and outputs of a routine (docs/ir.md, "Opaque routines").
+std::pair<size_t, size_t> routine_arity(OpaqueRoutine r) {
+  switch (r) {
+    case OpaqueRoutine::CumSum: return {1, 1};
+    case OpaqueRoutine::TopK: return {1, 2};
+    case OpaqueRoutine::ScatterElements:
+    case OpaqueRoutine::ScatterND: return {3, 1};
+  }
+  return {0, 0};
+}
+
+// The `axis` parameter in [0, rank of x); false (reported) otherwise.
+bool check_axis(const NodeCheck& c, const OpaqueAttrs& a, const TensorType& x) {
+  int64_t axis = a.param("axis");
+  if (axis >= 0 && axis < x.rank()) return true;
+  c.fail(std::string(opaque_routine_name(a.routine)) + " axis=" + str(axis) + " out of range for " +
+         type_str(x));
+  return false;
+}
+
+// cumsum and topk: the output types, or nullopt after reporting a violation.
+std::optional<std::vector<TensorType>> scan_outputs(const NodeCheck& c, const OpaqueAttrs& a) {
+  const TensorType& x = c.in_types[0];
+  if (!check_axis(c, a, x)) return std::nullopt;
+  if (a.routine == OpaqueRoutine::CumSum) {
+    check_flag(c, a, "exclusive");
+    check_flag(c, a, "reverse");
+    return std::vector<TensorType>{x};
+  }
+  auto axis = static_cast<size_t>(a.param("axis"));
+  int64_t k = a.param("k");
+  if (k < 1 || k > x.shape[axis])
+    c.fail("topk k=" + str(k) + " out of range for dim " + str(static_cast<int64_t>(axis)) +
+           " of " + type_str(x));
+  check_flag(c, a, "largest");
+  check_flag(c, a, "sorted");
+  TensorType values = x;
+  values.shape[axis] = k;
+  return std::vector<TensorType>{values, {DType::I64, values.shape}};
+}
+
+// What scatter_elements and scatter_nd require of (data, indices, updates) besides their
+// shapes: an integer indices tensor, updates of data's dtype, a reduction in [0, 2].
+bool check_scatter_operands(const NodeCheck& c, const OpaqueAttrs& a) {
+  std::string r(opaque_routine_name(a.routine));
+  const TensorType &data = c.in_types[0], &ind = c.in_types[1], &upd = c.in_types[2];
+  bool ok = true;
+  if (!is_int(ind.dtype)) {
+    c.fail(r + " indices " + type_str(ind) + " are not of an integer dtype");
+    ok = false;
+  }
+  if (upd.dtype != data.dtype) {
+    c.fail(r + " updates " + type_str(upd) + " differ in dtype from data " + type_str(data));
+    ok = false;
+  }
+  int64_t red = a.param("reduction");
+  if (red < 0 || red > 2) {
+    c.fail(r + " reduction=" + str(red) + " is not 0 (none), 1 (add) or 2 (mul)");
+    ok = false;
+  }
+  return ok;
+}
+
+// scatter_elements: data, indices and updates of one rank; indices of updates' shape, no
+// larger than data's off the axis.
+bool scatter_elements_shapes_ok(const NodeCheck& c, const OpaqueAttrs& a) {
+  const TensorType &data = c.in_types[0], &ind = c.in_types[1], &upd = c.in_types[2];
+  bool ok = ind.shape == upd.shape && ind.rank() == data.rank();
+  for (int64_t d = 0; ok && d < data.rank(); ++d) {
+    auto k = static_cast<size_t>(d);
+    ok = d == a.param("axis") || ind.shape[k] <= data.shape[k];
+  }
+  if (!ok)
+    c.fail("scatter_elements indices " + type_str(ind) + " and updates " + type_str(upd) +
+           " do not fit data " + type_str(data));
+  return ok;
+}
+
+// scatter_nd: indices [.., k] with 1 <= k <= rank of data, updates of shape
+// indices.shape[:-1] ++ data.shape[k:].
+bool scatter_nd_shapes_ok(const NodeCheck& c) {
+  const TensorType &data = c.in_types[0], &ind = c.in_types[1], &upd = c.in_types[2];
+  bool ok = ind.rank() >= 1 && ind.shape.back() >= 1 && ind.shape.back() <= data.rank();
+  if (ok) {
+    Dims want(ind.shape.begin(), ind.shape.end() - 1);
+    want.insert(want.end(), data.shape.begin() + ind.shape.back(), data.shape.end());
+    ok = upd.shape == want;
+  }
+  if (!ok)
+    c.fail("scatter_nd indices " + type_str(ind) + " and updates " + type_str(upd) +
+           " do not fit data " + type_str(data));
+  return ok;
+}
+
+std::optional<std::vector<TensorType>> scatter_outputs(const NodeCheck& c, const OpaqueAttrs& a) {
+  const TensorType& data = c.in_types[0];
+  if (!check_scatter_operands(c, a)) return std::nullopt;
+  if (a.routine == OpaqueRoutine::ScatterElements) {
+    if (!check_axis(c, a, data) || !scatter_elements_shapes_ok(c, a)) return std::nullopt;
+  } else if (!scatter_nd_shapes_ok(c)) {
+    return std::nullopt;
+  }
+  return std::vector<TensorType>{data};
+}
+
 void check_routine(const NodeCheck& c, const OpaqueAttrs& a) {
   std::string r(opaque_routine_name(a.routine));
-  size_t want_outs = a.routine == OpaqueRoutine::TopK ? 2 : 1;
-  if (c.in_types.size() != 1 || c.p.outputs.size() != want_outs) {
-    c.fail(r + " takes 1 input and " + str(static_cast<int64_t>(want_outs)) + " outputs, found " +
-           str(static_cast<int64_t>(c.p.inputs.size())) + " and " +
+  auto [want_ins, want_outs] = routine_arity(a.routine);
+  if (c.in_types.size() != want_ins || c.p.outputs.size() != want_outs) {
+    c.fail(r + " takes " + str(static_cast<int64_t>(want_ins)) + " input" +
+           (want_ins == 1 ? "" : "s") + " and " + str(static_cast<int64_t>(want_outs)) +
+           " outputs, found " + str(static_cast<int64_t>(c.p.inputs.size())) + " and " +
            str(static_cast<int64_t>(c.p.outputs.size())));
     return;
   }
-  const TensorType& x = c.in_types[0];
-  int64_t axis = a.param("axis");
-  if (axis < 0 || axis >= x.rank()) {
-    c.fail(r + " axis=" + str(axis) + " out of range for " + type_str(x));
-    return;
-  }
-  TensorType want = x;
+  std::optional<std::vector<TensorType>> want;
   switch (a.routine) {
     case OpaqueRoutine::CumSum:
-      check_flag(c, a, "exclusive");
-      check_flag(c, a, "reverse");
-      break;
-    case OpaqueRoutine::TopK: {
-      int64_t k = a.param("k");
-      if (k < 1 || k > x.shape[static_cast<size_t>(axis)])
-        c.fail("topk k=" + str(k) + " out of range for dim " + str(axis) + " of " + type_str(x));
-      want.shape[static_cast<size_t>(axis)] = k;
-      check_flag(c, a, "largest");
-      check_flag(c, a, "sorted");
-      break;
-    }
+    case OpaqueRoutine::TopK: want = scan_outputs(c, a); break;
+    case OpaqueRoutine::ScatterElements:
+    case OpaqueRoutine::ScatterND: want = scatter_outputs(c, a); break;
   }
-  for (size_t k = 0; k < want_outs; ++k) {
-    if (k == 1) want.dtype = DType::I64;
+  for (size_t k = 0; want && k < want_outs; ++k) {
     const TensorType& got = c.g.type(c.p.outputs[k]);
-    if (got != want)
+    if (got != (*want)[k])
       c.fail(r + " output " + name_of(c.g, c.p.outputs[k]) + " is " + type_str(got) +
-             ", should be " + type_str(want));
+             ", should be " + type_str((*want)[k]));
   }
 }
 

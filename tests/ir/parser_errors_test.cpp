@@ -176,7 +176,8 @@ TEST(ParserErrors, NodeHeader) {
       graph_with("  %y : f32[2,1] = reduce mean(%x) over [3] { %x[i0, r0] }"), "mean",
       "expected a combiner (sum, prod, max, min, argmax, argmin, welford, maxsum), found 'mean'");
   expect_error(graph_with("  %y : f32[2,3] = opaque sort(%x) {axis=1}"), "sort",
-               "expected an opaque routine (cumsum, topk), found 'sort'");
+               "expected an opaque routine (cumsum, topk, scatter_elements, scatter_nd), found "
+               "'sort'");
 }
 
 TEST(ParserErrors, NodeInputs) {

@@ -18,5 +18,6 @@ struct Command {
 Command add_inspect(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_ir_run(CLI::App& app);
+Command add_target(CLI::App& app);
 
 }  // namespace orchid::cli

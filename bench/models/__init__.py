@@ -1,0 +1,1 @@
+"""Benchmark model definitions (torch modules) and their ONNX export; see registry.py."""

@@ -1,0 +1,1 @@
+"""Peer runtimes, one module each; every runtime runs in its own worker process (worker.py)."""

@@ -1,0 +1,32 @@
+"""The runtime names the harness knows, each mapped to its runner class (imported lazily, so a
+peer that is not installed fails alone, as "unsupported")."""
+import importlib
+
+from .base import Unsupported
+
+_CLASSES = {
+    "onnxruntime": ("onnxruntime_runner", "OnnxRuntime"),
+    "openvino": ("openvino_runner", "OpenVino"),
+    "torch-eager": ("torch_runner", "TorchEager"),
+    "torch-inductor": ("torch_runner", "TorchInductor"),
+    "torch-inductor-max-autotune": ("torch_runner", "TorchInductorMaxAutotune"),
+    "tvm": ("tvm_runner", "Tvm"),
+    "orchid-per-op": ("orchid_runner", "OrchidPerOp"),
+    "orchid-greedy": ("orchid_runner", "OrchidGreedy"),
+    "orchid-optimal": ("orchid_runner", "OrchidOptimal"),
+}
+
+
+def _factory(module, cls):
+    def make(*args):
+        try:
+            m = importlib.import_module(f"bench.peers.{module}")
+        except ImportError as e:
+            raise Unsupported(f"not installed in the bench venv: {e}")
+        return getattr(m, cls)(*args)
+    return make
+
+
+RUNNERS = {name: _factory(*where) for name, where in _CLASSES.items()}
+PEERS = [n for n in _CLASSES if not n.startswith("orchid-")]
+ORCHID = [n for n in _CLASSES if n.startswith("orchid-")]
