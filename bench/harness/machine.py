@@ -38,10 +38,11 @@ def cpu_facts() -> dict:
 
 
 def orchid_target(orchid: str):
-    """The parsed `orchid target --json`, or None while that command does not exist."""
+    """The parsed `orchid target --json --refresh` (measured now, and cached for Orchid's own
+    later use), or None while that command does not exist."""
     if not orchid or not os.access(orchid, os.X_OK) or "target" not in orchid_subcommands(orchid):
         return None
-    out = subprocess.run([orchid, "target", "--json"], capture_output=True, text=True, timeout=600)
+    out = subprocess.run([orchid, "target", "--json", "--refresh"], capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         return None
     return json.loads(out.stdout)
@@ -60,15 +61,15 @@ def measure(threads: int) -> dict:
 def describe(orchid: str, threads: int) -> dict:
     machine = cpu_facts()
     target = orchid_target(orchid)
-    if target is not None:
+    if target is not None:  # its caches and levels stay inside: "caches" keeps the sysfs sizes
         machine["orchid_target"] = target
-        for key in ("cpu_model", "cores", "isa", "caches"):
+        for key in ("cpu_model", "cores", "isa"):
             if key in target:
                 machine[key] = target[key]
     probe = None
     for key in ("dram_bandwidth_gbs", "gemm_peak_gflops"):
         if target is not None and target.get(key):
-            machine[key], machine[key + "_source"] = target[key], "orchid target --json"
+            machine[key], machine[key + "_source"] = round(target[key], 2), "orchid target --json --refresh"
         else:
             probe = probe or measure(threads)
             machine[key], machine[key + "_source"] = probe[key], probe[key + "_source"]

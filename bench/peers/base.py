@@ -47,10 +47,19 @@ class Runner:
         return times
 
     def peak_rss_mb(self) -> float:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return own_peak_rss_mb()
 
     def version(self) -> str:
         return ""
+
+
+def own_peak_rss_mb() -> float:
+    """This process's peak resident set (VmHWM). Not getrusage's ru_maxrss, which on Linux
+    keeps the parent's size from before exec."""
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def torch_module(model_dir: str, entry: dict):

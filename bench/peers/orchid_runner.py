@@ -5,7 +5,8 @@ The commands this runner calls (the contract for Orchid's CPU backend; see bench
   orchid compile MODEL.onnx -o DIR --orchestrate STRATEGY
   orchid run DIR --input NAME=FILE.npy ... --output-dir OUT        one run; OUT/<output>.npy
   orchid run DIR --input NAME=FILE.npy ... --bench --min-time S --min-runs N --json
-      warm-up, then at least N runs and S seconds; prints {"times_ms": [...], ...} on stdout
+      warm-up, then at least N runs and S seconds; prints {"times_ms": [...],
+      "peak_rss_mb": ...} on stdout (peak_rss_mb optional)
 
 Until `orchid compile` exists the runner reports status "unsupported" with that reason; it
 never makes up a number. Timing happens inside Orchid's process, so the process start is not
@@ -67,12 +68,17 @@ class Orchid(Runner):
         out = self.call(["run", self.artifact, *self.input_flags(), "--bench", "--min-time", str(min_s),
                          "--min-runs", str(min_runs), "--json"])
         try:
-            return [float(t) for t in json.loads(out)["times_ms"]]
-        except (ValueError, KeyError, TypeError) as e:
+            report = json.loads(out)
+            self.reported_rss_mb = report.get("peak_rss_mb")
+            return [float(t) for t in report["times_ms"]]
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise RuntimeError(f"`orchid run --bench --json` printed no times_ms: {e}: {out[:200]}")
 
     def peak_rss_mb(self):
-        return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        """Orchid's own report ("peak_rss_mb" in the --bench JSON) if it gives one; else the
+        largest child's ru_maxrss (which may include this worker's size at fork)."""
+        reported = getattr(self, "reported_rss_mb", None)
+        return reported if reported is not None else resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
     def version(self):
         try:

@@ -35,11 +35,12 @@ int64_t reduction_param(const RuleContext& ctx) {
 // updates) is copied first: a primitive's inputs are distinct values.
 ValueId scatter(RuleContext& ctx, ir::OpaqueRoutine routine, std::vector<ValueId> ins,
                 std::map<std::string, int64_t> params, const std::string& suffix = "") {
-  for (size_t k = 1; k < ins.size(); ++k)
-    if (std::find(ins.begin(), ins.begin() + static_cast<ptrdiff_t>(k), ins[k]) !=
-        ins.begin() + static_cast<ptrdiff_t>(k))
-      ins[k] = ew_unary(
-          ctx, ins[k], [](Expr e) { return e; }, "copy");
+  for (size_t k = 1; k < ins.size(); ++k) {
+    auto before = ins.begin() + static_cast<ptrdiff_t>(k);
+    auto identity = [](Expr e) { return e; };
+    if (std::find(ins.begin(), before, ins[k]) != before)
+      ins[k] = ew_unary(ctx, ins[k], identity, "copy");
+  }
   ir::TensorType t = ctx.graph().type(ins[0]);
   ir::Primitive p;
   p.op = ir::PrimOp::Opaque;
@@ -106,16 +107,11 @@ std::vector<ValueId> rule_ScatterND(RuleContext& ctx) {
                   {{"reduction", reduction}})};
 }
 
-// MaxUnpool, as ONNX's reference implementation: u = zeros(unpooled shape), u.flat[I.flat[j]]
-// = X.flat[j], the unpooled shape per spatial dim (in - 1) * stride + kernel - pad_begin -
-// pad_end (pads ignored when output_shape is given). With output_shape (no smaller), u is
-// placed at the origin of a zero tensor of that shape.
-std::vector<ValueId> rule_MaxUnpool(RuleContext& ctx) {
-  require_dtype(ctx, 1, {DType::I64}, layout2::op_version(ctx));
-  const Dims xs = ctx.shape(0);
-  ORCHID_USER_CHECK(xs.size() >= 3 && ctx.shape(1) == xs)
-      << ctx.where() << "X " << ir::dims_str(xs)
-      << " needs rank >= 3 and indices I of its shape, found " << ir::dims_str(ctx.shape(1));
+namespace {
+
+// MaxUnpool's shape before output_shape: per spatial dim (in - 1) * stride + kernel -
+// pad_begin - pad_end, pads ignored when output_shape is given.
+Dims unpooled_shape(const RuleContext& ctx, const Dims& xs) {
   size_t S = xs.size() - 2;
   ORCHID_USER_CHECK(ctx.has_attr("kernel_shape"))
       << ctx.where() << "attribute 'kernel_shape' is required";
@@ -128,6 +124,36 @@ std::vector<ValueId> rule_MaxUnpool(RuleContext& ctx) {
     unpooled.push_back((xs[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + S]);
   ORCHID_USER_CHECK(std::all_of(unpooled.begin(), unpooled.end(), [](int64_t d) { return d >= 0; }))
       << ctx.where() << "the unpooled shape " << ir::dims_str(unpooled) << " has a negative dim";
+  return unpooled;
+}
+
+// u placed at the origin of a zero tensor of shape `out` (a layout primitive).
+ValueId pad_at_end(RuleContext& ctx, ValueId u, const Dims& out) {
+  const Dims s = ctx.graph().type(u).shape;
+  PrimBuilder b(ctx.graph());
+  std::vector<Expr> i = domain_vars(out.size()), inside;
+  for (size_t d = 0; d < out.size(); ++d)
+    if (out[d] > s[d]) inside.push_back(ir::binary(ir::ExprOp::Lt, i[d], ir::const_i64(s[d])));
+  ir::DType t = ctx.graph().type(u).dtype;
+  Expr body = b.load_pred(u, i, layout2::all_of(inside), ir::Scalar::of(t, 0));
+  ir::Primitive p = b.make(ir::PrimOp::Layout);
+  p.bodies = {body};
+  p.domain = out;
+  return ctx.emit1(std::move(p), {t, out});
+}
+
+}  // namespace
+
+// MaxUnpool, as ONNX's reference implementation: u = zeros(unpooled shape), u.flat[I.flat[j]]
+// = X.flat[j]; with output_shape (no smaller), u is placed at the origin of a zero tensor of
+// that shape.
+std::vector<ValueId> rule_MaxUnpool(RuleContext& ctx) {
+  require_dtype(ctx, 1, {DType::I64}, layout2::op_version(ctx));
+  const Dims xs = ctx.shape(0);
+  ORCHID_USER_CHECK(xs.size() >= 3 && ctx.shape(1) == xs)
+      << ctx.where() << "X " << ir::dims_str(xs)
+      << " needs rank >= 3 and indices I of its shape, found " << ir::dims_str(ctx.shape(1));
+  Dims unpooled = unpooled_shape(ctx, xs);
   Dims out = ctx.has_input(2) ? layout::static_ints(ctx, 2) : unpooled;
   bool fits = out.size() == xs.size();
   for (size_t d = 0; fits && d < out.size(); ++d)
@@ -143,17 +169,7 @@ std::vector<ValueId> rule_MaxUnpool(RuleContext& ctx) {
   ValueId u =
       scatter(ctx, ir::OpaqueRoutine::ScatterND, {zeros, at, x}, {{"reduction", 0}}, "scatter");
   u = view(ctx, u, unpooled, "unpooled");
-  if (out == unpooled) return {u};
-  PrimBuilder b(ctx.graph());
-  std::vector<Expr> i = domain_vars(out.size()), inside;
-  for (size_t d = 2; d < out.size(); ++d)
-    if (out[d] > unpooled[d])
-      inside.push_back(ir::binary(ir::ExprOp::Lt, i[d], ir::const_i64(unpooled[d])));
-  Expr body = b.load_pred(u, i, layout2::all_of(inside), ir::Scalar::of(ctx.dtype(0), 0));
-  ir::Primitive p = b.make(ir::PrimOp::Layout);
-  p.bodies = {body};
-  p.domain = out;
-  return {ctx.emit1(std::move(p), {ctx.dtype(0), out})};
+  return {out == unpooled ? u : pad_at_end(ctx, u, out)};
 }
 
 }  // namespace orchid::fission

@@ -166,6 +166,9 @@ TEST(CoverageConvTranspose, Errors) {
   expect_error(node_model("ConvTranspose", {x, w, TensorType{DType::F32, {2}}}), "ConvTranspose",
                "bias B of shape [2] should be [1]");
   expect_error(node_model("ConvTranspose",
+                          {TensorType{DType::BF16, {1, 2, 3}}, TensorType{DType::BF16, {2, 1, 2}}}),
+               "ConvTranspose", "input 0 has dtype bf16; ConvTranspose-11 allows f16, f32, f64");
+  expect_error(node_model("ConvTranspose",
                           {TensorType{DType::I32, {1, 2, 3}}, TensorType{DType::I32, {2, 1, 2}}}),
                "ConvTranspose", "not supported: input 0 of dtype i32 (supported: float)");
 }

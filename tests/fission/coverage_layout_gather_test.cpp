@@ -198,6 +198,8 @@ TEST(CoverageGather, GatherNDErrors) {
   expect_error(node_model("GatherND", {t, TensorType{DType::I64, {2, 1}}}, 1,
                           {{"batch_dims", int64_t{0}}}, 11),
                "GatherND", "attribute 'batch_dims' is not defined before version 12");
+  expect_error(node_model("GatherND", {t, TensorType{DType::I32, {2, 1}}}), "GatherND",
+               "input 1 has dtype i32; GatherND-13 allows i64");
   expect_error(node_model("GatherND", {TensorType{DType::F32, {}}, TensorType{DType::I64, {1}}}),
                "GatherND", "data [] and indices [1] need rank >= 1");
 }
