@@ -98,8 +98,18 @@ std::string RuleContext::value_name(const std::string& suffix) const {
   return suffix.empty() ? base : base + "/" + suffix;
 }
 
+void RuleContext::check_size(const ir::TensorType& t) const {
+  auto n = ir::checked_numel(t.shape, t.dtype);
+  ORCHID_USER_CHECK(n.has_value()) << where() << "a result of shape " << ir::dims_str(t.shape)
+                                   << " has a negative dimension or too many elements";
+  ORCHID_USER_CHECK(*n * ir::dtype_bytes(t.dtype) <= kMaxTensorBytes)
+      << where() << "a result of type " << ir::type_str(t) << " takes " << *n * ir::dtype_bytes(t.dtype)
+      << " bytes, more than the limit of " << kMaxTensorBytes;
+}
+
 std::vector<ir::ValueId> RuleContext::emit(ir::Primitive p, const std::vector<ir::TensorType>& outs,
                                            const std::string& suffix) {
+  for (const ir::TensorType& t : outs) check_size(t);
   p.name = node_.name;
   std::vector<std::string> names;
   for (size_t k = 0; k < outs.size(); ++k) {
@@ -115,6 +125,7 @@ ir::ValueId RuleContext::emit1(ir::Primitive p, const ir::TensorType& out, const
 }
 
 ir::ValueId RuleContext::add_constant(ir::Tensor t, const std::string& suffix) {
+  check_size(t.type());
   return g_.add_constant(value_name(suffix), std::move(t));
 }
 

@@ -21,6 +21,9 @@ class Unsupported : public std::runtime_error {
   explicit Unsupported(const std::string& reason) : std::runtime_error(reason) {}
 };
 
+// The largest tensor a rule may create (a user error beyond): shapes come from models.
+constexpr int64_t kMaxTensorBytes = int64_t(4) << 30;
+
 class RuleContext {
  public:
   RuleContext(const frontend::OpGraph& model, const frontend::OpNode& node, ir::Graph& g,
@@ -71,6 +74,10 @@ class RuleContext {
                                 const std::string& suffix = "");
   ir::ValueId emit1(ir::Primitive p, const ir::TensorType& out, const std::string& suffix = "");
   ir::ValueId add_constant(ir::Tensor t, const std::string& suffix = "");
+  // UserError naming the node when a result of type t would have a negative dim, overflow,
+  // or exceed kMaxTensorBytes. emit and add_constant check; rules that build constant data
+  // call it before allocating.
+  void check_size(const ir::TensorType& t) const;
 
  private:
   std::string not_constant(size_t k) const;

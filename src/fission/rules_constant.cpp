@@ -84,6 +84,7 @@ std::vector<ValueId> rule_ConstantOfShape(RuleContext& ctx) {
   if (const ir::Tensor* v = ctx.attr_tensor("value")) value = *v;
   ORCHID_USER_CHECK(value.numel() == 1)
       << ctx.where() << "value must have one element, found " << ir::type_str(value.type());
+  ctx.check_size({value.dtype(), shape});
   ir::Tensor out(ir::TensorType{value.dtype(), shape});
   int64_t bytes = ir::dtype_bytes(value.dtype());
   for (int64_t k = 0; k < out.numel(); ++k)
@@ -103,18 +104,27 @@ std::vector<ValueId> rule_Range(RuleContext& ctx) {
     double start = layout::static_floats(ctx, 0)[0], limit = layout::static_floats(ctx, 1)[0];
     double delta = layout::static_floats(ctx, 2)[0];
     ORCHID_USER_CHECK(delta != 0) << ctx.where() << "delta is 0";
-    auto n = static_cast<int64_t>(std::max(std::ceil((limit - start) / delta), 0.0));
+    double count = std::max(std::ceil((limit - start) / delta), 0.0);
+    ORCHID_USER_CHECK(std::isfinite(count) && count < 0x1p53)
+        << ctx.where() << "Range(" << start << ", " << limit << ", " << delta << ") has no finite size";
+    auto n = static_cast<int64_t>(count);
+    ctx.check_size({t, {n}});
     out = ir::Tensor(ir::TensorType{t, {n}});
     for (int64_t k = 0; k < n; ++k) out.set_f64(k, start + static_cast<double>(k) * delta);
   } else {
     int64_t start = layout::static_ints(ctx, 0)[0], limit = layout::static_ints(ctx, 1)[0];
     int64_t delta = layout::static_ints(ctx, 2)[0];
     ORCHID_USER_CHECK(delta != 0) << ctx.where() << "delta is 0";
-    int64_t span = limit - start;
-    int64_t n = span / delta + (span % delta != 0 && (span < 0) == (delta < 0) ? 1 : 0);
-    n = std::max<int64_t>(n, 0);
+    // Exact in 128 bits: limit - start may not fit in 64.
+    __int128 span = static_cast<__int128>(limit) - start;
+    __int128 q = span / delta + (span % delta != 0 && (span < 0) == (delta < 0) ? 1 : 0);
+    ORCHID_USER_CHECK(q <= (__int128(1) << 40))
+        << ctx.where() << "Range(" << start << ", " << limit << ", " << delta << ") is too long";
+    int64_t n = std::max<int64_t>(static_cast<int64_t>(q), 0);
+    ctx.check_size({t, {n}});
     out = ir::Tensor(ir::TensorType{t, {n}});
-    for (int64_t k = 0; k < n; ++k) out.set_i64(k, start + k * delta);
+    for (int64_t k = 0; k < n; ++k)
+      out.set_i64(k, static_cast<int64_t>(static_cast<__int128>(start) + static_cast<__int128>(k) * delta));
   }
   return {ctx.add_constant(std::move(out))};
 }

@@ -106,6 +106,7 @@ std::vector<ValueId> rule_EyeLike(RuleContext& ctx) {
     t = *d;
   }
   int64_t k = ctx.attr_int("k", 0);
+  ctx.check_size({t, s});
   ir::Tensor out(ir::TensorType{t, s});
   for (int64_t r = 0; r < s[0]; ++r) {
     int64_t c = r + k;

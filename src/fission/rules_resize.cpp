@@ -102,9 +102,10 @@ void shape_from(const RuleContext& ctx, const std::vector<double>& scales,
       s.out.push_back(sizes[d]);
       s.scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(in[d]));
     } else {
-      ORCHID_USER_CHECK(scales[d] > 0)
-          << ctx.where() << "scale " << scales[d] << " must be positive";
-      s.out.push_back(static_cast<int64_t>(std::floor(scales[d] * static_cast<double>(in[d]))));
+      double size = std::floor(scales[d] * static_cast<double>(in[d]));
+      ORCHID_USER_CHECK(scales[d] > 0 && std::isfinite(size) && size < 0x1p40)
+          << ctx.where() << "scale " << scales[d] << " must be positive and give a finite size";
+      s.out.push_back(static_cast<int64_t>(size));
       s.scales.push_back(scales[d]);
     }
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <limits>
 #include <fstream>
+#include <map>
+#include <queue>
 #include <set>
 #include <sstream>
 
@@ -58,8 +60,8 @@ void load_external_data(onnx::TensorProto& t, const std::string& model_path) {
   ORCHID_USER_CHECK(f.good()) << what << ": cannot open external data file " << file.string();
   f.seekg(0, std::ios::end);
   int64_t size = f.tellg();
-  if (length < 0) length = size - offset;
-  ORCHID_USER_CHECK(offset >= 0 && length >= 0 && offset + length <= size)
+  if (length < 0 && offset >= 0 && offset <= size) length = size - offset;
+  ORCHID_USER_CHECK(offset >= 0 && length >= 0 && offset <= size && length <= size - offset)
       << what << ": external data range [" << offset << ", " << offset + length << ") outside "
       << file.string() << " (" << size << " bytes)";
   std::string bytes(static_cast<size_t>(length), '\0');
@@ -107,6 +109,14 @@ std::optional<ir::TensorType> static_type(const onnx::TypeProto& t) {
   return ir::TensorType{*dtype, dims};
 }
 
+// A graph input's type, refused when its size overflows or exceeds 4 GiB.
+ir::TensorType sized(ir::TensorType t, const std::string& what) {
+  auto n = ir::checked_numel(t.shape, t.dtype);
+  ORCHID_USER_CHECK(n && *n * ir::dtype_bytes(t.dtype) <= (int64_t(4) << 30))
+      << what << ": shape " << ir::dims_str(t.shape) << " is too large";
+  return t;
+}
+
 ir::TensorType input_type(const onnx::ValueInfoProto& v, const ImportOptions& opts,
                           const std::string& path) {
   std::string what = path + ": input '" + v.name() + "'";
@@ -132,7 +142,7 @@ ir::TensorType input_type(const onnx::ValueInfoProto& v, const ImportOptions& op
             << d.dim_value();
       }
     }
-    return {*dtype, dims};
+    return sized({*dtype, dims}, what);
   }
   ir::Dims dims;
   for (int k = 0; k < tt.shape().dim_size(); ++k) {
@@ -143,7 +153,7 @@ ir::TensorType input_type(const onnx::ValueInfoProto& v, const ImportOptions& op
         << ": fix it with --shape " << v.name() << "=...";
     dims.push_back(d.dim_value());
   }
-  return {*dtype, dims};
+  return sized({*dtype, dims}, what);
 }
 
 // A graph input bound to a value at compile time: its dtype must match and its shape fit
@@ -215,35 +225,39 @@ OpNode convert_node(const onnx::NodeProto& n, size_t index, const onnx::ModelPro
 }
 
 // Orders nodes so that each comes after the producers of its inputs (ONNX requires this
-// order; models that break it are repaired when the dependencies allow).
-std::vector<OpNode> topological(std::vector<OpNode> nodes, std::set<std::string> defined,
+// order; models that break it are repaired when the dependencies allow). Kahn's algorithm,
+// taking ready nodes in their original order, so an ordered model is left as it is.
+std::vector<OpNode> topological(std::vector<OpNode> nodes, const std::set<std::string>& defined,
                                 const std::string& path) {
-  std::vector<OpNode> out;
-  std::vector<bool> done(nodes.size(), false);
-  for (size_t placed = 0; placed < nodes.size();) {
-    bool progress = false;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (done[i]) continue;
-      bool ready = true;
-      for (const auto& in : nodes[i].inputs) ready &= in.empty() || defined.count(in) > 0;
-      if (!ready) continue;
-      for (const auto& o : nodes[i].outputs)
-        if (!o.empty()) defined.insert(o);
-      out.push_back(std::move(nodes[i]));
-      done[i] = true;
-      ++placed;
-      progress = true;
-    }
-    if (progress) continue;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (done[i]) continue;
-      for (const auto& in : nodes[i].inputs)
-        ORCHID_USER_CHECK(in.empty() || defined.count(in))
-            << path << ": node '" << nodes[i].name << "' (" << nodes[i].op_type << ", opset "
-            << nodes[i].opset << "): input '" << in
-            << "' is neither a graph input, an initializer nor a node output (or the graph has a cycle)";
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const auto& o : nodes[i].outputs)
+      if (!o.empty()) producer.emplace(o, i);
+  std::vector<std::vector<size_t>> consumers(nodes.size());
+  std::vector<size_t> missing(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const auto& in : nodes[i].inputs) {
+      if (in.empty() || defined.count(in)) continue;
+      auto it = producer.find(in);
+      ORCHID_USER_CHECK(it != producer.end())
+          << path << ": node '" << nodes[i].name << "' (" << nodes[i].op_type << ", opset " << nodes[i].opset
+          << "): input '" << in << "' is neither a graph input, an initializer nor a node output";
+      consumers[it->second].push_back(i);
+      ++missing[i];
     }
   }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (missing[i] == 0) ready.push(i);
+  std::vector<OpNode> out;
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    for (size_t c : consumers[i])
+      if (--missing[c] == 0) ready.push(c);
+    out.push_back(std::move(nodes[i]));
+  }
+  ORCHID_USER_CHECK(out.size() == nodes.size()) << path << ": the graph has a cycle";
   return out;
 }
 
@@ -292,16 +306,16 @@ void check_arity(const OpGraph& g) {
   }
 }
 
-void collect_inferred(const onnx::ModelProto& m, OpGraph& g) {
-  onnx::ModelProto copy = m;
+// Runs ONNX's shape inference on m (which it annotates; the caller needs m no more).
+void collect_inferred(onnx::ModelProto& m, OpGraph& g) {
   try {
-    onnx::shape_inference::InferShapes(copy);
+    onnx::shape_inference::InferShapes(m);
   } catch (const std::exception&) {
     return;  // ONNX's inference is advisory; Orchid computes every shape itself
   }
-  for (const auto& v : copy.graph().value_info())
+  for (const auto& v : m.graph().value_info())
     if (auto t = static_type(v.type())) g.inferred[v.name()] = *t;
-  for (const auto& v : copy.graph().output())
+  for (const auto& v : m.graph().output())
     if (auto t = static_type(v.type())) g.inferred[v.name()] = *t;
 }
 

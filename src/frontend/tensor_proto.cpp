@@ -40,6 +40,17 @@ void fill_from_field(ir::Tensor& t, const Field& field, int32_t code, const std:
   }
 }
 
+// Elements stored in the typed field that holds data of t's type.
+int64_t typed_field_size(const onnx::TensorProto& t) {
+  switch (t.data_type()) {
+    case 1: return t.float_data_size();
+    case 11: return t.double_data_size();
+    case 7: return t.int64_data_size();
+    case 12: case 13: return t.uint64_data_size();
+    default: return t.int32_data_size();
+  }
+}
+
 }  // namespace
 
 std::optional<ir::DType> dtype_from_onnx(int32_t code) {
@@ -73,28 +84,29 @@ ir::Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what
   auto dtype = dtype_from_onnx(t.data_type());
   ORCHID_SUPPORTED(dtype.has_value()) << what << ": not supported: tensors of type "
                                       << onnx_dtype_name(t.data_type());
-  ir::Dims dims;
-  int64_t total = 1;
-  for (int64_t d : t.dims()) {
-    ORCHID_USER_CHECK(d >= 0) << what << ": negative dimension " << d;
-    ORCHID_USER_CHECK(d == 0 || total <= (int64_t(1) << 40) / d) << what << ": tensor too large";
-    total *= d;
-    dims.push_back(d);
-  }
+  ir::Dims dims(t.dims().begin(), t.dims().end());
+  auto total = ir::checked_numel(dims, *dtype);
+  ORCHID_USER_CHECK(total && *total <= (int64_t(1) << 40))
+      << what << ": bad or too large shape " << ir::dims_str(dims);
   ORCHID_USER_CHECK(t.data_location() != onnx::TensorProto_DataLocation_EXTERNAL || t.has_raw_data())
       << what << ": external data was not loaded";
-  ir::Tensor out(ir::TensorType{*dtype, dims});
-  if (t.has_raw_data()) {
+  ir::TensorType type{*dtype, dims};
+  if (t.has_raw_data()) {  // sizes are checked before anything is allocated
     const std::string& raw = t.raw_data();
-    ORCHID_USER_CHECK(static_cast<int64_t>(raw.size()) == out.type().bytes())
-        << what << ": raw data has " << raw.size() << " bytes, " << ir::type_str(out.type())
-        << " needs " << out.type().bytes();
+    ORCHID_USER_CHECK(static_cast<int64_t>(raw.size()) == type.bytes())
+        << what << ": raw data has " << raw.size() << " bytes, " << ir::type_str(type)
+        << " needs " << type.bytes();
+    ir::Tensor out(type);
     if (!raw.empty()) std::memcpy(out.data(), raw.data(), raw.size());
     if (*dtype == ir::DType::Bool)
       for (int64_t i = 0; i < out.numel(); ++i) out.set_i64(i, out.get_i64(i));  // normalise to 0/1
     return out;
   }
-  if (total == 0) return out;
+  ORCHID_USER_CHECK(*total == 0 || typed_field_size(t) == *total)
+      << what << ": tensor data has " << typed_field_size(t) << " elements, shape "
+      << ir::dims_str(dims) << " needs " << *total;
+  ir::Tensor out(type);
+  if (*total == 0) return out;
   switch (t.data_type()) {
     case 1: fill_from_field(out, t.float_data(), t.data_type(), what); break;
     case 11: fill_from_field(out, t.double_data(), t.data_type(), what); break;

@@ -167,7 +167,7 @@ TensorType conv_result_type(const TensorType& x, const TensorType& w, const Conv
                     attrs.pads_begin.size() == S && attrs.pads_end.size() == S)
       << "conv attributes need one entry per spatial dimension (" << S << ")";
   ORCHID_USER_CHECK(attrs.groups >= 1 && w.shape[0] % attrs.groups == 0 &&
-                    x.shape[1] == w.shape[1] * attrs.groups)
+                    x.shape[1] % attrs.groups == 0 && x.shape[1] / attrs.groups == w.shape[1])
       << "conv channels do not match groups=" << attrs.groups << ": " << type_str(x) << " and "
       << type_str(w);
   Dims shape = {x.shape[0], w.shape[0]};
@@ -175,8 +175,12 @@ TensorType conv_result_type(const TensorType& x, const TensorType& w, const Conv
     ORCHID_USER_CHECK(attrs.strides[d] >= 1 && attrs.dilations[d] >= 1 &&
                       attrs.pads_begin[d] >= 0 && attrs.pads_end[d] >= 0)
         << "conv strides and dilations must be >= 1 and pads >= 0";
-    int64_t span = attrs.dilations[d] * (w.shape[2 + d] - 1) + 1;
-    int64_t padded = x.shape[2 + d] + attrs.pads_begin[d] + attrs.pads_end[d];
+    int64_t span = 0, padded = 0;  // attributes come from models: overflow is a user error
+    bool overflow = __builtin_mul_overflow(attrs.dilations[d], w.shape[2 + d] - 1, &span) ||
+                    __builtin_add_overflow(span, 1, &span) ||
+                    __builtin_add_overflow(x.shape[2 + d], attrs.pads_begin[d], &padded) ||
+                    __builtin_add_overflow(padded, attrs.pads_end[d], &padded);
+    ORCHID_USER_CHECK(!overflow) << "conv attributes overflow for " << type_str(x) << " and " << type_str(w);
     ORCHID_USER_CHECK(padded >= span)
         << "conv kernel " << type_str(w) << " larger than the padded input " << type_str(x);
     shape.push_back((padded - span) / attrs.strides[d] + 1);

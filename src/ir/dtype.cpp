@@ -1,5 +1,7 @@
 #include "ir/dtype.h"
 
+#include <limits>
+
 #include "support/error.h"
 
 namespace orchid::ir {
@@ -26,6 +28,30 @@ std::string_view dtype_name(DType t) { return info(t).name; }
 int64_t dtype_bytes(DType t) { return info(t).bytes; }
 DTypeClass dtype_class(DType t) { return info(t).cls; }
 
+int64_t dtype_lowest(DType t) {
+  int64_t bits = 8 * dtype_bytes(t);
+  switch (dtype_class(t)) {
+    case DTypeClass::Signed: return std::numeric_limits<int64_t>::min() >> (64 - bits);
+    case DTypeClass::Unsigned:
+    case DTypeClass::Bool: return 0;
+    case DTypeClass::Float: break;
+  }
+  ORCHID_CHECK(false) << "dtype_lowest of " << dtype_name(t);
+  return 0;
+}
+
+int64_t dtype_highest(DType t) {
+  int64_t bits = 8 * dtype_bytes(t);
+  switch (dtype_class(t)) {
+    case DTypeClass::Signed: return std::numeric_limits<int64_t>::max() >> (64 - bits);
+    case DTypeClass::Unsigned: return static_cast<int64_t>(~uint64_t{0} >> (64 - bits));
+    case DTypeClass::Bool: return 1;
+    case DTypeClass::Float: break;
+  }
+  ORCHID_CHECK(false) << "dtype_highest of " << dtype_name(t);
+  return 0;
+}
+
 std::optional<DType> parse_dtype(std::string_view text) {
   for (size_t i = 0; i < std::size(kInfo); ++i)
     if (kInfo[i].name == text) return static_cast<DType>(i);
@@ -35,6 +61,16 @@ std::optional<DType> parse_dtype(std::string_view text) {
 int64_t numel(const Dims& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::optional<int64_t> checked_numel(const Dims& dims, DType dtype) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, dtype_bytes(dtype), &bytes)) return std::nullopt;
   return n;
 }
 

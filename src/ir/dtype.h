@@ -32,6 +32,11 @@ inline bool is_int(DType t) {
 inline bool is_bool(DType t) { return dtype_class(t) == DTypeClass::Bool; }
 // Integers and bool: values the interpreter holds exactly as int64.
 inline bool is_integral(DType t) { return !is_float(t); }
+// The smallest and largest value of an integral dtype, as the int64 the interpreter holds it
+// in (bool: 0 and 1). u64's largest value, 2^64 - 1, has no int64: dtype_highest(U64) is its
+// bit pattern, -1 (callers that order values must treat u64 apart). Floats: an internal error.
+int64_t dtype_lowest(DType t);
+int64_t dtype_highest(DType t);
 // Number of dtypes, for tables and exhaustive tests.
 constexpr int kNumDTypes = 0
 #define ORCHID_DTYPE(e, text, bytes, cls) +1
@@ -42,6 +47,9 @@ constexpr int kNumDTypes = 0
 // A static shape: dims are >= 0 (a zero dim makes an empty tensor); rank 0 is a scalar.
 using Dims = std::vector<int64_t>;
 int64_t numel(const Dims& dims);
+// The element count, or nullopt when a dim is negative or the count (or its byte size in
+// `dtype`) does not fit in int64. For shapes that come from user data.
+std::optional<int64_t> checked_numel(const Dims& dims, DType dtype = DType::U8);
 // Row-major strides in elements.
 Dims row_major_strides(const Dims& dims);
 // "[2,3,4]" — the form used by the text IR and in messages.

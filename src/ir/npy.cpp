@@ -129,6 +129,8 @@ Tensor parse_npy(std::string_view bytes, const std::string& what) {
       << what << ": Fortran-order npy arrays are not supported";
   Descr descr = parse_descr(header_field(header, "descr", what), what);
   TensorType type{descr.dtype, parse_shape(header_field(header, "shape", what), what)};
+  ORCHID_USER_CHECK(checked_numel(type.shape, type.dtype))
+      << what << ": npy shape " << dims_str(type.shape) << " is too large";
   size_t data_bytes = static_cast<size_t>(type.bytes());
   size_t have = bytes.size() - offset - header_len;
   ORCHID_USER_CHECK(have == data_bytes) << what << ": npy data has " << have << " bytes, "

@@ -76,8 +76,17 @@ class ExprParser {
  public:
   ExprParser(Lexer& lex, const BodyScope& scope) : lex_(lex), scope_(scope) {}
 
+  // Expressions nest at most kMaxDepth deep: every pass over them recurses.
+  static constexpr int kMaxDepth = 500;
+
   Expr parse() {
     const Token& t = lex_.peek();
+    if (depth_ >= kMaxDepth) lex_.error_at(t, "expression nested deeper than " + std::to_string(kMaxDepth));
+    struct Nest {
+      int& d;
+      explicit Nest(int& depth) : d(depth) { ++d; }
+      ~Nest() { --d; }
+    } nest(depth_);
     switch (t.kind) {
       case TokKind::Number: return constant(parse_literal());
       case TokKind::Value:
@@ -114,6 +123,8 @@ class ExprParser {
   }
 
  private:
+  int depth_ = 0;
+
   static bool is_var_name(const std::string& s) {
     if (s.size() < 2 || (s[0] != 'i' && s[0] != 'r')) return false;
     for (size_t i = 1; i < s.size(); ++i)

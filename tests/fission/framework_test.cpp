@@ -3,6 +3,7 @@
 
 #include "interp/interp.h"
 #include "ir/printer.h"
+#include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
 
@@ -41,6 +42,33 @@ TEST(FissionDriver, ConstantSubgraphsFoldAndDeadValuesGo) {
   ir::Tensor x = testlib::random_tensor(t, rng);
   ir::Tensor y = interp::run(g, {x})[0];
   for (int i = 0; i < 4; ++i) EXPECT_EQ(y.get_f64(i), static_cast<float>(x.get_f64(i) + 2.0 * i));
+}
+
+// Shapes computed from model data are checked before anything is allocated.
+TEST(FissionDriver, HugeOrNegativeShapesAreUserErrors) {
+  auto with_shape_input = [](const std::string& op, const std::vector<int64_t>& dims) {
+    testlib::OnnxModel m = single_node(op, {{DType::F32, {1}}});
+    ir::Tensor shape(TensorType{DType::I64, {static_cast<int64_t>(dims.size())}});
+    for (size_t k = 0; k < dims.size(); ++k) shape.set_i64(static_cast<int64_t>(k), dims[k]);
+    m.initializers.emplace_back("shape", shape);
+    m.nodes[0].inputs.push_back("shape");
+    return testlib::error_of([&] { import_model(m, "h.onnx"); });
+  };
+  EXPECT_EQ(with_shape_input("Expand", {-5}),
+            "h.onnx: node 'node' (Expand, opset 17): a result of shape [-5] has a negative dimension or "
+            "too many elements");
+  EXPECT_EQ(with_shape_input("Tile", {int64_t(1) << 62}),
+            "h.onnx: node 'node' (Tile, opset 17): a result of shape [4611686018427387904] has a negative "
+            "dimension or too many elements");
+  testlib::OnnxModel cos = single_node("ConstantOfShape", {});
+  ir::Tensor shape(TensorType{DType::I64, {2}});
+  shape.set_i64(0, int64_t(1) << 20);
+  shape.set_i64(1, int64_t(1) << 20);
+  cos.initializers.emplace_back("shape", shape);
+  cos.nodes[0].inputs = {"shape"};
+  EXPECT_EQ(testlib::error_of([&] { import_model(cos, "h.onnx"); }),
+            "h.onnx: node 'node' (ConstantOfShape, opset 17): a result of type f32[1048576,1048576] takes "
+            "4398046511104 bytes, more than the limit of 4294967296");
 }
 
 }  // namespace

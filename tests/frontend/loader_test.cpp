@@ -107,7 +107,20 @@ TEST(Loader, UndefinedInputNamesNodeAndOp) {
   m.nodes[0].inputs[1] = "ghost";
   EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(serialize_model(m), "u.onnx"); }),
             "u.onnx: node 'node' (Add, opset 17): input 'ghost' is neither a graph input, an "
-            "initializer nor a node output (or the graph has a cycle)");
+            "initializer nor a node output");
+}
+
+TEST(Loader, NodesAreOrderedAndCyclesRefused) {
+  ir::TensorType t{ir::DType::F32, {2}};
+  OnnxModel m = single_node("Relu", {t});  // x0 -> a -> y0, written in reverse order
+  m.nodes[0].outputs = {"a"};
+  m.nodes.insert(m.nodes.begin(), testlib::OnnxNode{"Neg", {"a"}, {"y0"}, {}, ""});
+  frontend::OpGraph g = frontend::load_onnx_bytes(serialize_model(m), "r.onnx");
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op_type, "Relu");
+  m.nodes[1].inputs = {"y0"};  // Relu now reads Neg's output, which reads Relu's: a cycle
+  EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(serialize_model(m), "r.onnx"); }),
+            "r.onnx: the graph has a cycle");
 }
 
 TEST(Loader, UnknownAndForeignOpsAreUnsupported) {
@@ -158,6 +171,16 @@ TEST(Loader, ExternalDataIsReadAndConfinedToTheModelDirectory) {
             model + ": initializer 'w': external data location '../w.bin' leaves the model's directory");
   EXPECT_EQ(testlib::error_of([&] { frontend::load_onnx_bytes(external_model("/etc/passwd", w), model); }),
             model + ": initializer 'w': external data location '/etc/passwd' must be a relative path");
+  std::string huge = external_model("w.bin", w);
+  {  // offset 1, length INT64_MAX: the range check must not overflow
+    onnx::ModelProto p;
+    ASSERT_TRUE(p.ParseFromString(huge));
+    auto* len = p.mutable_graph()->mutable_initializer(0)->add_external_data();
+    len->set_key("length");
+    len->set_value("9223372036854775807");
+    huge = p.SerializeAsString();
+  }
+  EXPECT_TRUE(contains(testlib::error_of([&] { frontend::load_onnx_bytes(huge, model); }), "external data range"));
   std::ofstream(dir / "short.bin", std::ios::binary) << std::string(12, 'p');
   EXPECT_TRUE(contains(testlib::error_of([&] { frontend::load_onnx_bytes(external_model("short.bin", w), model); }),
                        "initializer 'w': raw data has 4 bytes, f32[2,2] needs 16"));

@@ -88,6 +88,12 @@ TEST(Npy, ErrorsNameThePathAndTheProblem) {
   odd.replace(odd.find("<f4"), 3, "<c8");
   EXPECT_NE(testlib::error_of([&] { parse_npy(odd, "c.npy"); }).find("c.npy: unsupported npy dtype '<c8'"),
             std::string::npos);
+  std::string huge = bytes;  // each dim allowed, their product overflows; padding kept
+  std::string dims = "(549755813888, 549755813888)";
+  huge.replace(huge.find("(2, 3)"), 6, dims);
+  huge.erase(huge.find("\n") - (dims.size() - 6), dims.size() - 6);
+  EXPECT_EQ(testlib::error_of([&] { parse_npy(huge, "b.npy"); }),
+            "b.npy: npy shape [549755813888,549755813888] is too large");
   EXPECT_EQ(testlib::error_of([&] { parse_npy(bytes.substr(0, 40), "h.npy"); }),
             "h.npy: truncated npy header");
 }

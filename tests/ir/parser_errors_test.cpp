@@ -375,4 +375,12 @@ TEST(ParserErrors, MutatedTextsGiveUserErrorsOnly) {
 }
 
 }  // namespace
+TEST(ParserErrors, ExpressionsNestAtMost500Deep) {
+  std::string body = "%x[i0]";
+  for (int k = 0; k < 600; ++k) body = "neg(" + body + ")";
+  std::string text = "graph @g {\n  input %x : f32[2]\n  %y : f32[2] = elementwise(%x) { " + body + " }\n  output %y\n}\n";
+  std::string msg = parse_error(text);
+  EXPECT_NE(msg.find("expression nested deeper than 500"), std::string::npos) << msg;
+}
+
 }  // namespace orchid::ir

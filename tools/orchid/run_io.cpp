@@ -46,7 +46,7 @@ void redraw(ir::Tensor& t, const std::string& range, const std::string& name, ui
   for (int64_t i = 0; i < t.numel(); ++i) {
     double v = rng.uniform(lo, hi);
     if (ir::is_float(t.dtype())) t.set_f64(i, v);
-    else t.set_i64(i, static_cast<int64_t>(std::floor(v)));
+    else t.set_i64(i, ir::float_to_integral(std::floor(v), t.dtype()));
   }
 }
 
