@@ -73,4 +73,5 @@ bench-full: bench-deps
 # MetaSchedule tuning for TVM (hours on 2 cores); later `make bench` runs reuse its databases.
 bench-tune-tvm: bench-deps
 	$(BENCH_EXPORT) --models default
-	$(BENCH_RUN) --models default --runtimes onnxruntime,tvm --tvm-tune --rounds 1 --name tvm-tuning $(BENCH_ARGS)
+	$(BENCH_RUN) --models default --runtimes onnxruntime,tvm --tvm-tune --load-timeout 14400 --rounds 1 \
+	  --out-dir $(BUILD)/bench-logs --name tvm-tuning $(BENCH_ARGS)

@@ -92,24 +92,27 @@ def chart(doc, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    table, runtimes = by_model(doc), runtimes_in(doc)
+    table = by_model(doc)
     models = list(table)
-    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(models)), 4.8))
-    width = 0.8 / max(1, len(runtimes))
-    for i, rt in enumerate(runtimes):
-        xs, ys = [], []
+    speedups = {}  # runtime -> {model index: speedup over the best peer}
+    for rt in runtimes_in(doc):
         for j, model in enumerate(models):
             r, best = table[model].get(rt), best_peer_ms(table[model])
             if r and r["status"] == "ok" and best:
-                xs.append(j + (i - (len(runtimes) - 1) / 2) * width)
-                ys.append(best / r["median_ms"])
-        ax.bar(xs, ys, width, label=rt)
+                speedups.setdefault(rt, {})[j] = best / r["median_ms"]
+    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(models)), 5.2))
+    width = 0.8 / max(1, len(speedups))
+    for i, (rt, values) in enumerate(speedups.items()):
+        offset = (i - (len(speedups) - 1) / 2) * width
+        ax.bar([j + offset for j in values], list(values.values()), width, label=rt, color=f"C{i}")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_yscale("log")
     ax.set_xticks(range(len(models)), models, rotation=35, ha="right")
     ax.set_ylabel("speedup over the best peer (higher is better)")
-    ax.set_title(f"{doc['machine']['cpu_model']}, {doc['run']['threads']} threads, {doc['run']['date'][:10]}")
-    ax.legend(fontsize=8, ncol=2)
+    absent = [rt for rt in runtimes_in(doc) if rt not in speedups]
+    ax.set_title(f"{doc['machine']['cpu_model']}, {doc['run']['threads']} threads, {doc['run']['date'][:10]}" +
+                 (f"\nno times: {', '.join(absent)}" if absent else ""), fontsize=10)
+    ax.legend(fontsize=8, ncol=min(5, max(1, len(speedups))), loc="upper center", bbox_to_anchor=(0.5, -0.32))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

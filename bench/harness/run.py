@@ -200,12 +200,13 @@ def main():
                    "tvm_trials": args.tvm_trials, "models": names, "runtimes": runtimes,
                    "load_average_start": list(load_start), "python": sys.version.split()[0], "logs": log_dir}}
     for name in names:
+        load_before = list(os.getloadavg())
         rows, detail = ModelBench(name, manifest[name], args, machine, log_dir).run(runtimes)
         doc["results"] += rows
         doc["models"][name] = {k: manifest[name].get(k) for k in
                                ("family", "note", "inputs", "outputs", "flops", "flops_source", "param_bytes",
                                 "primitives")}
-        doc["models"][name].update(detail)
+        doc["models"][name].update(detail, load_average_start=load_before)
         doc["run"]["load_average_end"] = list(os.getloadavg())
         doc["run"]["duration_s"] = time.time() - started
         report.write(doc, os.path.join(args.out_dir, stem))

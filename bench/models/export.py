@@ -6,7 +6,8 @@ directory, with a manifest. Runs on Debian's /usr/bin/python3 with torch 1.13:
 For each model, DIR/<name>/ holds model.onnx, weights.pt (the state_dict, so the torch peers
 can rebuild the same module) and inputs/<input>.npy. DIR/manifest.json maps each name to its
 inputs and shapes, outputs, FLOPs (a multiply-add counts 2), parameter bytes and primitive
-count (both from `orchid inspect` when the binary is given and reads the model).
+count (both from `orchid inspect` when the binary is given and reads the model; otherwise the
+FLOPs come from flops.py and the primitive count is null, with Orchid's error recorded).
 Models already in the manifest with their files present are not exported again.
 """
 import argparse
@@ -21,7 +22,30 @@ import numpy as np
 import torch
 
 from . import registry
-from .flops import onnx_flops, onnx_param_bytes
+from .flops import onnx_param_bytes, torch_flops
+
+
+def drop_zero_dropouts(path):
+    """Replaces Dropout nodes whose ratio is a constant 0 by Identity: they are the identity
+    whatever their training_mode. torchvision 0.14's swin_t calls F.dropout(p=0) with the
+    default training=True, which exports a training-mode Dropout that runtimes refuse."""
+    import onnx
+    from onnx import helper, numpy_helper
+    model = onnx.load(path)
+    graph = model.graph
+    constants = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    constants.update({n.output[0]: numpy_helper.to_array(n.attribute[0].t) for n in graph.node
+                      if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value"})
+    used = {name for n in graph.node for name in n.input} | {o.name for o in graph.output}
+    changed = 0
+    for i, n in enumerate(graph.node):
+        ratio = constants.get(n.input[1]) if n.op_type == "Dropout" and len(n.input) > 1 else None
+        if ratio is not None and float(ratio) == 0.0 and (len(n.output) < 2 or n.output[1] not in used):
+            graph.node[i].CopyFrom(helper.make_node("Identity", [n.input[0]], [n.output[0]], name=n.name))
+            changed += 1
+    if changed:
+        onnx.save(model, path)
+    return changed
 
 
 def export_one(spec, out_dir):
@@ -36,6 +60,7 @@ def export_one(spec, out_dir):
     torch.onnx.export(module, tuple(torch.from_numpy(a) for a in arrays), os.path.join(out_dir, "model.onnx"),
                       opset_version=17, do_constant_folding=True,
                       input_names=[i.name for i in spec.inputs], output_names=list(spec.outputs))
+    drop_zero_dropouts(os.path.join(out_dir, "model.onnx"))
 
 
 def orchid_inspect(orchid, model_path):
@@ -57,11 +82,13 @@ def orchid_inspect(orchid, model_path):
 def describe(spec, out_dir, orchid):
     model_path = os.path.join(out_dir, "model.onnx")
     param_bytes = onnx_param_bytes(model_path)
+    flops = torch_flops(spec.build(), registry.make_inputs(spec))  # FLOPs do not depend on the weights
     entry = {"name": spec.name, "family": spec.family, "note": spec.note, "default": spec.default,
              "onnx": os.path.relpath(model_path, os.path.dirname(out_dir)),
              "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype} for i in spec.inputs],
              "outputs": list(spec.outputs), "param_bytes": param_bytes,
-             "flops": onnx_flops(model_path), "flops_source": "bench/models/flops.py", "primitives": None}
+             "flops": flops, "flops_source": "bench/models/flops.py (torch matmuls and convolutions)",
+             "primitives": None}
     if orchid:
         info, error = orchid_inspect(orchid, model_path)
         if info is None:
@@ -69,7 +96,7 @@ def describe(spec, out_dir, orchid):
         else:
             entry["primitives"] = info["primitives"]
             if info["flops"] is not None:
-                entry["flops_bench"], entry["flops"], entry["flops_source"] = entry["flops"], info["flops"], "orchid inspect"
+                entry["flops_torch"], entry["flops"], entry["flops_source"] = flops, info["flops"], "orchid inspect"
     return entry
 
 

@@ -1,43 +1,52 @@
-"""A fallback FLOP count (a multiply-add counts 2) over an ONNX model's MatMul, Gemm and Conv
-nodes, from ONNX shape inference, for when `orchid inspect` is not available. Other operators
-(elementwise, normalisation, softmax) are left out; they are a small share in these models."""
-import numpy as np
+"""A fallback FLOP count (a multiply-add counts 2) for when `orchid inspect` cannot read a
+model: the module runs once under a torch dispatch mode that adds up the matrix products and
+convolutions it executes (after torch's own decompositions, so matmul, linear and attention
+arrive as mm/addmm/bmm/baddbmm). Elementwise work, normalisation and softmax are left out;
+they are a small share in these models. Works with torch 1.13 and 2.x."""
+import math
+
+from onnx import numpy_helper
 import onnx
-from onnx import numpy_helper, shape_inference
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+aten = torch.ops.aten
 
 
-def _shapes(model):
-    shapes = {}
-    for vi in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
-        dims = vi.type.tensor_type.shape.dim
-        if all(d.HasField("dim_value") for d in dims):
-            shapes[vi.name] = [d.dim_value for d in dims]
-    for init in model.graph.initializer:
-        shapes[init.name] = list(init.dims)
-    return shapes
+def _conv_flops(args, out):
+    weight, transposed = args[1], args[6]
+    per_output = math.prod(weight.shape[1:]) if not transposed else weight.shape[0] * math.prod(weight.shape[2:]) // \
+        max(1, out.shape[1] // weight.shape[1])
+    return 2 * out.numel() * per_output
 
 
-def _node_flops(node, shapes):
-    ins = [shapes.get(n) for n in node.input]
-    out = shapes.get(node.output[0])
-    if out is None or any(not s for s in ins[:2]):
-        return 0
-    if node.op_type == "MatMul":
-        return 2 * int(np.prod(out)) * ins[0][-1]
-    if node.op_type == "Gemm":
-        trans_a = next((a.i for a in node.attribute if a.name == "transA"), 0)
-        return 2 * int(np.prod(out)) * (ins[0][0] if trans_a else ins[0][1])
-    if node.op_type in ("Conv", "ConvTranspose"):
-        w = ins[1]  # Conv: [M, C/group, kh, kw]; per output element C/group * kh * kw MACs
-        per_out = int(np.prod(w[1:])) if node.op_type == "Conv" else int(np.prod(w[2:])) * w[0] // w[1]
-        return 2 * int(np.prod(out)) * per_out
-    return 0
+_RULES = {
+    aten.mm.default: lambda a, out: 2 * out.numel() * a[0].shape[-1],
+    aten.addmm.default: lambda a, out: 2 * out.numel() * a[1].shape[-1],
+    aten.bmm.default: lambda a, out: 2 * out.numel() * a[0].shape[-1],
+    aten.baddbmm.default: lambda a, out: 2 * out.numel() * a[1].shape[-1],
+    aten.convolution.default: _conv_flops,
+}
 
 
-def onnx_flops(path: str) -> int:
-    model = shape_inference.infer_shapes(onnx.load(path))
-    shapes = _shapes(model)
-    return sum(_node_flops(n, shapes) for n in model.graph.node)
+class _Counter(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.flops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        rule = _RULES.get(func)
+        if rule is not None:
+            self.flops += int(rule(args, out))
+        return out
+
+
+def torch_flops(module, arrays) -> int:
+    counter = _Counter()
+    with torch.no_grad(), counter:
+        module(*[torch.from_numpy(a) for a in arrays])
+    return counter.flops
 
 
 def onnx_param_bytes(path: str) -> int:

@@ -4,7 +4,7 @@ Importable from both Pythons: Debian's /usr/bin/python3 with torch 1.13 exports 
 and the bench virtual environment's torch 2.x rebuilds the same modules for the torch peers
 (loading the state_dict saved at export time). Every module is built under a fixed seed.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, List, Tuple
 
 SEED = 20261122

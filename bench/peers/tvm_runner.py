@@ -4,7 +4,6 @@ default schedules); its database lives in MODEL_DIR/tvm-<mcpu>-<trials>/ and, on
 finished (TUNED_MARK), is reused by later runs without tuning again, so compile_s counts
 tuning only the first time (the version string says when the database was reused)."""
 import os
-import subprocess
 
 import numpy as np
 import onnx

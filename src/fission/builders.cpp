@@ -82,14 +82,15 @@ ValueId ew_map(RuleContext& ctx, const std::vector<ValueId>& ins, ir::DType out,
 
 ValueId ew_unary(RuleContext& ctx, ValueId x, const std::function<Expr(Expr)>& f,
                  const std::string& suffix) {
-  ir::DType t = ctx.graph().type(x).dtype;
   PrimBuilder b(ctx.graph());
   Expr body = f(b.bload(x, ctx.graph().type(x).shape));
   ir::Primitive p = b.make(ir::PrimOp::Elementwise);
   p.domain = ctx.graph().type(x).shape;
   p.bodies = {body};
-  (void)t;
-  return ctx.emit1(std::move(p), {body.dtype(), p.domain}, suffix);
+  // Built before the call: its arguments are evaluated in no set order, so p.domain could be
+  // read after p is moved from.
+  ir::TensorType out{body.dtype(), p.domain};
+  return ctx.emit1(std::move(p), out, suffix);
 }
 
 std::vector<ValueId> reduce_axes(RuleContext& ctx, ValueId x, std::vector<int64_t> axes,

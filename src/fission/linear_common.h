@@ -1,8 +1,9 @@
-// Helpers shared by the linear and pooling rules (rules_linear.cpp, rules_pool.cpp):
+// Helpers shared by the linear and pooling rules (rules_linear.cpp, rules_pool.cpp,
+// rules_norm2.cpp's LpPool):
 //  - the geometry of a sliding window over the spatial dims of an input [N, C, s0, s1, ..]
 //    (kernel, strides, dilations, explicit or automatic padding, output size) exactly as
 //    ONNX shape inference (convPoolShapeInference, onnx 1.12) defines it for Conv, MaxPool
-//    and AveragePool;
+//    and AveragePool, and the index expressions of a reduction over such a window;
 //  - the dtype constraints of an operator's schema version.
 // Header-only so that it needs no build-file entry; a candidate for builders.h.
 #pragma once
@@ -25,6 +26,13 @@ inline void require_dtype(const RuleContext& ctx, size_t k, std::initializer_lis
   for (ir::DType a : allowed) names += (names.empty() ? "" : ", ") + std::string(ir::dtype_name(a));
   ORCHID_USER_ERROR() << ctx.where() << "input " << k << " has dtype " << ir::dtype_name(t) << "; "
                       << op << " allows " << names;
+}
+
+// UserError unless inputs a and b have one dtype (the schema's shared type constraint T).
+inline void require_same_dtype(const RuleContext& ctx, size_t a, size_t b) {
+  ORCHID_USER_CHECK(ctx.dtype(a) == ctx.dtype(b))
+      << ctx.where() << "inputs " << a << " and " << b << " have different dtypes ("
+      << ir::dtype_name(ctx.dtype(a)) << " and " << ir::dtype_name(ctx.dtype(b)) << ")";
 }
 
 // UserError when attribute `name` is present on a version older than the one introducing it.
@@ -136,6 +144,29 @@ inline WindowGeometry read_window(const RuleContext& ctx, const ir::Dims& x_shap
     w.out.push_back(1 + (opt.ceil_mode ? (room + s - 1) / s : room / s));
   }
   return w;
+}
+
+// The input position along spatial dim d read by a reduction over the window, whose output
+// point is domain variable 2 + d and whose window offset is reduction variable r_d:
+//   p * stride + r * dilation - pad_begin.
+inline ir::Expr window_pos(const WindowGeometry& w, size_t d) {
+  ir::Expr p = ir::dvar(static_cast<int32_t>(2 + d));
+  ir::Expr r = ir::rvar(static_cast<int32_t>(d));
+  ir::Expr pos = (w.strides[d] == 1 ? p : p * w.strides[d]) + (w.dilations[d] == 1 ? r : r * w.dilations[d]);
+  return w.pads_begin[d] == 0 ? pos : pos - w.pads_begin[d];
+}
+
+// Where the window position lies inside the input; undefined when it always does.
+inline ir::Expr window_inside(const WindowGeometry& w) {
+  ir::Expr pred;
+  auto add = [&pred](ir::Expr c) { pred = pred.defined() ? ir::binary(ir::ExprOp::And, pred, c) : c; };
+  for (size_t d = 0; d < w.rank(); ++d) {
+    ir::Expr pos = window_pos(w, d);
+    int64_t last = w.start(d, w.out[d] - 1) + (w.kernel[d] - 1) * w.dilations[d];
+    if (w.pads_begin[d] > 0) add(ir::binary(ir::ExprOp::Ge, pos, ir::const_i64(0)));
+    if (last >= w.in[d]) add(ir::binary(ir::ExprOp::Lt, pos, ir::const_i64(w.in[d])));
+  }
+  return pred;
 }
 
 }  // namespace orchid::fission

@@ -1,6 +1,9 @@
 // Fission rules of elementwise ONNX operators: each becomes one elementwise primitive with
 // numpy broadcasting (legacy opset < 7 broadcasting via a view of the second operand).
+#include <algorithm>
+#include <cstddef>
 #include <limits>
+#include <string>
 
 #include "fission/builders.h"
 #include "fission/rules.h"
@@ -45,19 +48,35 @@ std::vector<ValueId> binary(RuleContext& ctx, ExprOp op) {
                  [op](const std::vector<Expr>& v) { return ir::binary(op, v[0], v[1]); })};
 }
 
-// Max, Min, Sum of any number of broadcast inputs, folded left in one primitive.
+// The most inputs one primitive of a variadic op reads (the partial result so far among
+// them): bodies nest at most this deep, however many inputs the node has (recursive passes
+// over a body of 200k nested operators would overflow the stack).
+constexpr size_t kMaxVariadicInputs = 64;
+
+// Max, Min, Sum of any number of broadcast inputs, folded left to right: a chain of
+// elementwise primitives, each folding the previous one's result and up to
+// kMaxVariadicInputs - 1 further inputs.
 std::vector<ValueId> variadic(RuleContext& ctx, ExprOp op) {
   std::vector<ValueId> ins;
   for (size_t k = 0; k < ctx.num_inputs(); ++k) {
     require_same_dtype(ctx, 0, k);
     ins.push_back(ctx.input(k));
   }
-  if (ins.size() == 1) return {ins[0]};
-  return {ew_map(ctx, ins, ctx.dtype(0), [op](const std::vector<Expr>& v) {
+  auto fold = [op](const std::vector<Expr>& v) {
     Expr acc = v[0];
     for (size_t k = 1; k < v.size(); ++k) acc = ir::binary(op, acc, v[k]);
     return acc;
-  })};
+  };
+  ValueId acc = ins[0];
+  for (size_t next = 1, part = 0; next < ins.size(); ++part) {
+    size_t end = std::min(ins.size(), next + kMaxVariadicInputs - 1);
+    std::vector<ValueId> chunk = {acc};
+    chunk.insert(chunk.end(), ins.begin() + static_cast<std::ptrdiff_t>(next),
+                 ins.begin() + static_cast<std::ptrdiff_t>(end));
+    acc = ew_map(ctx, chunk, ctx.dtype(0), fold, end == ins.size() ? "" : "partial" + std::to_string(part));
+    next = end;
+  }
+  return {acc};
 }
 
 Expr typed_const(DType t, double v) { return ir::constant(ir::Scalar::of(t, v)); }
@@ -96,6 +115,8 @@ std::vector<ValueId> rule_Dropout(RuleContext& ctx) {
   if (ctx.has_input(2)) {
     const ir::Tensor* mode = ctx.constant(2);
     if (!mode) ctx.unsupported("training_mode given at run time (training-mode dropout is random)");
+    ORCHID_USER_CHECK(mode->dtype() == DType::Bool && mode->numel() == 1)
+        << ctx.where() << "training_mode must be one bool, not " << ir::type_str(mode->type());
     if (mode->get_i64(0) != 0) ctx.unsupported("training-mode dropout is random");
   }
   std::vector<ValueId> outs = {ctx.input(0)};
@@ -250,22 +271,16 @@ std::vector<ValueId> rule_Atanh(RuleContext& ctx) {  // log((1 + x) / (1 - x)) /
   });
 }
 
-// fmod=0: floored modulo (integers only, the sign of the divisor); fmod=1: C's fmod (the
-// sign of the dividend), from the floored result.
+// fmod=0: floored modulo (integers only, the sign of the divisor); fmod=1: C's fmod, the
+// truncated remainder (the sign of the dividend; integers: C's %).
 std::vector<ValueId> rule_Mod(RuleContext& ctx) {
   bool c_fmod = ctx.attr_int("fmod", 0) != 0;
   ORCHID_USER_CHECK(c_fmod || !ir::is_float(ctx.dtype(0)))
       << ctx.where() << "fmod=0 is not defined for floating-point inputs";
   require_same_dtype(ctx, 0, 1);
-  DType t = ctx.dtype(0);
-  return {ew_map(ctx, {ctx.input(0), ctx.input(1)}, t, [&](const std::vector<Expr>& v) {
-    Expr r = ir::binary(ExprOp::Mod, v[0], v[1]);
-    if (!c_fmod) return r;
-    Expr zero = typed_const(t, 0);
-    Expr fix = ir::binary(ExprOp::And, ir::binary(ExprOp::Ne, r, zero),
-                          ir::binary(ExprOp::Ne, lt(r, zero), lt(v[0], zero)));
-    return ir::select(fix, r - v[1], r);
-  })};
+  ExprOp op = c_fmod ? ExprOp::Rem : ExprOp::Mod;
+  return {ew_map(ctx, {ctx.input(0), ctx.input(1)}, ctx.dtype(0),
+                 [op](const std::vector<Expr>& v) { return ir::binary(op, v[0], v[1]); })};
 }
 
 std::vector<ValueId> rule_Mean(RuleContext& ctx) {

@@ -1,9 +1,10 @@
 // Helpers shared by the gather/scatter and layout-like rules (rules_gather.cpp,
-// rules_scatter.cpp, rules_convtranspose.cpp, rules_layout2.cpp): run-time indices read inside
-// index expressions, negative-index normalisation, compile-time range checks of constant
-// indices, and the dtype constraints that change between an operator's versions (with
-// require_dtype and require_attr_since of linear_common.h). Header-only so that it needs no
-// build-file entry; candidates for builders.h.
+// rules_scatter.cpp, rules_convtranspose.cpp, rules_layout2.cpp, Gather in
+// rules_layout_slice.cpp, the losses' target classes in rules_loss.cpp): run-time indices read
+// inside index expressions, negative-index normalisation, compile-time range checks of
+// constant indices, and the dtype constraints that change between an operator's versions
+// (with require_dtype and require_attr_since of linear_common.h). Header-only so that it
+// needs no build-file entry; candidates for builders.h.
 #pragma once
 
 #include <functional>
@@ -50,10 +51,12 @@ inline Expr all_of(const std::vector<Expr>& terms) {
 }
 
 // Checks the elements of input k when it is a constant: element f must lie in
-// [-dim_of(f), dim_of(f)) (UserError naming it otherwise). Returns whether any index may be
-// negative (always true for a run-time input), i.e. whether from_end is needed.
+// [-dim_of(f), dim_of(f)) (UserError naming it and `dim`, the dim it indexes, otherwise). A
+// u64 index of 2^63 or more is out of range, not a negative one. Returns whether any index
+// may be negative (always true for a run-time input), i.e. whether from_end is needed.
 inline bool check_static_indices(const RuleContext& ctx, size_t k,
-                                 const std::function<int64_t(int64_t)>& dim_of) {
+                                 const std::function<int64_t(int64_t)>& dim_of,
+                                 const std::string& dim = "a dim") {
   const ir::Tensor* c = ctx.constant(k);
   if (!c) return true;
   bool negative = false;
@@ -61,8 +64,8 @@ inline bool check_static_indices(const RuleContext& ctx, size_t k,
     int64_t v = c->get_i64(f), n = dim_of(f);
     bool u64_huge = c->dtype() == ir::DType::U64 && v < 0;
     ORCHID_USER_CHECK(!u64_huge && v >= -n && v < n)
-        << ctx.where() << "index " << v << " (element " << f << " of input " << k
-        << ") is out of range for a dim of size " << n;
+        << ctx.where() << "index " << (u64_huge ? std::to_string(static_cast<uint64_t>(v)) : std::to_string(v))
+        << " (element " << f << " of input " << k << ") is out of range for " << dim << " of size " << n;
     negative |= v < 0;
   }
   return negative;

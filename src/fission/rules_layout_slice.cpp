@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "fission/rules.h"
+#include "fission/rules_layout2_common.h"
 #include "fission/rules_layout_common.h"
 #include "support/error.h"
 
@@ -138,27 +139,19 @@ std::vector<int64_t> pad_amounts(const RuleContext& ctx) {
 
 // Gather's index along the axis: indices[i..] as i64, negative ones counted from the end.
 Expr gather_index(const RuleContext& ctx, PrimBuilder& b, const std::vector<Expr>& i, size_t axis) {
-  ir::TensorType it = ctx.type(1);
+  const ir::Dims& q = ctx.shape(1);
   int64_t dim = ctx.shape(0)[axis];
+  bool negative = layout2::check_static_indices(ctx, 1, [dim](int64_t) { return dim; },
+                                                "axis " + std::to_string(axis));
   const ir::Tensor* c = ctx.constant(1);
-  bool negative = c == nullptr;
-  for (int64_t k = 0; c && k < c->numel(); ++k) {
-    int64_t v = c->get_i64(k);
-    ORCHID_USER_CHECK(v >= -dim && v < dim)
-        << ctx.where() << "index " << v << " is out of range for axis " << axis << " of size "
-        << dim;
-    negative |= v < 0;
-  }
-  if (c && it.shape.empty()) {  // one constant index: a plain (slicing) index
+  if (c && q.empty()) {  // one constant index: a plain (slicing) index
     int64_t v = c->get_i64(0);
     return ir::const_i64(v < 0 ? v + dim : v);
   }
   std::vector<Expr> at(i.begin() + static_cast<ptrdiff_t>(axis),
-                       i.begin() + static_cast<ptrdiff_t>(axis + it.shape.size()));
-  Expr k = b.load(ctx.input(1), at);
-  if (it.dtype != ir::DType::I64) k = ir::cast(ir::DType::I64, k);
-  if (!negative) return k;
-  return ir::select(ir::binary(ExprOp::Lt, k, ir::const_i64(0)), k + dim, k);
+                       i.begin() + static_cast<ptrdiff_t>(axis + q.size()));
+  Expr k = layout2::index_load(b, ctx.graph(), ctx.input(1), std::move(at));
+  return negative ? layout2::from_end(k, dim) : k;
 }
 
 }  // namespace

@@ -20,12 +20,6 @@ namespace {
 using ir::DType;
 using ir::Dims;
 
-void require_same_dtype(const RuleContext& ctx, size_t a, size_t b) {
-  ORCHID_USER_CHECK(ctx.dtype(a) == ctx.dtype(b))
-      << ctx.where() << "inputs " << a << " and " << b << " have different dtypes ("
-      << ir::dtype_name(ctx.dtype(a)) << " and " << ir::dtype_name(ctx.dtype(b)) << ")";
-}
-
 // The type constraint T of MatMul and Gemm, which both widen it at versions 9 and 13.
 void require_gemm_dtype(const RuleContext& ctx, size_t k) {
   std::string op = ctx.node().op_type + "-" + std::to_string(ctx.version());

@@ -19,6 +19,7 @@
 #include "fission/builders.h"
 #include "fission/linear_common.h"
 #include "fission/rules.h"
+#include "fission/rules_layout2_common.h"
 #include "support/error.h"
 
 namespace orchid::fission {
@@ -73,8 +74,7 @@ void check_inputs(const RuleContext& ctx) {
 
 // The class of the sample at the domain variables, as an i64 index (a load of the target).
 Expr target_class(PrimBuilder& b, const RuleContext& ctx) {
-  Expr c = b.load(ctx.input(1), domain_vars(ctx.shape(1).size()));
-  return ctx.dtype(1) == DType::I64 ? c : ir::cast(DType::I64, c);
+  return layout2::index_load(b, ctx.graph(), ctx.input(1), domain_vars(ctx.shape(1).size()));
 }
 
 // A layout primitive over the target's shape reading src at index_of(class) — predicated on

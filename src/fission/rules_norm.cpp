@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "fission/builders.h"
+#include "fission/norm_common.h"
 #include "fission/rules.h"
 #include "support/error.h"
 
@@ -17,8 +18,6 @@ namespace {
 using ir::DType;
 using ir::ExprOp;
 using ir::ReduceOp;
-
-Expr as(DType t, Expr e) { return e.dtype() == t ? e : ir::cast(t, std::move(e)); }
 
 struct Moments {
   ValueId mean, var;
@@ -175,8 +174,7 @@ std::vector<ValueId> rule_BatchNormalization(RuleContext& ctx) {
 // channel over the spatial axes [2, rank); 16-bit floats are computed in f32.
 std::vector<ValueId> rule_InstanceNormalization(RuleContext& ctx) {
   ValueId x = ctx.input(0);
-  DType t = ctx.dtype(0);
-  DType u = ir::dtype_bytes(t) < 4 ? DType::F32 : t;
+  DType t = ctx.dtype(0), u = compute_dtype(t);
   int64_t rank = ctx.type(0).rank();
   ORCHID_USER_CHECK(rank >= 2) << ctx.where() << "input must have rank >= 2 (N x C x D1 x ...), not "
                                << ir::dims_str(ctx.shape(0));

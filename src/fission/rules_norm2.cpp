@@ -17,6 +17,7 @@
 
 #include "fission/builders.h"
 #include "fission/linear_common.h"
+#include "fission/norm_common.h"
 #include "fission/rules.h"
 #include "fission/rules_layout_common.h"
 #include "support/error.h"
@@ -29,11 +30,6 @@ using ir::DType;
 using ir::Dims;
 using ir::ExprOp;
 using ir::ReduceOp;
-
-Expr as(DType t, Expr e) { return e.dtype() == t ? e : ir::cast(t, std::move(e)); }
-
-// The dtype a 16-bit float is computed in (f32); wider floats are computed in their own.
-DType compute_dtype(DType t) { return ir::dtype_bytes(t) < 4 ? DType::F32 : t; }
 
 // The float dtypes an operator's schema allows: f16, f32, f64, and bf16 where `bf16`.
 void require_float(const RuleContext& ctx, bool bf16) {
@@ -69,26 +65,6 @@ LpNorm lp_norm(const RuleContext& ctx) {
     ctx.unsupported(os.str());
   }
   return {p};
-}
-
-// The input position along spatial dim d: p * stride + r - pad_begin (no dilation).
-Expr window_pos(const WindowGeometry& w, size_t d) {
-  Expr pos = ir::dvar(static_cast<int32_t>(2 + d));
-  if (w.strides[d] != 1) pos = pos * w.strides[d];
-  pos = pos + ir::rvar(static_cast<int32_t>(d));
-  return w.pads_begin[d] == 0 ? pos : pos - w.pads_begin[d];
-}
-
-// Where the window position lies inside X; undefined when it always does.
-Expr window_inside(const WindowGeometry& w) {
-  Expr pred;
-  auto add = [&pred](Expr c) { pred = pred.defined() ? ir::binary(ExprOp::And, pred, c) : c; };
-  for (size_t d = 0; d < w.rank(); ++d) {
-    int64_t last = w.start(d, w.out[d] - 1) + w.kernel[d] - 1;
-    if (w.pads_begin[d] > 0) add(ir::binary(ExprOp::Ge, window_pos(w, d), ir::const_i64(0)));
-    if (last >= w.in[d]) add(ir::binary(ExprOp::Lt, window_pos(w, d), ir::const_i64(w.in[d])));
-  }
-  return pred;
 }
 
 // sum over the window of norm.term(X[window position]), 0 outside X.

@@ -51,31 +51,10 @@ void require_windows_touch_input(const RuleContext& ctx, const WindowGeometry& w
   }
 }
 
-// The input position along spatial dim d: p * stride + r * dilation - pad_begin.
-Expr window_pos(const WindowGeometry& w, size_t d) {
-  Expr p = ir::dvar(static_cast<int32_t>(2 + d));
-  Expr r = ir::rvar(static_cast<int32_t>(d));
-  Expr pos = (w.strides[d] == 1 ? p : p * w.strides[d]) + (w.dilations[d] == 1 ? r : r * w.dilations[d]);
-  return w.pads_begin[d] == 0 ? pos : pos - w.pads_begin[d];
-}
-
 std::vector<Expr> window_index(const WindowGeometry& w) {
   std::vector<Expr> idx = {ir::dvar(0), ir::dvar(1)};
   for (size_t d = 0; d < w.rank(); ++d) idx.push_back(window_pos(w, d));
   return idx;
-}
-
-// Where the window position lies inside X; undefined when it always does.
-Expr window_inside(const WindowGeometry& w) {
-  Expr pred;
-  auto add = [&pred](Expr c) { pred = pred.defined() ? ir::binary(ir::ExprOp::And, pred, c) : c; };
-  for (size_t d = 0; d < w.rank(); ++d) {
-    Expr pos = window_pos(w, d);
-    int64_t last = w.start(d, w.out[d] - 1) + (w.kernel[d] - 1) * w.dilations[d];
-    if (w.pads_begin[d] > 0) add(ir::binary(ir::ExprOp::Ge, pos, ir::const_i64(0)));
-    if (last >= w.in[d]) add(ir::binary(ir::ExprOp::Lt, pos, ir::const_i64(w.in[d])));
-  }
-  return pred;
 }
 
 // combine_{window} X[window position], `fill` outside X.
@@ -90,13 +69,13 @@ ValueId window_reduce(RuleContext& ctx, const WindowGeometry& w, ir::ReduceOp op
   p.reduce_domain = w.kernel;
   p.reduce = op;
   p.bodies = {body};
-  return ctx.emit1(std::move(p), {ctx.dtype(0), p.domain}, suffix);
+  ir::TensorType out{ctx.dtype(0), p.domain};  // before the call: p is moved from in its arguments
+  return ctx.emit1(std::move(p), out, suffix);
 }
 
 ir::Scalar lowest(DType t) {
   if (ir::is_float(t)) return ir::Scalar::of(t, -std::numeric_limits<double>::infinity());
-  if (ir::dtype_class(t) == ir::DTypeClass::Unsigned) return ir::Scalar::of_int(t, 0);
-  return ir::Scalar::of_int(t, std::numeric_limits<int64_t>::min() >> (64 - 8 * ir::dtype_bytes(t)));
+  return ir::Scalar::of_int(t, ir::dtype_lowest(t));
 }
 
 // The flat offset into X of the window position: row-major over all dims

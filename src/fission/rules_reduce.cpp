@@ -78,25 +78,6 @@ ir::Dims reduced_shape(const ir::Dims& shape, const std::vector<int64_t>& axes, 
   return out;
 }
 
-// The smallest (highest = false) or largest value of an integer dtype, as its i64 pattern:
-// ONNX's ReduceMax (ReduceMin) of an empty set of integers.
-int64_t int_limit(DType t, bool highest) {
-  switch (t) {
-    case DType::I8: return highest ? INT8_MAX : INT8_MIN;
-    case DType::I16: return highest ? INT16_MAX : INT16_MIN;
-    case DType::I32: return highest ? INT32_MAX : INT32_MIN;
-    case DType::I64: return highest ? INT64_MAX : INT64_MIN;
-    case DType::U8: return highest ? UINT8_MAX : 0;
-    case DType::U16: return highest ? UINT16_MAX : 0;
-    case DType::U32: return highest ? UINT32_MAX : 0;
-    case DType::U64: return highest ? -1 : 0;  // all ones: the u64 maximum's bit pattern
-    case DType::Bool: return highest ? 1 : 0;
-    case DType::F32: case DType::F16: case DType::BF16: case DType::F64: break;
-  }
-  ORCHID_CHECK(false) << "int_limit of " << ir::dtype_name(t);
-  return 0;
-}
-
 // A tensor of `shape` filled with v (an elementwise primitive with a constant body).
 ValueId splat(RuleContext& ctx, const ir::Scalar& v, const ir::Dims& shape) {
   ir::Primitive p;
@@ -123,9 +104,11 @@ std::vector<ValueId> reduce_rule(RuleContext& ctx, const ReduceSpec& spec) {
   DType t = ctx.dtype(0);
   int64_t count = reduced_count(shape, axes.axes);
   bool extreme = spec.op == ReduceOp::Max || spec.op == ReduceOp::Min;
-  if (extreme && count == 0 && ir::is_integral(t))
-    return {splat(ctx, ir::Scalar::of_int(t, int_limit(t, spec.op == ReduceOp::Min)),
-                  reduced_shape(shape, axes.axes, keepdims))};
+  if (extreme && count == 0 && ir::is_integral(t)) {
+    // ONNX's ReduceMax (ReduceMin) of no integers: the dtype's lowest (highest) value.
+    int64_t limit = spec.op == ReduceOp::Min ? ir::dtype_highest(t) : ir::dtype_lowest(t);
+    return {splat(ctx, ir::Scalar::of_int(t, limit), reduced_shape(shape, axes.axes, keepdims))};
+  }
   ValueId r = reduce_axes(ctx, x, axes.axes, keepdims, spec.op, spec.term,
                           spec.finish ? "reduced" : "")[0];
   if (!spec.finish) return {r};

@@ -15,7 +15,10 @@ std::string compare_tensors(const ir::Tensor& got, const ir::Tensor& want, doubl
       continue;
     }
     double g = got.get_f64(i), w = want.get_f64(i);
-    if ((std::isnan(g) && std::isnan(w)) || g == w || std::fabs(g - w) <= atol + rtol * std::fabs(w))
+    // An infinity matches only itself: the tolerance test would read inf <= inf as a match.
+    bool finite = std::isfinite(g) && std::isfinite(w);
+    if ((std::isnan(g) && std::isnan(w)) || g == w ||
+        (finite && std::fabs(g - w) <= atol + rtol * std::fabs(w)))
       continue;
     return "element " + std::to_string(i) + " is " + std::to_string(g) + ", expected " + std::to_string(w);
   }

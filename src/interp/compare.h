@@ -9,8 +9,9 @@
 namespace orchid::interp {
 
 // Empty when the types are equal and every element matches — floats within
-// |got - want| <= atol + rtol * |want| (NaN matches NaN, equal infinities match), integers
-// and bool exactly; else a description of the first difference.
+// |got - want| <= atol + rtol * |want| (NaN matches NaN; an infinity matches only the same
+// infinity, whatever the tolerances), integers and bool exactly; else a description of the
+// first difference.
 std::string compare_tensors(const ir::Tensor& got, const ir::Tensor& want, double rtol, double atol);
 
 }  // namespace orchid::interp

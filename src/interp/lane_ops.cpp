@@ -111,6 +111,9 @@ int64_t smod(int64_t a, int64_t b) {
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+// Truncated remainder (C's %, the sign of the dividend); by 0 gives 0, and by -1 gives 0
+// (where C's i64 min % -1 would overflow).
+int64_t srem(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
 uint64_t udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }
 uint64_t umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }
 // Floored float modulo: fmod (exact) moved into the divisor's sign.
@@ -188,6 +191,7 @@ void exec_op(const Instr& in, RegFile& regs, int64_t n, Precision p) {
     case ExprOp::FloorDiv:
       return num2(c, [](double a, double b) { return std::floor(a / b); }, sfloordiv, udiv);
     case ExprOp::Mod: return num2(c, fmod_floored, smod, umod);
+    case ExprOp::Rem: return num2(c, [](double a, double b) { return std::fmod(a, b); }, srem, umod);
     case ExprOp::Pow: return f2(c, [](double a, double b) { return std::pow(a, b); });
     case ExprOp::Max:
       return num2(c, nan_max, [](int64_t a, int64_t b) { return std::max(a, b); },

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "interp/lane_ops.h"
 #include "support/error.h"
@@ -61,7 +62,11 @@ Accumulator::Accumulator(ReduceOp op, std::vector<DType> body_dtypes, std::vecto
       precision_(p), empty_(empty_domain) {
   ORCHID_CHECK(op != ReduceOp::None && !body_dtypes_.empty() && !out_dtypes_.empty())
       << "accumulator of " << ir::reduce_op_name(op);
-  if (ir::is_float(out_dtypes_[0])) acc_dtype_ = accumulator_dtype(out_dtypes_[0], p);
+  ORCHID_CHECK(out_dtypes_.size() >= body_dtypes_.size())
+      << "accumulator of " << body_dtypes_.size() << " bodies and " << out_dtypes_.size() << " outputs";
+  // Body k's state is output k's (welford and maxsum: one body, both outputs of its dtype).
+  for (DType t : std::span(out_dtypes_).first(body_dtypes_.size()))
+    acc_dtypes_.push_back(ir::is_float(t) ? accumulator_dtype(t, p) : DType::F64);
   size_t slots = std::max<size_t>(body_dtypes_.size(), 2);
   f_.resize(slots);
   i_.resize(slots);
@@ -123,12 +128,13 @@ void Accumulator::update_sum_prod(const std::vector<LaneRef>& bodies, int64_t n)
     if (ir::is_float(body_dtypes_[k])) {
       double* a = f_[k].data();
       const double* v = bodies[k].f;
-      if (acc_dtype_ == DType::F64 && sum) {
+      bool exact = acc_dtypes_[k] == DType::F64;
+      if (exact && sum) {
         each<Serial>(n, [&](int64_t s, int64_t j) { a[s] += v[j]; });
-      } else if (acc_dtype_ == DType::F64) {
+      } else if (exact) {
         each<Serial>(n, [&](int64_t s, int64_t j) { a[s] *= v[j]; });
       } else {
-        each<Serial>(n, [&](int64_t s, int64_t j) { a[s] = round(sum ? a[s] + v[j] : a[s] * v[j]); });
+        each<Serial>(n, [&](int64_t s, int64_t j) { a[s] = round(sum ? a[s] + v[j] : a[s] * v[j], k); });
       }
     } else {
       int64_t* a = i_[k].data();

@@ -17,8 +17,9 @@ struct LaneRef {
 };
 
 // The running state of a reduction for up to `lanes` output points. Terms are added in
-// iteration order; in Own precision every step rounds to the accumulator dtype
-// (accumulator_dtype), and store() rounds once more to the output dtype.
+// iteration order; in Own precision every step rounds to the accumulator dtype of its body
+// (accumulator_dtype of that body's output: each body of a multi-body reduction keeps its
+// own), and store() rounds once more to the output dtype.
 class Accumulator {
  public:
   // `empty_domain`: the reduction domain has no points (every output gets the combiner's
@@ -48,15 +49,18 @@ class Accumulator {
   template <bool Serial>
   void update_maxsum(const LaneRef& x, int64_t n);
   void store_empty(const std::vector<Buffer*>& outs, int64_t at, int64_t n) const;
-  double round(double v) const {
-    return acc_dtype_ == ir::DType::F64 ? v : ir::round_to_dtype(v, acc_dtype_);
+  // v rounded to the accumulator dtype of body k.
+  double round(double v, size_t k = 0) const {
+    ir::DType t = acc_dtypes_[k];
+    return t == ir::DType::F64 ? v : ir::round_to_dtype(v, t);
   }
 
   ir::ReduceOp op_;
   std::vector<ir::DType> body_dtypes_;
   std::vector<ir::DType> out_dtypes_;
   Precision precision_;
-  ir::DType acc_dtype_ = ir::DType::F64;  // rounding of float steps
+  // Per body: the rounding of its float steps (F64 for integral bodies and in F64 precision).
+  std::vector<ir::DType> acc_dtypes_;
   bool empty_;
   // State slots: per body for sum/prod/max/min; (value, index) for argmax/argmin;
   // (mean, m2) with count for welford; (m, s) for maxsum.

@@ -202,8 +202,9 @@ class GraphParser {
     }
   }
 
+  // '[' e0, e1, .. ']' (the caller has seen the '[').
   void parse_elements(Tensor& data) {
-    Token open = lex_.next();
+    lex_.next();
     int64_t n = 0;
     while (!lex_.at_punct(']')) {
       if (n > 0) lex_.expect_punct(',', "',' or ']'");

@@ -197,6 +197,7 @@ std::string binary_index_problem(const ExprNode& n) {
     case ExprOp::IsInf:
     case ExprOp::Not:
     case ExprOp::Div:
+    case ExprOp::Rem:
     case ExprOp::Pow:
     case ExprOp::Xor:
     case ExprOp::Eq:

@@ -109,8 +109,45 @@ std::optional<Affine> linearize(const Expr& e) {
       if (!in_limit(out)) return std::nullopt;
       return out;
     }
-    default: return std::nullopt;
+    case ExprOp::Load:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Not:
+    case ExprOp::Div:
+    case ExprOp::FloorDiv:
+    case ExprOp::Mod:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Max:
+    case ExprOp::Min:
+    case ExprOp::And:
+    case ExprOp::Or:
+    case ExprOp::Xor:
+    case ExprOp::Eq:
+    case ExprOp::Ne:
+    case ExprOp::Lt:
+    case ExprOp::Le:
+    case ExprOp::Gt:
+    case ExprOp::Ge:
+    case ExprOp::Select:
+    case ExprOp::Cast: break;
   }
+  return std::nullopt;
 }
 
 const Interval& term_range(const VarBox& box, int32_t key) {
@@ -170,22 +207,9 @@ std::string interval_str(const Interval& a) {
 }
 
 Interval dtype_range(DType t) {
-  switch (t) {
-    case DType::Bool: return {0, 1};
-    case DType::I8: return {-128, 127};
-    case DType::I16: return {-32768, 32767};
-    case DType::I32: return {INT32_MIN, INT32_MAX};
-    case DType::U8: return {0, 255};
-    case DType::U16: return {0, 65535};
-    case DType::U32: return {0, UINT32_MAX};
-    case DType::I64:
-    case DType::U64:
-    case DType::F32:
-    case DType::F64:
-    case DType::F16:
-    case DType::BF16: return Interval::full();
-  }
-  return Interval::full();
+  // u64 values past INT64_MAX are held as negative int64: every int64 is a u64 value.
+  if (ir::is_float(t) || t == DType::U64) return Interval::full();
+  return {ir::dtype_lowest(t), ir::dtype_highest(t)};
 }
 
 bool VarBox::empty() const {
@@ -243,7 +267,43 @@ Interval eval_compare(ExprOp op, const Interval& a, const Interval& b) {
     case ExprOp::Ge: return decide(a.lo >= b.hi, a.hi < b.lo);
     case ExprOp::Eq: return decide(a.is_point() && b.is_point() && a.lo == b.lo, intersect(a, b).empty());
     case ExprOp::Ne: return decide(intersect(a, b).empty(), a.is_point() && b.is_point() && a.lo == b.lo);
-    default: break;
+    case ExprOp::Const:
+    case ExprOp::Var:
+    case ExprOp::Load:
+    case ExprOp::Neg:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Not:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::FloorDiv:
+    case ExprOp::Mod:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Max:
+    case ExprOp::Min:
+    case ExprOp::And:
+    case ExprOp::Or:
+    case ExprOp::Xor:
+    case ExprOp::Select:
+    case ExprOp::Cast: break;
   }
   ORCHID_CHECK(false) << ir::expr_op_name(op) << " is not a comparison";
   return {0, 1};
@@ -412,8 +472,40 @@ Interval eval_binary(const Expr& e, const VarBox& box, const LoadRangeFn& loads)
     case ExprOp::Xor:
       if (t == DType::Bool && a.is_point() && b.is_point()) return Interval::point(a.lo ^ b.lo);
       return t == DType::Bool ? Interval{0, 1} : Interval::full();
-    default: return Interval::full();
+    case ExprOp::Const:
+    case ExprOp::Var:
+    case ExprOp::Load:
+    case ExprOp::Neg:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Not:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Eq:
+    case ExprOp::Ne:
+    case ExprOp::Lt:
+    case ExprOp::Le:
+    case ExprOp::Gt:
+    case ExprOp::Ge:
+    case ExprOp::Select:
+    case ExprOp::Cast: break;
   }
+  return Interval::full();
 }
 
 Interval eval_unary(const Expr& e, const VarBox& box, const LoadRangeFn& loads) {
@@ -435,8 +527,47 @@ Interval eval_unary(const Expr& e, const VarBox& box, const LoadRangeFn& loads) 
     case ExprOp::Not:
       if (e.dtype() == DType::Bool) return {1 - a.hi, 1 - a.lo};
       return {~a.hi, ~a.lo};
-    default: return Interval::full();
+    case ExprOp::Const:
+    case ExprOp::Var:
+    case ExprOp::Load:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::FloorDiv:
+    case ExprOp::Mod:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Max:
+    case ExprOp::Min:
+    case ExprOp::And:
+    case ExprOp::Or:
+    case ExprOp::Xor:
+    case ExprOp::Eq:
+    case ExprOp::Ne:
+    case ExprOp::Lt:
+    case ExprOp::Le:
+    case ExprOp::Gt:
+    case ExprOp::Ge:
+    case ExprOp::Select:
+    case ExprOp::Cast: break;
   }
+  return Interval::full();
 }
 
 }  // namespace

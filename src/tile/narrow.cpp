@@ -173,10 +173,42 @@ VarBox narrow_expr(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loa
       if (intersect(a, dtype_range(e.dtype())) != a) return box;  // wraps: not the identity
       return narrow_expr(x, d, box, loads);
     }
-    default:
-      if (e.dtype() == DType::Bool && d.is_point()) return refine(e, d.lo == 1, box, loads);
-      return box;
+    case ExprOp::Const:
+    case ExprOp::Load:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Not:
+    case ExprOp::Div:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::And:
+    case ExprOp::Or:
+    case ExprOp::Xor:
+    case ExprOp::Eq:
+    case ExprOp::Ne:
+    case ExprOp::Lt:
+    case ExprOp::Le:
+    case ExprOp::Gt:
+    case ExprOp::Ge: break;
   }
+  // Another bool operator: narrowed as a condition; any other operator teaches nothing.
+  if (e.dtype() == DType::Bool && d.is_point()) return refine(e, d.lo == 1, box, loads);
+  return box;
 }
 
 ExprOp negated(ExprOp op) {
@@ -187,7 +219,43 @@ ExprOp negated(ExprOp op) {
     case ExprOp::Ge: return ExprOp::Lt;
     case ExprOp::Eq: return ExprOp::Ne;
     case ExprOp::Ne: return ExprOp::Eq;
-    default: break;
+    case ExprOp::Const:
+    case ExprOp::Var:
+    case ExprOp::Load:
+    case ExprOp::Neg:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Not:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::FloorDiv:
+    case ExprOp::Mod:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Max:
+    case ExprOp::Min:
+    case ExprOp::And:
+    case ExprOp::Or:
+    case ExprOp::Xor:
+    case ExprOp::Select:
+    case ExprOp::Cast: break;
   }
   ORCHID_CHECK(false) << ir::expr_op_name(op) << " is not a comparison";
   return op;
@@ -207,15 +275,51 @@ VarBox narrow_not_equal(const Expr& a, const Expr& b, VarBox box, const LoadRang
 
 // Keeps the points where `a op b` holds (integer or bool operands, signed order).
 VarBox narrow_compare(ExprOp op, const Expr& a, const Expr& b, VarBox box, const LoadRangeFn& loads) {
-  if (op == ExprOp::Ne) return narrow_not_equal(a, b, box, loads);
   Range128 d{-kInf, kInf};  // the allowed a - b
   switch (op) {
+    case ExprOp::Ne: return narrow_not_equal(a, b, box, loads);
     case ExprOp::Lt: d.hi = -1; break;
     case ExprOp::Le: d.hi = 0; break;
     case ExprOp::Gt: d.lo = 1; break;
     case ExprOp::Ge: d.lo = 0; break;
     case ExprOp::Eq: d.lo = d.hi = 0; break;
-    default: ORCHID_CHECK(false) << ir::expr_op_name(op) << " is not a comparison";
+    case ExprOp::Const:
+    case ExprOp::Var:
+    case ExprOp::Load:
+    case ExprOp::Neg:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Not:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::FloorDiv:
+    case ExprOp::Mod:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Max:
+    case ExprOp::Min:
+    case ExprOp::And:
+    case ExprOp::Or:
+    case ExprOp::Xor:
+    case ExprOp::Select:
+    case ExprOp::Cast: ORCHID_CHECK(false) << ir::expr_op_name(op) << " is not a comparison";
   }
   auto la = linearize(a), lb = linearize(b);
   if (la && lb && fits_i64(*la, box) && fits_i64(*lb, box)) {
@@ -272,8 +376,40 @@ VarBox refine(const Expr& cond, bool value, const VarBox& box, const LoadRangeFn
       if (ir::is_float(t) || t == DType::U64) return box;
       return narrow_compare(value ? cond.op() : negated(cond.op()), cond.arg(0), cond.arg(1), box, loads);
     }
-    default: return box;
+    case ExprOp::Const:
+    case ExprOp::Var:
+    case ExprOp::Load:
+    case ExprOp::Neg:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::FloorDiv:
+    case ExprOp::Mod:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Max:
+    case ExprOp::Min:
+    case ExprOp::Xor: break;
   }
+  return box;
 }
 
 namespace {

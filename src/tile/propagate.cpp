@@ -36,8 +36,46 @@ Interval allowed_by(ExprOp op, const Interval& yr) {
     case ExprOp::Gt: return detail::clamp(i128(yr.lo) + 1, kMax);
     case ExprOp::Ge: return {yr.lo, kMax};
     case ExprOp::Eq: return yr;
-    default: return Interval::full();
+    case ExprOp::Const:
+    case ExprOp::Var:
+    case ExprOp::Load:
+    case ExprOp::Neg:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Not:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::FloorDiv:
+    case ExprOp::Mod:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Max:
+    case ExprOp::Min:
+    case ExprOp::And:
+    case ExprOp::Or:
+    case ExprOp::Xor:
+    case ExprOp::Ne:
+    case ExprOp::Select:
+    case ExprOp::Cast: break;
   }
+  return Interval::full();
 }
 
 ExprOp mirrored(ExprOp op) {  // x op y  <=>  y mirrored(op) x
@@ -46,8 +84,47 @@ ExprOp mirrored(ExprOp op) {  // x op y  <=>  y mirrored(op) x
     case ExprOp::Le: return ExprOp::Ge;
     case ExprOp::Gt: return ExprOp::Lt;
     case ExprOp::Ge: return ExprOp::Le;
-    default: return op;
+    case ExprOp::Const:
+    case ExprOp::Var:
+    case ExprOp::Load:
+    case ExprOp::Neg:
+    case ExprOp::Abs:
+    case ExprOp::Exp:
+    case ExprOp::Log:
+    case ExprOp::Sqrt:
+    case ExprOp::Rsqrt:
+    case ExprOp::Recip:
+    case ExprOp::Tanh:
+    case ExprOp::Erf:
+    case ExprOp::Sigmoid:
+    case ExprOp::Sin:
+    case ExprOp::Cos:
+    case ExprOp::Floor:
+    case ExprOp::Ceil:
+    case ExprOp::Round:
+    case ExprOp::Sign:
+    case ExprOp::IsNan:
+    case ExprOp::IsInf:
+    case ExprOp::Not:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::FloorDiv:
+    case ExprOp::Mod:
+    case ExprOp::Rem:
+    case ExprOp::Pow:
+    case ExprOp::Max:
+    case ExprOp::Min:
+    case ExprOp::And:
+    case ExprOp::Or:
+    case ExprOp::Xor:
+    case ExprOp::Eq:
+    case ExprOp::Ne:
+    case ExprOp::Select:
+    case ExprOp::Cast: break;
   }
+  return op;  // Eq and Ne are symmetric
 }
 
 bool is_integer_compare(const Expr& c) {

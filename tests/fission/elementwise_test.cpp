@@ -3,6 +3,7 @@
 // random broadcast shapes.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 
@@ -91,6 +92,15 @@ void check(const OpCase& c) {
     }
     EXPECT_EQ(testlib::compare_tensors(got, want, 1e-5, 1e-6), "");
   }
+}
+
+Tensor tensor_of(const TensorType& t, const std::vector<double>& values) {
+  Tensor out(t);
+  for (size_t k = 0; k < values.size(); ++k) {
+    auto i = static_cast<int64_t>(k);
+    ir::is_float(t.dtype) ? out.set_f64(i, values[k]) : out.set_i64(i, static_cast<int64_t>(values[k]));
+  }
+  return out;
 }
 
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
@@ -244,6 +254,99 @@ TEST(ElementwiseFission, LegacyBroadcastAlignsAtAxis) {
   EXPECT_EQ(testlib::compare_tensors(got, want), "");
 }
 
+TEST(ElementwiseFission, UnaryOutputsKeepTheInputShape) {
+  // ew_unary once built its output type from p.domain in the argument list that also moved p:
+  // under left-to-right evaluation (clang) every output had rank 0.
+  for (const char* op : {"Neg", "Relu", "Sigmoid", "Softsign"}) {
+    ir::Graph g = import_model(single_node(op, {{DType::F32, {2, 3, 4}}}));
+    EXPECT_EQ(g.type(g.outputs()[0]), (TensorType{DType::F32, {2, 3, 4}})) << op;
+    for (const ir::Primitive& p : g.nodes())
+      for (ir::ValueId v : p.outputs) EXPECT_EQ(g.type(v).shape, p.domain) << op;
+  }
+  ir::Graph cast = import_model(single_node("Cast", {{DType::F32, {5, 1}}}, 1, {{"to", int64_t{7}}}));
+  EXPECT_EQ(cast.type(cast.outputs()[0]), (TensorType{DType::I64, {5, 1}}));
+}
+
+// C's fmod, exact: Mod(-1e-20, 1) is -1e-20 (not 1 - 1e-20 rounded, minus 1), Mod(-6, 3) is
+// -0 (the dividend's sign).
+TEST(ElementwiseFission, ModWithFmodIsExactAndKeepsTheDividendsSign) {
+  std::vector<double> a = {-1e-20, -6, 6, 5.5, -5.5, 7, -7, 1e-30};
+  std::vector<double> b = {1, 3, -3, -2, 2, -3, 3, -1e10};
+  for (DType t : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(ir::dtype_name(t));
+    auto n = static_cast<int64_t>(a.size());
+    TensorType tt{t, {n}};
+    Tensor ta(tt), tb(tt);
+    for (int64_t i = 0; i < n; ++i) ta.set_f64(i, a[static_cast<size_t>(i)]), tb.set_f64(i, b[static_cast<size_t>(i)]);
+    ir::Graph g = import_model(single_node("Mod", {tt, tt}, 1, {{"fmod", int64_t{1}}}));
+    for (interp::Options opts : {interp::Options{}, interp::Options{interp::Precision::Own, false}}) {
+      Tensor got = interp::run(g, {ta, tb}, opts)[0];
+      for (int64_t i = 0; i < n; ++i) {
+        double want = std::fmod(ta.get_f64(i), tb.get_f64(i));
+        EXPECT_EQ(std::bit_cast<uint64_t>(got.get_f64(i)), std::bit_cast<uint64_t>(want))
+            << "Mod(" << ta.get_f64(i) << ", " << tb.get_f64(i) << ") = " << got.get_f64(i) << ", expected " << want;
+      }
+    }
+  }
+  // Integers: C's %, and 0 for a zero divisor.
+  TensorType it{DType::I32, {5}};
+  Tensor ia = tensor_of(it, {-7, 7, -6, 5, -2147483648.0}), ib = tensor_of(it, {2, -2, 3, 0, -1});
+  Tensor got = interp::run(import_model(single_node("Mod", {it, it}, 1, {{"fmod", int64_t{1}}})), {ia, ib})[0];
+  EXPECT_EQ(testlib::compare_tensors(got, tensor_of(it, {-1, 1, 0, 0, 0})), "");
+}
+
+// Dropout's training_mode must be one bool: an empty or a float initializer is a user error.
+TEST(ElementwiseFission, DropoutTrainingModeMustBeOneBool) {
+  auto with_mode = [](const Tensor& mode) {
+    testlib::OnnxModel m = single_node("Dropout", {{DType::F32, {2, 3}}});
+    m.initializers.emplace_back("mode", mode);
+    m.nodes[0].inputs = {"x0", "", "mode"};
+    return testlib::error_of([&] { import_model(m, "d.onnx"); });
+  };
+  EXPECT_EQ(with_mode(Tensor(TensorType{DType::Bool, {0}})),
+            "d.onnx: node 'node' (Dropout, opset 17): training_mode must be one bool, not bool[0]");
+  EXPECT_EQ(with_mode(Tensor(TensorType{DType::F32, {}})),
+            "d.onnx: node 'node' (Dropout, opset 17): training_mode must be one bool, not f32[]");
+  EXPECT_EQ(with_mode(Tensor(TensorType{DType::Bool, {2}})),
+            "d.onnx: node 'node' (Dropout, opset 17): training_mode must be one bool, not bool[2]");
+  EXPECT_EQ(with_mode(Tensor(TensorType{DType::Bool, {}})), "(no error)");  // false: inference
+  Tensor on(TensorType{DType::Bool, {1}});
+  on.set_i64(0, 1);
+  EXPECT_EQ(with_mode(on), "d.onnx: node 'node' (Dropout, opset 17): not supported: training-mode dropout is random");
+}
+
+// Sum/Max/Min/Mean of many inputs: one primitive per at most 64 inputs, chained left to right,
+// so no body nests deeper than 64 operators.
+TEST(ElementwiseFission, VariadicOfManyInputsChainsPrimitives) {
+  constexpr int kInputs = 200;
+  Rng rng(11);
+  std::vector<TensorType> types;
+  std::vector<Tensor> in;
+  for (int k = 0; k < kInputs; ++k) {
+    types.push_back({DType::F32, k % 3 == 0 ? Dims{3} : Dims{2, 3}});
+    in.push_back(testlib::random_tensor(types.back(), rng));
+  }
+  for (const char* op : {"Sum", "Max", "Min", "Mean"}) {
+    SCOPED_TRACE(op);
+    ir::Graph g = import_model(single_node(op, types));
+    EXPECT_GE(g.num_nodes(), 4);
+    for (const ir::Primitive& p : g.nodes()) EXPECT_LE(p.inputs.size(), 64u);
+    EXPECT_EQ(g.type(g.outputs()[0]), (TensorType{DType::F32, {2, 3}}));
+    // The reference folds left to right in f32, as the one-primitive form did.
+    Tensor want(TensorType{DType::F32, {2, 3}});
+    std::string name = op;
+    for (int64_t i = 0; i < 6; ++i) {
+      float acc = static_cast<float>(in[0].get_f64(i % 3));
+      for (int k = 1; k < kInputs; ++k) {
+        auto v = static_cast<float>(in[static_cast<size_t>(k)].get_f64(k % 3 == 0 ? i % 3 : i));
+        acc = name == "Max" ? std::max(acc, v) : name == "Min" ? std::min(acc, v) : acc + v;
+      }
+      want.set_f64(i, name == "Mean" ? static_cast<float>(acc / static_cast<float>(kInputs)) : acc);
+    }
+    Tensor got = interp::run(g, in, interp::Options{interp::Precision::Own, false})[0];
+    EXPECT_EQ(testlib::compare_tensors(got, want, 0, 0), "");
+  }
+}
 
 TEST(ElementwiseFission, ErrorsNameTheNode) {
   TensorType a{DType::F32, {2, 3}}, b{DType::F32, {4}}, i{DType::I32, {2, 3}};

@@ -239,6 +239,20 @@ TEST(LayoutSliceFission, GatherOutOfRangeRuntimeIndexIsARunError) {
   EXPECT_NE(error_of([&] { interp::run(g, {Tensor(t), i64s({-4})}); }), "(no error)");
 }
 
+// A u64 index of 2^63 or more reads as a negative i64, but it is no index counted from the
+// end: it lies past every dim.
+TEST(LayoutSliceFission, GatherConstantU64IndexOf2To63OrMoreIsOutOfRange) {
+  TensorType t{DType::F32, {2, 3}};
+  Tensor two_to_63(TensorType{DType::U64, {2}});
+  two_to_63.set_i64(1, std::numeric_limits<int64_t>::min());
+  expect_error(node_model("Gather", {t, two_to_63}, 1, {{"axis", int64_t{1}}}), "Gather",
+               "index 9223372036854775808 (element 1 of input 1) is out of range for axis 1 of size 3");
+  Tensor all_ones(TensorType{DType::U64, {}});
+  all_ones.set_i64(0, -1);
+  expect_error(node_model("Gather", {t, all_ones}, 1, {{"axis", int64_t{1}}}), "Gather",
+               "index 18446744073709551615 (element 0 of input 1) is out of range for axis 1 of size 3");
+}
+
 TEST(LayoutSliceFission, SliceErrors) {
   TensorType t{DType::F32, {4, 5}};
   expect_error(node_model("Slice", {t, i64s({0}), i64s({1, 2})}), "Slice",
@@ -278,7 +292,7 @@ TEST(LayoutSliceFission, GatherErrors) {
   expect_error(node_model("Gather", {t, it}, 1, {{"axis", int64_t{2}}}), "Gather",
                "axis 2 is out of range for rank 2");
   expect_error(node_model("Gather", {t, i64s({0, 3})}, 1, {{"axis", int64_t{1}}}), "Gather",
-               "index 3 is out of range for axis 1 of size 3");
+               "index 3 (element 1 of input 1) is out of range for axis 1 of size 3");
   expect_unsupported(node_model("Gather", {t, TensorType{DType::F32, {2}}}), "Gather",
                      "input 1 of dtype f32 (supported: integral)");
 }

@@ -327,6 +327,18 @@ TEST(PoolFission, ErrorsNameTheNode) {
   EXPECT_MESSAGE(pool_error("GlobalMaxPool", {1, 2, 3}, {}, 12, DType::BF16), "GlobalMaxPool-1 allows f16, f32, f64");
 }
 
+// The window reduction's output type once read p.domain in the argument list that also moved
+// p: under left-to-right evaluation (clang) the pooled value had rank 0.
+TEST(PoolFission, WindowReductionsHaveThePooledShape) {
+  Attrs attrs = {{"kernel_shape", Dims{2, 2}}, {"strides", Dims{2, 1}}};
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    ir::Graph g = import_model(single_node(op, {{DType::F32, {2, 3, 6, 5}}}, 1, attrs, 12));
+    EXPECT_EQ(g.type(g.outputs()[0]), (TensorType{DType::F32, {2, 3, 3, 4}})) << op;
+    for (const ir::Primitive& p : g.nodes())
+      for (ir::ValueId v : p.outputs) EXPECT_EQ(g.type(v).shape, p.domain) << op;
+  }
+}
+
 // libonnx 1.12's shape inference divides by each stride (SIGFPE on 0): the loader checks
 // strides before running it.
 TEST(PoolFission, ZeroStrideIsAUserErrorNotACrash) {

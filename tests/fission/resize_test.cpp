@@ -231,7 +231,7 @@ TEST(ResizeFission, Errors) {
   expect_error(resize({Arg{}, s2, i64s({2, 8})}, {}), "Resize",
                "needs exactly one of scales and sizes (non-empty)");
   expect_error(resize({Arg{}, Arg{}, i64s({2, 0})}, {}), "Resize", "sizes [2,0] must be positive");
-  expect_error(resize({Arg{}, f32s({1, -2})}, {}), "Resize", "scale -2 must be positive");
+  expect_error(resize({Arg{}, f32s({1, -2})}, {}), "Resize", "scale -2 must be positive and give a finite size");
   expect_unsupported(node_model("Resize", {TensorType{DType::F32, {0, 4}}, Arg{}, s2}), "Resize",
                      "resizing an empty tensor");
   expect_unsupported(

@@ -123,6 +123,7 @@ TEST(Ops, FloatBinaryMatchScalarReference) {
       {ExprOp::Div, std::divides<double>()},
       {ExprOp::FloorDiv, [](double x, double y) { return std::floor(x / y); }},
       {ExprOp::Mod, floor_mod},
+      {ExprOp::Rem, [](double x, double y) { return std::fmod(x, y); }},
       {ExprOp::Pow, [](double x, double y) { return std::pow(x, y); }},
       {ExprOp::Max, nan_max},
       {ExprOp::Min, nan_min},
@@ -141,6 +142,22 @@ TEST(Ops, FloatModIsFlooredWithTheDivisorsSign) {
   EXPECT_TRUE(same(got[6], 0.0));
   EXPECT_TRUE(std::isnan(binary_f(ExprOp::Mod, {1}, {0})[0]));
   EXPECT_EQ(binary_f(ExprOp::FloorDiv, {-7, 7, -7}, {2, 2, -2}), (std::vector<double>{-4, 3, 3}));
+}
+
+TEST(Ops, FloatRemIsTruncatedWithTheDividendsSign) {
+  // C's fmod, exact: no rounding of tiny dividends, and a zero result keeps the dividend's sign.
+  std::vector<double> got = binary_f(ExprOp::Rem, {-7, 7, -7, 7, 5.5, -5.5, -6, 6, -1e-20, 1e-20, 1e300},
+                                     {3, -3, -3, 3, 2, 2, 3, -3, 1, -1, 7});
+  std::vector<double> want = {-1, 1, -1, 1, 1.5, -1.5, -0.0, 0.0, -1e-20, 1e-20, std::fmod(1e300, 7)};
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_TRUE(same(got[k], want[k])) << k << ": " << got[k];
+  EXPECT_TRUE(std::isnan(binary_f(ExprOp::Rem, {1}, {0})[0]));
+  EXPECT_TRUE(std::isnan(binary_f(ExprOp::Rem, {kInf}, {2})[0]));
+  EXPECT_EQ(binary_f(ExprOp::Rem, {2.5}, {kInf}), (std::vector<double>{2.5}));
+  // f32 in own precision: exact, so nothing to round.
+  auto f32 = doubles(eval_op(ExprOp::Rem, DType::F32,
+                             {tensor_f(DType::F32, {2}, {-1e-20, 5.5}), tensor_f(DType::F32, {2}, {1, -2})},
+                             own())[0]);
+  EXPECT_EQ(f32, (std::vector<double>{static_cast<float>(-1e-20), 1.5}));
 }
 
 TEST(Ops, MaxMinPropagateNaNFromEitherSide) {
@@ -167,6 +184,9 @@ int64_t ref_mod(int64_t a, int64_t b) {
   if (b == 0 || b == -1) return 0;
   return a - ref_floordiv(a, b) * b;
 }
+int64_t ref_rem(int64_t a, int64_t b) {  // truncated: a - div(a, b) * b, with wrapping
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(ref_div(a, b)) * static_cast<uint64_t>(b));
+}
 
 TEST(Ops, IntegerDivisionTruncatesFloorsAndDefinesZero) {
   std::vector<int64_t> v = {-9, -7, -2, -1, 0, 1, 2, 3, 7, 9, kMin, kMax};
@@ -176,19 +196,23 @@ TEST(Ops, IntegerDivisionTruncatesFloorsAndDefinesZero) {
   auto div = binary_i(ExprOp::Div, DType::I64, a, b);
   auto fdiv = binary_i(ExprOp::FloorDiv, DType::I64, a, b);
   auto mod = binary_i(ExprOp::Mod, DType::I64, a, b);
+  auto rem = binary_i(ExprOp::Rem, DType::I64, a, b);
   for (size_t k = 0; k < a.size(); ++k) {
     EXPECT_EQ(div[k], ref_div(a[k], b[k])) << a[k] << " / " << b[k];
     EXPECT_EQ(fdiv[k], ref_floordiv(a[k], b[k])) << a[k] << " // " << b[k];
     EXPECT_EQ(mod[k], ref_mod(a[k], b[k])) << a[k] << " % " << b[k];
+    EXPECT_EQ(rem[k], b[k] == 0 ? 0 : ref_rem(a[k], b[k])) << a[k] << " rem " << b[k];
   }
   EXPECT_EQ(binary_i(ExprOp::Div, DType::I32, {-7, 7, 5}, {2, -2, 0}), (std::vector<int64_t>{-3, -3, 0}));
   EXPECT_EQ(binary_i(ExprOp::Mod, DType::I32, {-7, 7, 5}, {2, -2, 0}), (std::vector<int64_t>{1, -1, 0}));
+  EXPECT_EQ(binary_i(ExprOp::Rem, DType::I32, {-7, 7, 5, -6}, {2, -2, 0, 3}), (std::vector<int64_t>{-1, 1, 0, 0}));
 }
 
 TEST(Ops, U64IsUnsigned) {
   int64_t big = -2;  // 2^64 - 2
   EXPECT_EQ(binary_i(ExprOp::Div, DType::U64, {big}, {2}), (std::vector<int64_t>{kMax}));
   EXPECT_EQ(binary_i(ExprOp::Mod, DType::U64, {big}, {5}), (std::vector<int64_t>{4}));
+  EXPECT_EQ(binary_i(ExprOp::Rem, DType::U64, {big, 7}, {5, big}), (std::vector<int64_t>{4, 7}));
   EXPECT_EQ(binary_i(ExprOp::Lt, DType::U64, {1}, {big}), (std::vector<int64_t>{1}));
   EXPECT_EQ(binary_i(ExprOp::Max, DType::U64, {1}, {big}), (std::vector<int64_t>{big}));
   EXPECT_EQ(binary_i(ExprOp::Min, DType::U64, {1}, {big}), (std::vector<int64_t>{1}));

@@ -220,6 +220,30 @@ TEST(Reduce, SeveralBodiesReduceAlike) {
   EXPECT_EQ(doubles(out[1]), (std::vector<double>{14, 17}));
 }
 
+TEST(Reduce, OwnPrecisionEachBodyAccumulatesInItsOwnDtype) {
+  // sum of an f32 body and an f64 body over [1, 1e-9, 1e-9]: the f32 sum stays 1, the f64 sum
+  // keeps the small terms (an f32 accumulator for both would give 1 for the f64 body too).
+  std::vector<double> v = {1, 1e-9, 1e-9};
+  Graph g = one_node({{DType::F32, {3}}, {DType::F64, {3}}},
+                     prim(PrimOp::Reduce, {load(0, DType::F32, {rvar(0)}), load(1, DType::F64, {rvar(0)})},
+                          {}, ReduceOp::Sum, {3}),
+                     {{DType::F32, {}}, {DType::F64, {}}});
+  auto out = run(g, {tensor_f(DType::F32, {3}, v), tensor_f(DType::F64, {3}, v)}, own());
+  EXPECT_EQ(doubles(out[0])[0], 1.0);
+  EXPECT_EQ(doubles(out[1])[0], (1.0 + 1e-9) + 1e-9);
+  // And the other way round: an f64 first body must not make the f32 body exact. With
+  // [1, 2^-24, 2^-24] each f32 step rounds back to 1 (ties to even); summed exactly and rounded
+  // once the f32 result would be 1 + 2^-23.
+  v = {1, std::ldexp(1.0, -24), std::ldexp(1.0, -24)};
+  Graph h = one_node({{DType::F64, {3}}, {DType::F32, {3}}},
+                     prim(PrimOp::Reduce, {load(0, DType::F64, {rvar(0)}), load(1, DType::F32, {rvar(0)})},
+                          {}, ReduceOp::Sum, {3}),
+                     {{DType::F64, {}}, {DType::F32, {}}});
+  auto out2 = run(h, {tensor_f(DType::F64, {3}, v), tensor_f(DType::F32, {3}, v)}, own());
+  EXPECT_EQ(doubles(out2[0])[0], 1.0 + std::ldexp(1.0, -23));
+  EXPECT_EQ(doubles(out2[1])[0], 1.0);
+}
+
 TEST(Reduce, MultiDimensionalDomainsAndReductions) {
   // out[a, b] = sum_{r0, r1} x[r0, a, r1, b] * (r0 + 1) over x: [3, 4, 5, 6].
   Expr x = load(0, DType::F64, {rvar(0), dvar(0), rvar(1), dvar(1)});

@@ -25,6 +25,27 @@ TEST(DType, TableRoundTripsNames) {
   EXPECT_EQ(type_str({DType::I64, {}}), "i64[]");
 }
 
+TEST(DType, IntegralLimitsAsInt64) {
+  EXPECT_EQ(dtype_lowest(DType::I8), -128);
+  EXPECT_EQ(dtype_highest(DType::I8), 127);
+  EXPECT_EQ(dtype_lowest(DType::I16), -32768);
+  EXPECT_EQ(dtype_highest(DType::I16), 32767);
+  EXPECT_EQ(dtype_lowest(DType::I32), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(dtype_highest(DType::I32), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(dtype_lowest(DType::I64), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(dtype_highest(DType::I64), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(dtype_lowest(DType::U8), 0);
+  EXPECT_EQ(dtype_highest(DType::U8), 255);
+  EXPECT_EQ(dtype_highest(DType::U16), 65535);
+  EXPECT_EQ(dtype_highest(DType::U32), std::numeric_limits<uint32_t>::max());
+  EXPECT_EQ(dtype_lowest(DType::U64), 0);
+  EXPECT_EQ(dtype_highest(DType::U64), -1);  // 2^64 - 1's bit pattern
+  EXPECT_EQ(dtype_lowest(DType::Bool), 0);
+  EXPECT_EQ(dtype_highest(DType::Bool), 1);
+  EXPECT_THROW(dtype_lowest(DType::F32), InternalError);
+  EXPECT_THROW(dtype_highest(DType::BF16), InternalError);
+}
+
 TEST(Half, F16RoundsToNearestEvenAndKeepsSpecials) {
   EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(2049.0f)), 2048.0f);  // tie to even
   EXPECT_EQ(f16_bits_to_f32(f32_to_f16_bits(2051.0f)), 2052.0f);

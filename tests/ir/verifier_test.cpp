@@ -266,6 +266,8 @@ TEST(Verifier, Rule5OperatorsOutsideIndexExpressions) {
       "'neg(i0)' is not an index expression: neg (not allowed in an index expression)");
   expect_violation(layout_with_index(binary(ExprOp::Div, dvar(0), const_i64(2))), kLayoutY,
                    "div (not allowed in an index expression)");
+  expect_violation(layout_with_index(binary(ExprOp::Rem, dvar(0), const_i64(2))), kLayoutY,
+                   "'rem(i0, 2)' is not an index expression: rem (not allowed in an index expression)");
   expect_violation(layout_with_index(cast(DType::I64, cast(DType::F32, dvar(0)))), kLayoutY,
                    "a cast to f32");
 }

@@ -399,9 +399,13 @@ std::optional<TE> ExprGen::gen_float_math(DType t, int depth, int form) {
                     std::pow(a.f.hi, b.f.hi)};
       return bin(ExprOp::Pow, a, b, {*std::min_element(c, c + 4), *std::max_element(c, c + 4)});
     }
-    default: {  // floored modulo by a power of two: exact operand (the jump is the same)
+    default: {  // floored modulo or remainder by a power of two: exact operand (the jump is the same)
       TE a = gen(t, depth - 1, true);
       TE c = konst(t, choose(rng_, std::vector<double>{0.5, 1, 2, 4, -2, -1}));
+      if (rng_.coin()) {  // rem: the sign of a, below |c|
+        double m = std::fabs(c.f.lo);
+        return bin(ExprOp::Rem, a, c, {a.f.lo >= 0 ? 0 : -m, a.f.hi <= 0 ? 0 : m});
+      }
       Facts f = c.f.lo > 0 ? Facts{0, c.f.lo} : Facts{c.f.lo, 0};
       return bin(ExprOp::Mod, a, c, f);
     }
@@ -456,7 +460,7 @@ std::optional<TE> ExprGen::gen_int(DType t, int depth) {
     }
     case 7: return gen_int_division(t, depth, ExprOp::Div);
     case 8: return gen_int_division(t, depth, ExprOp::FloorDiv);
-    case 9: return gen_int_division(t, depth, ExprOp::Mod);
+    case 9: return gen_int_division(t, depth, rng_.coin() ? ExprOp::Mod : ExprOp::Rem);
     case 10: {
       TE a = sub(), b = sub();
       bool mx = rng_.coin();
@@ -503,7 +507,7 @@ std::optional<TE> ExprGen::gen_int_division(DType t, int depth, ExprOp op) {
   bool nonneg = a.f.lo >= 0 && b.f.lo >= 0;
   double ba = a.f.bound(), bb = b.f.bound();
   Facts f;
-  if (op == ExprOp::Mod) {
+  if (op == ExprOp::Mod || op == ExprOp::Rem) {  // |result| < |b|; rem also has a's sign
     f = bb == 0 ? Facts{0, 0, true}
         : nonneg ? Facts{0, std::min(a.f.hi, bb - 1), true}
                  : Facts{-(bb - 1), bb - 1, true};
