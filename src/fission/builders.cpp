@@ -6,6 +6,12 @@
 
 namespace orchid::fission {
 
+void require_same_dtype(const RuleContext& ctx, size_t a, size_t b) {
+  ORCHID_USER_CHECK(ctx.dtype(a) == ctx.dtype(b))
+      << ctx.where() << "inputs " << a << " and " << b << " have different dtypes ("
+      << ir::dtype_name(ctx.dtype(a)) << " and " << ir::dtype_name(ctx.dtype(b)) << ")";
+}
+
 ir::Dims broadcast_shapes(const RuleContext& ctx, const std::vector<ir::Dims>& shapes) {
   size_t rank = 0;
   for (const auto& s : shapes) rank = std::max(rank, s.size());

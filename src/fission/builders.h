@@ -13,6 +13,9 @@ namespace orchid::fission {
 using ir::Expr;
 using ir::ValueId;
 
+// UserError naming the node when inputs a and b have different dtypes.
+void require_same_dtype(const RuleContext& ctx, size_t a, size_t b);
+
 // The numpy broadcast of shapes; UserError naming the node when they do not broadcast.
 ir::Dims broadcast_shapes(const RuleContext& ctx, const std::vector<ir::Dims>& shapes);
 

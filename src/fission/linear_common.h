@@ -28,13 +28,6 @@ inline void require_dtype(const RuleContext& ctx, size_t k, std::initializer_lis
                       << op << " allows " << names;
 }
 
-// UserError unless inputs a and b have one dtype (the schema's shared type constraint T).
-inline void require_same_dtype(const RuleContext& ctx, size_t a, size_t b) {
-  ORCHID_USER_CHECK(ctx.dtype(a) == ctx.dtype(b))
-      << ctx.where() << "inputs " << a << " and " << b << " have different dtypes ("
-      << ir::dtype_name(ctx.dtype(a)) << " and " << ir::dtype_name(ctx.dtype(b)) << ")";
-}
-
 // UserError when attribute `name` is present on a version older than the one introducing it.
 inline void require_attr_since(const RuleContext& ctx, const std::string& name, int64_t since) {
   ORCHID_USER_CHECK(!ctx.has_attr(name) || ctx.version() >= since)

@@ -34,12 +34,6 @@ ValueId legacy_aligned(RuleContext& ctx, ValueId b) {
   return view(ctx, b, s, "aligned");
 }
 
-void require_same_dtype(const RuleContext& ctx, size_t a, size_t b) {
-  ORCHID_USER_CHECK(ctx.dtype(a) == ctx.dtype(b))
-      << ctx.where() << "inputs " << a << " and " << b << " have different dtypes ("
-      << ir::dtype_name(ctx.dtype(a)) << " and " << ir::dtype_name(ctx.dtype(b)) << ")";
-}
-
 std::vector<ValueId> binary(RuleContext& ctx, ExprOp op) {
   require_same_dtype(ctx, 0, 1);
   ValueId b = legacy_aligned(ctx, ctx.input(1));

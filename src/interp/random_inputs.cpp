@@ -75,7 +75,7 @@ ir::Tensor random_tensor(const ir::TensorType& type, int64_t index_limit, Rng& r
       t.set_i64(k, rng.coin());
     } else if (index_limit >= 0) {
       bool wide = d == ir::DType::I64 || d == ir::DType::U64;
-      int64_t hi = wide ? index_limit : std::min(index_limit, detail::integral_highest(d) + 1);
+      int64_t hi = wide ? index_limit : std::min(index_limit, ir::dtype_highest(d) + 1);
       t.set_i64(k, hi <= 0 ? 0 : rng.range(0, hi));
     } else {
       t.set_i64(k, rng.range(is_unsigned ? 0 : -8, 8));

@@ -26,36 +26,6 @@ inline void each(int64_t n, F f) {
 
 }  // namespace
 
-int64_t integral_lowest(DType t) {
-  switch (t) {
-    case DType::I8: return std::numeric_limits<int8_t>::min();
-    case DType::I16: return std::numeric_limits<int16_t>::min();
-    case DType::I32: return std::numeric_limits<int32_t>::min();
-    case DType::I64: return kI64Min;
-    case DType::U8: case DType::U16: case DType::U32: case DType::U64: case DType::Bool: return 0;
-    case DType::F32: case DType::F16: case DType::BF16: case DType::F64: break;
-  }
-  ORCHID_CHECK(false) << "integral_lowest of " << ir::dtype_name(t);
-  return 0;
-}
-
-int64_t integral_highest(DType t) {
-  switch (t) {
-    case DType::I8: return std::numeric_limits<int8_t>::max();
-    case DType::I16: return std::numeric_limits<int16_t>::max();
-    case DType::I32: return std::numeric_limits<int32_t>::max();
-    case DType::I64: return kI64Max;
-    case DType::U8: return std::numeric_limits<uint8_t>::max();
-    case DType::U16: return std::numeric_limits<uint16_t>::max();
-    case DType::U32: return std::numeric_limits<uint32_t>::max();
-    case DType::U64: return -1;
-    case DType::Bool: return 1;
-    case DType::F32: case DType::F16: case DType::BF16: case DType::F64: break;
-  }
-  ORCHID_CHECK(false) << "integral_highest of " << ir::dtype_name(t);
-  return 0;
-}
-
 Accumulator::Accumulator(ReduceOp op, std::vector<DType> body_dtypes, std::vector<DType> out_dtypes,
                          Precision p, int64_t lanes, bool empty_domain)
     : op_(op), body_dtypes_(std::move(body_dtypes)), out_dtypes_(std::move(out_dtypes)),
@@ -305,7 +275,7 @@ void Accumulator::store_empty(const std::vector<Buffer*>& outs, int64_t at, int6
           fill_f(out, at, extreme ? (high ? kInf : -kInf) : (op_ == ReduceOp::Sum ? 0.0 : 1.0), n);
         } else {
           fill_i(out, at, arg_index ? -1
-                          : extreme ? (high ? integral_highest(t) : integral_lowest(t))
+                          : extreme ? (high ? ir::dtype_highest(t) : ir::dtype_lowest(t))
                                     : (op_ == ReduceOp::Sum ? 0 : 1), n);
         }
       }

@@ -69,9 +69,5 @@ class Accumulator {
   std::vector<int64_t> count_;  // welford: terms seen; argmax/argmin: 1 once a best exists
 };
 
-// The dtype limits used as the max/min of an empty integral domain: (lowest, highest) as the
-// interpreter holds them (u64's highest is the bit pattern of 2^64 - 1).
-int64_t integral_lowest(ir::DType t);
-int64_t integral_highest(ir::DType t);
 
 }  // namespace orchid::interp::detail

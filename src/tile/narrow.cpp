@@ -325,8 +325,10 @@ VarBox narrow_compare(ExprOp op, const Expr& a, const Expr& b, VarBox box, const
   if (la && lb && fits_i64(*la, box) && fits_i64(*lb, box)) {
     Affine diff = *la;
     diff.c -= lb->c;
-    for (const auto& [key, coef] : lb->terms) {
-      auto it = std::find_if(diff.terms.begin(), diff.terms.end(), [&](const auto& t) { return t.first == key; });
+    for (const auto& term : lb->terms) {
+      const auto& key = term.first;
+      const auto& coef = term.second;
+      auto it = std::find_if(diff.terms.begin(), diff.terms.end(), [&key](const auto& t) { return t.first == key; });
       if (it == diff.terms.end()) {
         diff.terms.push_back({key, -coef});
       } else if ((it->second -= coef) == 0) {
