@@ -41,7 +41,6 @@ install() {
 install numpy numpy
 install onnx onnx
 install matplotlib matplotlib
-install psutil psutil
 install onnxruntime onnxruntime
 install openvino openvino
 install torch 'torch>=2'

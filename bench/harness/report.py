@@ -80,8 +80,10 @@ def markdown(doc):
         for rt, status, reason in reasons:
             models = [r["model"] for r in doc["results"] if r["runtime"] == rt and r.get("reason", "") == reason]
             seen.setdefault((rt, status, reason), models)
+        every = set(by_model(doc))
         for (rt, status, reason), models in seen.items():
-            lines.append(f"- **{rt}** ({status}, {', '.join(models)}): {reason}")
+            which = "all models" if set(models) == every else ", ".join(models)
+            lines.append(f"- **{rt}** ({status}, {which}): {reason}")
     versions = sorted({(r["runtime"], r.get("version", "")) for r in doc["results"] if r.get("version")})
     if versions:
         lines += ["", "Versions: " + "; ".join(f"{rt} {v}" for rt, v in versions) + "."]
@@ -107,6 +109,9 @@ def chart(doc, path):
         ax.bar([j + offset for j in values], list(values.values()), width, label=rt, color=f"C{i}")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_yscale("log")
+    from matplotlib.ticker import FormatStrFormatter
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%.3g"))
+    ax.yaxis.set_minor_formatter(FormatStrFormatter("%.2g"))
     ax.set_xticks(range(len(models)), models, rotation=35, ha="right")
     ax.set_ylabel("speedup over the best peer (higher is better)")
     absent = [rt for rt in runtimes_in(doc) if rt not in speedups]
