@@ -43,6 +43,19 @@ std::string_view expr_op_name(ExprOp op) { return op_info(op).name; }
 int expr_op_arity(ExprOp op) { return op_info(op).arity; }
 ExprCategory expr_op_category(ExprOp op) { return op_info(op).cat; }
 
+// expr.def lists eq, ne, lt, le, gt, ge consecutively, in CmpOp's order.
+static_assert(static_cast<int>(ExprOp::Ge) - static_cast<int>(ExprOp::Eq) == 5 &&
+              static_cast<int>(ExprOp::Lt) - static_cast<int>(ExprOp::Eq) == 2);
+
+std::optional<CmpOp> compare_kind(ExprOp op) {
+  if (expr_op_category(op) != ExprCategory::Compare) return std::nullopt;
+  return static_cast<CmpOp>(static_cast<int>(op) - static_cast<int>(ExprOp::Eq));
+}
+
+ExprOp compare_expr_op(CmpOp c) {
+  return static_cast<ExprOp>(static_cast<int>(ExprOp::Eq) + static_cast<int>(c));
+}
+
 bool parse_expr_op(std::string_view text, ExprOp* out) {
   for (size_t i = 0; i < std::size(kOps); ++i) {
     auto op = static_cast<ExprOp>(i);

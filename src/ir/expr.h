@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -29,6 +30,11 @@ enum class ExprCategory : uint8_t { Leaf, Load, Unary, Binary, Compare, Select, 
 std::string_view expr_op_name(ExprOp op);
 int expr_op_arity(ExprOp op);  // -1 for Load
 ExprCategory expr_op_category(ExprOp op);
+// The comparison operators alone, for code that dispatches only on them (a switch over
+// CmpOp lists 6 cases, not every operator).
+enum class CmpOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+std::optional<CmpOp> compare_kind(ExprOp op);  // nullopt for other operators
+ExprOp compare_expr_op(CmpOp c);
 // Looks up an operator by its text name (Const, Var and Load have no call syntax).
 bool parse_expr_op(std::string_view text, ExprOp* out);
 

@@ -260,50 +260,13 @@ Interval eval_compare(ExprOp op, const Interval& a, const Interval& b) {
     if (no) return Interval::point(0);
     return {0, 1};
   };
-  switch (op) {
-    case ExprOp::Lt: return decide(a.hi < b.lo, a.lo >= b.hi);
-    case ExprOp::Le: return decide(a.hi <= b.lo, a.lo > b.hi);
-    case ExprOp::Gt: return decide(a.lo > b.hi, a.hi <= b.lo);
-    case ExprOp::Ge: return decide(a.lo >= b.hi, a.hi < b.lo);
-    case ExprOp::Eq: return decide(a.is_point() && b.is_point() && a.lo == b.lo, intersect(a, b).empty());
-    case ExprOp::Ne: return decide(intersect(a, b).empty(), a.is_point() && b.is_point() && a.lo == b.lo);
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Div:
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Max:
-    case ExprOp::Min:
-    case ExprOp::And:
-    case ExprOp::Or:
-    case ExprOp::Xor:
-    case ExprOp::Select:
-    case ExprOp::Cast: break;
+  switch (comparison(op)) {
+    case CmpOp::Lt: return decide(a.hi < b.lo, a.lo >= b.hi);
+    case CmpOp::Le: return decide(a.hi <= b.lo, a.lo > b.hi);
+    case CmpOp::Gt: return decide(a.lo > b.hi, a.hi <= b.lo);
+    case CmpOp::Ge: return decide(a.lo >= b.hi, a.hi < b.lo);
+    case CmpOp::Eq: return decide(a.is_point() && b.is_point() && a.lo == b.lo, intersect(a, b).empty());
+    case CmpOp::Ne: return decide(intersect(a, b).empty(), a.is_point() && b.is_point() && a.lo == b.lo);
   }
   ORCHID_CHECK(false) << ir::expr_op_name(op) << " is not a comparison";
   return {0, 1};

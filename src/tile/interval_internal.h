@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/error.h"
 #include "tile/interval.h"
 
 namespace orchid::tile::detail {
@@ -44,3 +45,16 @@ bool affine_range(const Affine& a, const VarBox& box, i128& lo, i128& hi);
 Interval affine_interval(const Affine& a, const VarBox& box);
 
 }  // namespace orchid::tile::detail
+
+namespace orchid::tile {
+
+using ir::CmpOp;
+
+// op as a comparison (InternalError for any other operator): lets a switch list 6 cases.
+inline CmpOp comparison(ir::ExprOp op) {
+  std::optional<CmpOp> c = ir::compare_kind(op);
+  ORCHID_CHECK(c.has_value()) << ir::expr_op_name(op) << " is not a comparison";
+  return *c;
+}
+
+}  // namespace orchid::tile

@@ -212,50 +212,13 @@ VarBox narrow_expr(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loa
 }
 
 ExprOp negated(ExprOp op) {
-  switch (op) {
-    case ExprOp::Lt: return ExprOp::Ge;
-    case ExprOp::Le: return ExprOp::Gt;
-    case ExprOp::Gt: return ExprOp::Le;
-    case ExprOp::Ge: return ExprOp::Lt;
-    case ExprOp::Eq: return ExprOp::Ne;
-    case ExprOp::Ne: return ExprOp::Eq;
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Div:
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Max:
-    case ExprOp::Min:
-    case ExprOp::And:
-    case ExprOp::Or:
-    case ExprOp::Xor:
-    case ExprOp::Select:
-    case ExprOp::Cast: break;
+  switch (comparison(op)) {
+    case CmpOp::Lt: return ExprOp::Ge;
+    case CmpOp::Le: return ExprOp::Gt;
+    case CmpOp::Gt: return ExprOp::Le;
+    case CmpOp::Ge: return ExprOp::Lt;
+    case CmpOp::Eq: return ExprOp::Ne;
+    case CmpOp::Ne: return ExprOp::Eq;
   }
   ORCHID_CHECK(false) << ir::expr_op_name(op) << " is not a comparison";
   return op;
@@ -276,50 +239,13 @@ VarBox narrow_not_equal(const Expr& a, const Expr& b, VarBox box, const LoadRang
 // Keeps the points where `a op b` holds (integer or bool operands, signed order).
 VarBox narrow_compare(ExprOp op, const Expr& a, const Expr& b, VarBox box, const LoadRangeFn& loads) {
   Range128 d{-kInf, kInf};  // the allowed a - b
-  switch (op) {
-    case ExprOp::Ne: return narrow_not_equal(a, b, box, loads);
-    case ExprOp::Lt: d.hi = -1; break;
-    case ExprOp::Le: d.hi = 0; break;
-    case ExprOp::Gt: d.lo = 1; break;
-    case ExprOp::Ge: d.lo = 0; break;
-    case ExprOp::Eq: d.lo = d.hi = 0; break;
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Div:
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Max:
-    case ExprOp::Min:
-    case ExprOp::And:
-    case ExprOp::Or:
-    case ExprOp::Xor:
-    case ExprOp::Select:
-    case ExprOp::Cast: ORCHID_CHECK(false) << ir::expr_op_name(op) << " is not a comparison";
+  switch (comparison(op)) {
+    case CmpOp::Ne: return narrow_not_equal(a, b, box, loads);
+    case CmpOp::Lt: d.hi = -1; break;
+    case CmpOp::Le: d.hi = 0; break;
+    case CmpOp::Gt: d.lo = 1; break;
+    case CmpOp::Ge: d.lo = 0; break;
+    case CmpOp::Eq: d.lo = d.hi = 0; break;
   }
   auto la = linearize(a), lb = linearize(b);
   if (la && lb && fits_i64(*la, box) && fits_i64(*lb, box)) {

@@ -30,99 +30,25 @@ void conjuncts(const Expr& e, std::vector<Expr>& out) {
 // The values x can take where `x op y` holds and y lies in yr.
 Interval allowed_by(ExprOp op, const Interval& yr) {
   if (yr.empty()) return Interval::empty_interval();
-  switch (op) {
-    case ExprOp::Lt: return detail::clamp(kMin, i128(yr.hi) - 1);
-    case ExprOp::Le: return {kMin, yr.hi};
-    case ExprOp::Gt: return detail::clamp(i128(yr.lo) + 1, kMax);
-    case ExprOp::Ge: return {yr.lo, kMax};
-    case ExprOp::Eq: return yr;
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Div:
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Max:
-    case ExprOp::Min:
-    case ExprOp::And:
-    case ExprOp::Or:
-    case ExprOp::Xor:
-    case ExprOp::Ne:
-    case ExprOp::Select:
-    case ExprOp::Cast: break;
+  switch (comparison(op)) {
+    case CmpOp::Lt: return detail::clamp(kMin, i128(yr.hi) - 1);
+    case CmpOp::Le: return {kMin, yr.hi};
+    case CmpOp::Gt: return detail::clamp(i128(yr.lo) + 1, kMax);
+    case CmpOp::Ge: return {yr.lo, kMax};
+    case CmpOp::Eq: return yr;
+    case CmpOp::Ne: break;
   }
   return Interval::full();
 }
 
 ExprOp mirrored(ExprOp op) {  // x op y  <=>  y mirrored(op) x
-  switch (op) {
-    case ExprOp::Lt: return ExprOp::Gt;
-    case ExprOp::Le: return ExprOp::Ge;
-    case ExprOp::Gt: return ExprOp::Lt;
-    case ExprOp::Ge: return ExprOp::Le;
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Div:
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Max:
-    case ExprOp::Min:
-    case ExprOp::And:
-    case ExprOp::Or:
-    case ExprOp::Xor:
-    case ExprOp::Eq:
-    case ExprOp::Ne:
-    case ExprOp::Select:
-    case ExprOp::Cast: break;
+  switch (comparison(op)) {
+    case CmpOp::Lt: return ExprOp::Gt;
+    case CmpOp::Le: return ExprOp::Ge;
+    case CmpOp::Gt: return ExprOp::Lt;
+    case CmpOp::Ge: return ExprOp::Le;
+    case CmpOp::Eq:
+    case CmpOp::Ne: break;
   }
   return op;  // Eq and Ne are symmetric
 }

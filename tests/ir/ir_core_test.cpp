@@ -100,6 +100,19 @@ TEST(Expr, ConstructorsCheckDtypes) {
   EXPECT_EQ(cast(DType::I32, a).dtype(), DType::I32);
 }
 
+TEST(Expr, ComparisonsMapToCmpOpAndBack) {
+  for (int i = 0; i <= static_cast<int>(ExprOp::Cast); ++i) {  // Cast is the table's last
+    auto op = static_cast<ExprOp>(i);
+    std::optional<CmpOp> c = compare_kind(op);
+    EXPECT_EQ(c.has_value(), expr_op_category(op) == ExprCategory::Compare) << expr_op_name(op);
+    if (c) {
+      EXPECT_EQ(compare_expr_op(*c), op);
+    }
+  }
+  EXPECT_EQ(compare_kind(ExprOp::Lt), CmpOp::Lt);
+  EXPECT_EQ(compare_kind(ExprOp::Add), std::nullopt);
+}
+
 TEST(Expr, StructuralEqualityAndHash) {
   Expr x = unary(ExprOp::Exp, load(0, DType::F32, {dvar(0), rvar(1)}));
   Expr y = unary(ExprOp::Exp, load(0, DType::F32, {dvar(0), rvar(1)}));
