@@ -3,7 +3,11 @@
 // expected ones (ONNX's tolerances: rtol 1e-3, atol 1e-7). Unsupported combinations are
 // counted, not failed; a supported test that fails fails the run (exit code 1).
 //
-//   orchid_conformance [DATA_DIR] [--filter SUBSTRING] [--verbose]
+//   orchid_conformance [DATA_DIR] [--filter SUBSTRING] [--verbose] [--compiled] [--shard K/N]
+//
+// --compiled: every test the interpreter passes is also compiled (`greedy`, as `orchid
+// compile` does, verification included) and the artifact's outputs are compared with the
+// expected ones. --shard K/N runs the K-th of N interleaved parts of the test list.
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
@@ -15,7 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "driver/pipeline.h"
 #include "fission/fission.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
 #include "frontend/onnx_loader.h"
 #include "frontend/tensor_proto.h"
 #include "interp/interp.h"
@@ -162,7 +169,31 @@ ir::Graph import_for(const fs::path& dir, const fs::path& set, std::vector<ir::T
   }
 }
 
-Outcome run_test(const fs::path& dir) {
+struct RunMode {
+  bool compiled = false;
+  fs::path work;  // artifacts and the object cache of compiled mode
+};
+
+// The graph compiled with `greedy` into an artifact, run on the data set's inputs.
+std::vector<ir::Tensor> run_compiled(const ir::Graph& g, const std::vector<ir::Tensor>& inputs, const RunMode& mode,
+                                     const std::string& name) {
+  driver::CompileOptions o;
+  o.model_path = name;
+  o.strategy = orchestrate::Strategy::Greedy;
+  o.out_dir = (mode.work / name).string();
+  o.build.compiler.cache_dir = mode.work / "objects";
+  o.build.cores = 2;
+  o.measure_seconds = 0;
+  driver::compile_graph(g, o);
+  runtime::Session session(runtime::Model::load(o.out_dir));
+  std::map<std::string, ir::Tensor, std::less<>> by_name;
+  for (size_t k = 0; k < inputs.size(); ++k) by_name[g.value(g.inputs()[k]).name] = inputs[k];
+  std::vector<ir::Tensor> outs = session.run(by_name);
+  fs::remove_all(o.out_dir);
+  return outs;
+}
+
+Outcome run_test(const fs::path& dir, const RunMode& mode) {
   try {
     bool any_bound = false;
     for (const auto& set : fs::directory_iterator(dir)) {
@@ -173,7 +204,8 @@ Outcome run_test(const fs::path& dir) {
       any_bound |= bound;
       for (size_t k = 0; k < inputs.size() && k < g.inputs().size(); ++k)
         inputs[k] = as_dtype(std::move(inputs[k]), g.type(g.inputs()[k]).dtype);
-      std::vector<ir::Tensor> outs = interp::run(g, inputs);
+      std::vector<ir::Tensor> outs = mode.compiled ? run_compiled(g, inputs, mode, dir.filename().string())
+                                                   : interp::run(g, inputs);
       std::vector<fs::path> expected = sorted_files(set.path(), "output_");
       if (expected.size() != outs.size())
         return {Outcome::Failed, std::to_string(outs.size()) + " outputs, expected " + std::to_string(expected.size())};
@@ -193,18 +225,23 @@ Outcome run_test(const fs::path& dir) {
   }
 }
 
-conformance::Results run_all(const std::string& data, const std::string& filter, bool verbose) {
+conformance::Results run_all(const std::string& data, const std::string& filter, bool verbose, const RunMode& mode,
+                             int shard, int shards) {
   std::vector<std::string> ops;
   for (const auto& s : onnx::OpSchemaRegistry::get_all_schemas()) ops.push_back(s.Name());
   std::vector<fs::path> tests;
   for (const auto& e : fs::directory_iterator(data))
     if (e.is_directory() && e.path().filename().string().find(filter) != std::string::npos) tests.push_back(e.path());
   std::sort(tests.begin(), tests.end());
+  std::vector<fs::path> mine;
+  for (size_t i = 0; i < tests.size(); ++i)
+    if (static_cast<int>(i % shards) == shard) mine.push_back(tests[i]);
+  tests = mine;
   conformance::Results r;
   r.tests = tests.size();
   for (const auto& t : tests) {
     std::string name = t.filename().string();
-    Outcome o = run_test(t);
+    Outcome o = run_test(t, mode);
     if (o.kind == Outcome::Failed && deviation_reason(name)) {
       o = {Outcome::Deviation, deviation_reason(name)};
       r.deviations.push_back(name + ": " + o.detail);
@@ -226,9 +263,14 @@ conformance::Results run_all(const std::string& data, const std::string& filter,
 int main(int argc, char** argv) {
   std::string data = "/usr/share/libonnx-testdata/data/node", filter, markdown;
   bool verbose = false;
+  RunMode mode;
+  int shard = 0, shards = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--filter" && i + 1 < argc) filter = argv[++i];
+    else if (a == "--compiled") mode.compiled = true;
+    else if (a == "--shard" && i + 1 < argc && std::sscanf(argv[i + 1], "%d/%d", &shard, &shards) == 2 && shards > 0 &&
+             shard >= 0 && shard < shards) ++i;
     else if (a == "--markdown" && i + 1 < argc) markdown = argv[++i];
     else if (a == "--verbose") verbose = true;
     else data = a;
@@ -237,7 +279,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "conformance: %s not found (scripts/install-deps.sh installs libonnx-testdata)\n", data.c_str());
     return 1;
   }
-  conformance::Results r = run_all(data, filter, verbose);
+  if (mode.compiled) {
+    mode.work = fs::temp_directory_path() / ("orchid-conformance-" + std::to_string(shard) + "-of-" + std::to_string(shards));
+    fs::create_directories(mode.work);
+  }
+  conformance::Results r = run_all(data, filter, verbose, mode, shard, shards);
   conformance::print_report(r);
   if (!markdown.empty()) conformance::write_markdown(r, markdown);
   return r.failures.empty() ? 0 : 1;

@@ -88,7 +88,7 @@ std::string serialize_model(const OnnxModel& m) {
     auto* node = g->add_node();
     node->set_op_type(n.op_type);
     node->set_domain(n.domain);
-    node->set_name("node");
+    node->set_name(n.name);
     for (const auto& i : n.inputs) node->add_input(i);
     for (const auto& o : n.outputs) node->add_output(o);
     for (const auto& [name, v] : n.attrs) set_attr(node->add_attribute(), name, v);

@@ -18,6 +18,7 @@ struct OnnxNode {
   std::vector<std::string> outputs;
   std::vector<std::pair<std::string, frontend::Attribute>> attrs;
   std::string domain;
+  std::string name = "node";  // the node's name; "" lets the loader name it (op type + index)
 };
 
 struct OnnxModel {

@@ -1,5 +1,6 @@
 // Runs a program with an argument vector (no shell) and captures its exit code and its
-// standard output and error, interleaved. For CLI tests.
+// standard output and error, interleaved. For CLI tests; a thin layer over
+// orchid::run_subprocess (support/subprocess.h), the one implementation.
 #pragma once
 
 #include <string>

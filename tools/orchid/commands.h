@@ -19,5 +19,7 @@ Command add_inspect(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_ir_run(CLI::App& app);
 Command add_target(CLI::App& app);
+Command add_compile(CLI::App& app);
+Command add_verify(CLI::App& app);
 
 }  // namespace orchid::cli

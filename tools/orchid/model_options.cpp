@@ -13,7 +13,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
                   "name=file.npy: bind an input to a value at compile time (e.g. a shape tensor)");
 }
 
-frontend::OpGraph load_model(const ModelOptions& m) {
+frontend::ImportOptions import_options(const ModelOptions& m) {
   frontend::ImportOptions opts;
   for (const std::string& spec : m.shapes) {
     size_t eq = spec.find('=');
@@ -31,7 +31,9 @@ frontend::OpGraph load_model(const ModelOptions& m) {
     ORCHID_USER_CHECK(!opts.bind.count(name)) << "--bind: input '" << name << "' given twice";
     opts.bind.emplace(name, ir::read_npy(spec.substr(eq + 1)));
   }
-  return frontend::load_onnx(m.file, opts);
+  return opts;
 }
+
+frontend::OpGraph load_model(const ModelOptions& m) { return frontend::load_onnx(m.file, import_options(m)); }
 
 }  // namespace orchid::cli

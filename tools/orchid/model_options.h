@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "frontend/onnx_loader.h"
 #include "frontend/op_graph.h"
 #include "ir/graph.h"
 
@@ -18,6 +19,8 @@ struct ModelOptions {
 };
 
 void add_model_options(CLI::App* cmd, ModelOptions& m);
+// The --shape and --bind fixes as import options.
+frontend::ImportOptions import_options(const ModelOptions& m);
 // Loads the model with the --shape fixes applied.
 frontend::OpGraph load_model(const ModelOptions& m);
 

@@ -50,6 +50,8 @@ void redraw(ir::Tensor& t, const std::string& range, const std::string& name, ui
   }
 }
 
+}  // namespace
+
 void write_outputs(const ir::Graph& g, const std::vector<ir::Tensor>& outs, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -63,8 +65,6 @@ void write_outputs(const ir::Graph& g, const std::vector<ir::Tensor>& outs, cons
     std::printf("wrote %s\n", path.c_str());
   }
 }
-
-}  // namespace
 
 void add_run_io_options(CLI::App* cmd, RunIo& io) {
   cmd->add_option("--input", io.inputs, "name=file.npy; inputs not given are seeded random");

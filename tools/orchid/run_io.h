@@ -26,6 +26,9 @@ void add_run_io_options(CLI::App* cmd, RunIo& io);
 // then those given by --input read from .npy files (types checked).
 std::vector<ir::Tensor> make_inputs(const ir::Graph& g, const RunIo& io);
 
+// Writes each output as <dir>/<name>.npy (names made safe for files).
+void write_outputs(const ir::Graph& g, const std::vector<ir::Tensor>& outs, const std::string& dir);
+
 // Runs the interpreter, prints a summary of each output, writes them when asked.
 int run_and_report(const ir::Graph& g, const RunIo& io);
 

@@ -1,0 +1,55 @@
+// C++ text of expressions and of kernels (internal to codegen/cpu).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/lower.h"
+#include "ir/graph.h"
+
+namespace orchid::codegen::cpu::detail {
+
+// C types: what a value of a dtype is computed in, and stored as.
+std::string compute_type(ir::DType t);
+std::string storage_type(ir::DType t);
+std::string to_compute(ir::DType t, const std::string& stored);
+std::string to_storage(ir::DType t, const std::string& computed);
+std::string literal(const ir::Scalar& s);  // in the compute type of s.dtype
+
+// Emits C expressions for the bodies of the kernel's primitives.
+class ExprEmitter {
+ public:
+  ExprEmitter(const ir::Graph& g, const KernelLowering& kl) : g_(g), kl_(kl) {}
+
+  // Loop variables of the primitive being emitted, as C expressions.
+  struct Scope {
+    const ir::Primitive* prim = nullptr;
+    std::vector<std::string> dvars;
+    std::vector<std::string> rvars;
+  };
+  std::string expr(const ir::Expr& e, const Scope& s);
+  // Element of value v at the given C index expressions, in v's storage (an lvalue).
+  std::string element(ir::ValueId v, const std::vector<std::string>& idx) const;
+  // What failed index checks mean, by check number - 1.
+  const std::vector<std::string>& checks() const { return checks_; }
+
+ private:
+  std::string load(const ir::Expr& e, const Scope& s);
+  std::string inlined(ir::NodeId producer, const std::vector<std::string>& idx);
+  std::string unary(const ir::Expr& e, const std::string& a) const;
+  std::string binary(const ir::Expr& e, const std::string& a, const std::string& b) const;
+  std::string cast(ir::DType from, ir::DType to, const std::string& a) const;
+
+  const ir::Graph& g_;
+  const KernelLowering& kl_;
+  int fresh_ = 0;
+  std::vector<std::string> checks_;
+};
+
+// Names used across the emitted kernel.
+std::string arg_name(int arg);
+std::string scratch_name(ir::ValueId v);
+std::string region_lo(ir::NodeId n, size_t d);
+std::string region_hi(ir::NodeId n, size_t d);
+
+}  // namespace orchid::codegen::cpu::detail

@@ -1,0 +1,275 @@
+// C expressions for IR expressions, with the semantics of docs/ir.md. Floats of 16 bits and
+// f32 compute in float, f64 in double, integers (and u8..u32) in int64_t, u64 in uint64_t,
+// bool in bool; stores round or wrap to the value's dtype.
+#include <cinttypes>
+#include <cstdio>
+
+#include "codegen/cpu/emit.h"
+#include "support/error.h"
+
+namespace orchid::codegen::cpu::detail {
+
+using ir::DType;
+using ir::Expr;
+using ir::ExprOp;
+
+namespace {
+
+enum class Cls { F32, F64, Int, U64, Bool };
+
+Cls cls(DType t) {
+  switch (t) {
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: return Cls::F32;
+    case DType::F64: return Cls::F64;
+    case DType::U64: return Cls::U64;
+    case DType::Bool: return Cls::Bool;
+    case DType::I8:
+    case DType::I16:
+    case DType::I32:
+    case DType::I64:
+    case DType::U8:
+    case DType::U16:
+    case DType::U32: return Cls::Int;
+  }
+  return Cls::Int;
+}
+
+std::string call(const std::string& f, const std::string& a) { return f + "(" + a + ")"; }
+std::string call(const std::string& f, const std::string& a, const std::string& b) {
+  return f + "(" + a + ", " + b + ")";
+}
+std::string paren(const std::string& a) { return "(" + a + ")"; }
+
+std::string float_literal(double v, bool single) {
+  if (v != v) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+  if (v - v != 0) return std::string(v < 0 ? "-" : "") + (single ? "__builtin_inff()" : "__builtin_inf()");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return single ? "((float)" + std::string(buf) + ")" : "(" + std::string(buf) + ")";
+}
+
+// A positive integer constant operand (floordiv / mod by a constant become index arithmetic).
+bool positive_const(const Expr& e) {
+  return e.op() == ExprOp::Const && ir::dtype_class(e.dtype()) == ir::DTypeClass::Signed &&
+         e->value.i > 0;
+}
+
+std::string narrow_int(DType to, const std::string& a) {
+  switch (to) {
+    case DType::I8: return "((int64_t)(int8_t)" + paren(a) + ")";
+    case DType::I16: return "((int64_t)(int16_t)" + paren(a) + ")";
+    case DType::I32: return "((int64_t)(int32_t)" + paren(a) + ")";
+    case DType::U8: return "((int64_t)(uint8_t)" + paren(a) + ")";
+    case DType::U16: return "((int64_t)(uint16_t)" + paren(a) + ")";
+    case DType::U32: return "((int64_t)(uint32_t)" + paren(a) + ")";
+    case DType::I64: return "((int64_t)" + paren(a) + ")";
+    case DType::U64: return "((uint64_t)" + paren(a) + ")";
+    case DType::Bool: return "(" + paren(a) + " != 0)";
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
+    case DType::F64: break;
+  }
+  ORCHID_CHECK(false) << "narrow_int to a float dtype";
+  return a;
+}
+
+// A float (in float or double) rounded to a float dtype, kept in its compute type.
+std::string round_float(DType to, const std::string& a) {
+  switch (to) {
+    case DType::F16: return "orc_f16_to_f32(orc_f32_to_f16((float)" + paren(a) + "))";
+    case DType::BF16: return "orc_bf16_to_f32(orc_f32_to_bf16((float)" + paren(a) + "))";
+    case DType::F32: return "((float)" + paren(a) + ")";
+    default: return "((double)" + paren(a) + ")";
+  }
+}
+
+}  // namespace
+
+std::string compute_type(DType t) {
+  switch (cls(t)) {
+    case Cls::F32: return "float";
+    case Cls::F64: return "double";
+    case Cls::Int: return "int64_t";
+    case Cls::U64: return "uint64_t";
+    case Cls::Bool: return "bool";
+  }
+  return "int64_t";
+}
+
+std::string storage_type(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F16:
+    case DType::BF16:
+    case DType::U16: return "uint16_t";
+    case DType::F64: return "double";
+    case DType::I8: return "int8_t";
+    case DType::I16: return "int16_t";
+    case DType::I32: return "int32_t";
+    case DType::I64: return "int64_t";
+    case DType::U8:
+    case DType::Bool: return "uint8_t";
+    case DType::U32: return "uint32_t";
+    case DType::U64: return "uint64_t";
+  }
+  return "uint8_t";
+}
+
+std::string to_compute(DType t, const std::string& stored) {
+  switch (t) {
+    case DType::F16: return "orc_f16_to_f32(" + stored + ")";
+    case DType::BF16: return "orc_bf16_to_f32(" + stored + ")";
+    case DType::Bool: return "(" + stored + " != 0)";
+    case DType::F32:
+    case DType::F64:
+    case DType::U64: return stored;
+    case DType::I8:
+    case DType::I16:
+    case DType::I32:
+    case DType::I64:
+    case DType::U8:
+    case DType::U16:
+    case DType::U32: return "((int64_t)" + stored + ")";
+  }
+  return stored;
+}
+
+std::string to_storage(DType t, const std::string& computed) {
+  switch (t) {
+    case DType::F16: return "orc_f32_to_f16(" + computed + ")";
+    case DType::BF16: return "orc_f32_to_bf16(" + computed + ")";
+    default: return "(" + storage_type(t) + ")(" + computed + ")";
+  }
+}
+
+std::string literal(const ir::Scalar& s) {
+  switch (cls(s.dtype)) {
+    case Cls::F32: return float_literal(s.f, true);
+    case Cls::F64: return float_literal(s.f, false);
+    case Cls::Bool: return s.i ? "true" : "false";
+    case Cls::U64: return "((uint64_t)" + std::to_string(static_cast<uint64_t>(s.i)) + "ULL)";
+    case Cls::Int:
+      if (s.i == INT64_MIN) return "((int64_t)(-9223372036854775807LL - 1))";
+      return "((int64_t)" + std::to_string(s.i) + "LL)";
+  }
+  return "0";
+}
+
+std::string ExprEmitter::expr(const Expr& e, const Scope& s) {
+  switch (ir::expr_op_category(e.op())) {
+    case ir::ExprCategory::Leaf:
+      if (e.op() == ExprOp::Const) return literal(e->value);
+      return e->var_kind == ir::VarKind::Domain ? s.dvars.at(e->index) : s.rvars.at(e->index);
+    case ir::ExprCategory::Load: return load(e, s);
+    case ir::ExprCategory::Unary: return unary(e, expr(e.arg(0), s));
+    case ir::ExprCategory::Binary:
+    case ir::ExprCategory::Compare: return binary(e, expr(e.arg(0), s), expr(e.arg(1), s));
+    case ir::ExprCategory::Select:
+      return "(" + expr(e.arg(0), s) + " ? " + expr(e.arg(1), s) + " : " + expr(e.arg(2), s) + ")";
+    case ir::ExprCategory::Cast: return cast(e.arg(0).dtype(), e.dtype(), expr(e.arg(0), s));
+  }
+  return "";
+}
+
+std::string ExprEmitter::unary(const Expr& e, const std::string& a) const {
+  Cls c = cls(e.arg(0).dtype());
+  bool f = c == Cls::F32;
+  switch (e.op()) {
+    case ExprOp::Neg: return c == Cls::U64 ? "((uint64_t)0 - " + a + ")" : "(-" + a + ")";
+    case ExprOp::Abs:
+      if (c == Cls::U64) return a;
+      if (c == Cls::Int) return call("orc_iabs", a);
+      return call(f ? "__builtin_fabsf" : "__builtin_fabs", a);
+    case ExprOp::Exp: return call(f ? "orc_expf" : "__builtin_exp", a);
+    case ExprOp::Log: return call(f ? "orc_logf" : "__builtin_log", a);
+    case ExprOp::Sqrt: return call(f ? "__builtin_sqrtf" : "__builtin_sqrt", a);
+    case ExprOp::Rsqrt: return f ? "(1.0f / __builtin_sqrtf(" + a + "))" : "(1.0 / __builtin_sqrt(" + a + "))";
+    case ExprOp::Recip: return f ? "(1.0f / " + a + ")" : "(1.0 / " + a + ")";
+    case ExprOp::Tanh: return call(f ? "orc_tanhf" : "__builtin_tanh", a);
+    case ExprOp::Erf: return call(f ? "orc_erff" : "__builtin_erf", a);
+    case ExprOp::Sigmoid: return f ? call("orc_sigmoidf", a) : "(1.0 / (1.0 + __builtin_exp(-" + a + ")))";
+    case ExprOp::Sin: return call(f ? "__builtin_sinf" : "__builtin_sin", a);
+    case ExprOp::Cos: return call(f ? "__builtin_cosf" : "__builtin_cos", a);
+    case ExprOp::Floor: return call(f ? "__builtin_floorf" : "__builtin_floor", a);
+    case ExprOp::Ceil: return call(f ? "__builtin_ceilf" : "__builtin_ceil", a);
+    case ExprOp::Round: return call(f ? "__builtin_roundevenf" : "__builtin_roundeven", a);
+    case ExprOp::Sign:
+      if (c == Cls::U64) return "((uint64_t)(" + a + " != 0))";
+      if (c == Cls::Int) return call("orc_isign", a);
+      return call(f ? "orc_signf" : "orc_sign", a);
+    case ExprOp::IsNan: return "(" + a + " != " + a + ")";
+    case ExprOp::IsInf: return f ? call("orc_isinff", a) : "(__builtin_fabs(" + a + ") == __builtin_inf())";
+    case ExprOp::Not: return c == Cls::Bool ? "(!" + a + ")" : "(~" + a + ")";
+    default: break;
+  }
+  ORCHID_CHECK(false) << ir::expr_op_name(e.op()) << " is not unary";
+  return a;
+}
+
+std::string ExprEmitter::binary(const Expr& e, const std::string& a, const std::string& b) const {
+  Cls c = cls(e.arg(0).dtype());
+  bool fl = c == Cls::F32 || c == Cls::F64, f = c == Cls::F32;
+  switch (e.op()) {
+    case ExprOp::Add: return "(" + a + " + " + b + ")";
+    case ExprOp::Sub: return "(" + a + " - " + b + ")";
+    case ExprOp::Mul: return "(" + a + " * " + b + ")";
+    case ExprOp::Div:
+      if (fl) return "(" + a + " / " + b + ")";
+      return call(c == Cls::U64 ? "orc_udiv" : "orc_sdiv", a, b);
+    case ExprOp::FloorDiv:
+      if (fl) return call(f ? "__builtin_floorf" : "__builtin_floor", "(" + a + " / " + b + ")");
+      if (c == Cls::U64) return call("orc_udiv", a, b);
+      return call(positive_const(e.arg(1)) ? "orc_ifdiv" : "orc_sfloordiv", a, b);
+    case ExprOp::Mod:
+      if (fl) return (f ? "(float)" : "") + call("orc_fmod_floored", a, b);
+      if (c == Cls::U64) return call("orc_umod", a, b);
+      return call(positive_const(e.arg(1)) ? "orc_imod" : "orc_smod", a, b);
+    case ExprOp::Rem:
+      if (fl) return call(f ? "__builtin_fmodf" : "__builtin_fmod", a, b);
+      return call(c == Cls::U64 ? "orc_umod" : "orc_srem", a, b);
+    case ExprOp::Pow: return call(f ? "__builtin_powf" : "__builtin_pow", a, b);
+    case ExprOp::Max:
+    case ExprOp::Min: {
+      bool mx = e.op() == ExprOp::Max;
+      switch (c) {
+        case Cls::F32: return call(mx ? "orc_fmaxf" : "orc_fminf", a, b);
+        case Cls::F64: return call(mx ? "orc_fmax" : "orc_fmin", a, b);
+        case Cls::Int: return call(mx ? "orc_max64" : "orc_min64", a, b);
+        case Cls::U64: return call(mx ? "orc_maxu64" : "orc_minu64", a, b);
+        case Cls::Bool: return "((bool)(" + a + (mx ? " | " : " & ") + b + "))";
+      }
+      break;
+    }
+    case ExprOp::And: return c == Cls::Bool ? "((bool)(" + a + " & " + b + "))" : "(" + a + " & " + b + ")";
+    case ExprOp::Or: return c == Cls::Bool ? "((bool)(" + a + " | " + b + "))" : "(" + a + " | " + b + ")";
+    case ExprOp::Xor: return c == Cls::Bool ? "((bool)(" + a + " ^ " + b + "))" : "(" + a + " ^ " + b + ")";
+    case ExprOp::Eq: return "(" + a + " == " + b + ")";
+    case ExprOp::Ne: return "(" + a + " != " + b + ")";
+    case ExprOp::Lt: return "(" + a + " < " + b + ")";
+    case ExprOp::Le: return "(" + a + " <= " + b + ")";
+    case ExprOp::Gt: return "(" + a + " > " + b + ")";
+    case ExprOp::Ge: return "(" + a + " >= " + b + ")";
+    default: break;
+  }
+  ORCHID_CHECK(false) << ir::expr_op_name(e.op()) << " is not binary";
+  return a;
+}
+
+std::string ExprEmitter::cast(DType from, DType to, const std::string& a) const {
+  Cls cf = cls(from), ct = cls(to);
+  bool ffrom = cf == Cls::F32 || cf == Cls::F64, fto = ct == Cls::F32 || ct == Cls::F64;
+  if (fto) {
+    if (!ffrom && to != DType::F64) return round_float(to, "(float)" + paren(a));
+    if (cf == Cls::F64 && (to == DType::F16 || to == DType::BF16))
+      return round_float(to, "orc_f64_to_f32_odd(" + a + ")");
+    return round_float(to, a);
+  }
+  if (to == DType::Bool) return "(" + paren(a) + " != 0)";
+  if (ffrom) return narrow_int(to, "orc_f2i((double)" + paren(a) + ")");
+  return narrow_int(to, a);
+}
+
+}  // namespace orchid::codegen::cpu::detail

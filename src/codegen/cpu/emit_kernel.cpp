@@ -1,0 +1,148 @@
+// The kernel function: argument and scratch pointers, the task loop, per task the regions of
+// the computed primitives, their loop nests in topological order, and the copies of tiles
+// computed in scratch to the outputs.
+#include <algorithm>
+#include <cstdio>
+
+#include "codegen/cpu/codegen.h"
+#include "codegen/cpu/emit.h"
+#include "codegen/cpu/emit_reduce.h"
+#include "support/error.h"
+
+namespace orchid::codegen::cpu {
+
+using namespace detail;
+using ir::NodeId;
+using ir::ValueId;
+
+namespace {
+
+std::string bound_expr(const TaskBound& b) {
+  if (!b.affine) return "tb[" + std::to_string(b.column) + "]";
+  std::string x = std::to_string(b.c) + "LL";
+  for (size_t d = 0; d < b.step.size(); ++d)
+    if (b.step[d] != 0) x += " + " + std::to_string(b.step[d]) + "LL * g" + std::to_string(d);
+  if (b.lo == b.hi) return std::to_string(b.lo) + "LL";
+  return "orc_max64(orc_min64(" + x + ", " + std::to_string(b.hi) + "LL), " + std::to_string(b.lo) + "LL)";
+}
+
+void emit_pointers(const ir::Graph& g, const KernelLowering& kl, Writer& w) {
+  w.line("int64_t* err = args->error;");
+  for (size_t i = 0; i < kl.inputs.size() + kl.outputs.size(); ++i) {
+    bool in = i < kl.inputs.size();
+    ValueId v = in ? kl.inputs[i] : kl.outputs[i - kl.inputs.size()];
+    std::string t = storage_type(g.type(v).dtype);
+    std::string c = in ? "const " : "";
+    w.line(c + t + "* __restrict__ " + arg_name(static_cast<int>(i)) + " = (" + c + t + "*)args->ptrs[" +
+           std::to_string(i) + "];");
+  }
+  for (const NodeLowering& nl : kl.nodes)
+    for (const auto& [v, h] : nl.homes)
+      if (!h.global) {
+        std::string t = storage_type(g.type(v).dtype);
+        w.line(t + "* __restrict__ " + scratch_name(v) + " = (" + t + "*)((char*)scratch + " +
+               std::to_string(h.scratch_offset) + ");");
+      }
+}
+
+void emit_task_header(const KernelLowering& kl, const std::string& table, Writer& w) {
+  w.line("int64_t rest = t;");
+  for (size_t d = kl.grid.size(); d-- > 0;) {
+    std::string gd = "g" + std::to_string(d);
+    if (d == 0) {
+      w.line("const int64_t " + gd + " = rest;");
+    } else {
+      w.line("const int64_t " + gd + " = rest % " + std::to_string(kl.grid[d]) + "LL; rest /= " +
+             std::to_string(kl.grid[d]) + "LL;");
+    }
+  }
+  if (kl.table_columns > 0)
+    w.line("const int64_t* tb = " + table + " + t * " + std::to_string(kl.table_columns) + ";");
+  for (const NodeLowering& nl : kl.nodes)
+    for (size_t d = 0; d < nl.lo.size(); ++d) {
+      w.line("const int64_t " + region_lo(nl.node, d) + " = " + bound_expr(nl.lo[d]) + ";");
+      w.line("const int64_t " + region_hi(nl.node, d) + " = " + bound_expr(nl.hi[d]) + ";");
+    }
+}
+
+// Copies the task's tile of an output computed in scratch to the output buffer.
+void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, ValueId v,
+                   const NodeLowering& nl, Writer& w) {
+  size_t o = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
+  const OutputTiling& tl = kl.tilings[o];
+  const ir::Dims& shape = g.type(v).shape;
+  w.open(shape.empty() ? "if (t == 0) {" : "{");
+  std::vector<std::string> idx;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    std::string lo = "0LL", hi = std::to_string(shape[j]) + "LL";
+    if (tl.align[j] >= 0) {
+      lo = "orc_min64(" + std::to_string(shape[j]) + "LL, g" + std::to_string(tl.align[j]) + " * " +
+           std::to_string(tl.tile[j]) + "LL)";
+      hi = "orc_min64(" + std::to_string(shape[j]) + "LL, c" + std::to_string(j) + "_lo + " +
+           std::to_string(tl.tile[j]) + "LL)";
+    }
+    w.line("const int64_t c" + std::to_string(j) + "_lo = " + lo + ";");
+    w.line("const int64_t c" + std::to_string(j) + "_hi = " + hi + ";");
+  }
+  // Grid dims the output does not follow: only tasks at coordinate 0 write it.
+  std::string owner;
+  for (size_t a = 0; a < kl.grid.size(); ++a)
+    if (std::find(tl.align.begin(), tl.align.end(), static_cast<int>(a)) == tl.align.end() && !shape.empty())
+      owner += (owner.empty() ? "" : " && ") + std::string("g") + std::to_string(a) + " == 0";
+  w.open(owner.empty() ? "{" : "if (" + owner + ") {");
+  for (size_t j = 0; j < shape.size(); ++j) {
+    std::string x = "v" + std::to_string(j);
+    if (j + 1 == shape.size()) w.simd_pragmas(kl.schedule);
+    w.open("for (int64_t " + x + " = c" + std::to_string(j) + "_lo; " + x + " < c" + std::to_string(j) +
+           "_hi; ++" + x + ") {");
+    idx.push_back(x);
+  }
+  std::vector<std::string> abs;
+  ir::Dims strides = ir::row_major_strides(shape);
+  std::string off = "0";
+  for (size_t j = 0; j < shape.size(); ++j) off += " + " + idx[j] + " * " + std::to_string(strides[j]);
+  w.line(arg_name(kl.arg_of(v)) + "[" + off + "] = " + ex.element(v, idx) + ";");
+  for (size_t j = 0; j < shape.size(); ++j) w.close();
+  w.close();
+  w.close();
+  (void)nl;
+}
+
+}  // namespace
+
+GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,
+                                const std::string& symbol) {
+  KernelLowering kl = lower_kernel(g, k, s);
+  GeneratedKernel gk;
+  gk.symbol = symbol;
+  gk.tasks = kl.tasks;
+  gk.scratch_bytes = kl.scratch_bytes;
+  gk.inputs = kl.inputs;
+  gk.outputs = kl.outputs;
+  gk.schedule = s;
+  Writer w;
+  std::string table = symbol + "_tasks";
+  if (kl.table_columns > 0) w.table(table, kl.table);
+  w.open("extern \"C\" void " + symbol +
+         "(const orchid_args* args, int64_t t0, int64_t t1, void* scratch) {");
+  if (kl.tasks > 0) {
+    ExprEmitter ex(g, kl);
+    emit_pointers(g, kl, w);
+    w.open("for (int64_t t = t0; t < t1; ++t) {");
+    emit_task_header(kl, table, w);
+    for (const NodeLowering& nl : kl.nodes)
+      if (!nl.inlined) emit_node(g, kl, nl, ex, w);
+    for (const NodeLowering& nl : kl.nodes)
+      for (const auto& [v, h] : nl.homes)
+        if (h.copy_out) emit_copy_out(g, kl, ex, v, nl, w);
+    w.close();
+    gk.checks = ex.checks();
+  }
+  w.close();
+  gk.source = w.text();
+  return gk;
+}
+
+std::vector<std::string> codegen_flags() { return {"-fwrapv", "-fopenmp-simd"}; }
+
+}  // namespace orchid::codegen::cpu

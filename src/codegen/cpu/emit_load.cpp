@@ -1,0 +1,93 @@
+// Loads: from kernel inputs and outputs (absolute row-major offsets), from scratch (offsets
+// relative to the region the producer computed in this task), or through an inlined producer
+// (its body, with its domain variables bound to the load's indices). Indices that depend on
+// loaded data (indirect loads) are checked at run time.
+#include "codegen/cpu/emit.h"
+#include "support/error.h"
+
+namespace orchid::codegen::cpu::detail {
+
+using ir::Expr;
+using ir::ValueId;
+
+namespace {
+
+bool contains_load(const Expr& e) {
+  bool found = false;
+  ir::visit_post(e, [&](const Expr& x) { found |= x.op() == ir::ExprOp::Load; });
+  return found;
+}
+
+std::string offset(const std::vector<std::string>& idx, const std::vector<std::string>& base,
+                   const ir::Dims& strides) {
+  std::string out;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    if (!out.empty()) out += " + ";
+    std::string i = base.empty() ? idx[d] : "(" + idx[d] + " - " + base[d] + ")";
+    out += strides[d] == 1 ? i : i + " * " + std::to_string(strides[d]);
+  }
+  return out.empty() ? "0" : out;
+}
+
+const NodeLowering* producer_in_kernel(const ir::Graph& g, const KernelLowering& kl, ValueId v) {
+  const ir::Value& val = g.value(v);
+  if (val.origin != ir::ValueOrigin::Node) return nullptr;
+  for (const NodeLowering& nl : kl.nodes)
+    if (nl.node == val.node) return &nl;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string arg_name(int arg) { return "a" + std::to_string(arg); }
+std::string scratch_name(ValueId v) { return "s" + std::to_string(v.v); }
+std::string region_lo(ir::NodeId n, size_t d) { return "lo" + std::to_string(n.v) + "_" + std::to_string(d); }
+std::string region_hi(ir::NodeId n, size_t d) { return "hi" + std::to_string(n.v) + "_" + std::to_string(d); }
+
+std::string ExprEmitter::element(ValueId v, const std::vector<std::string>& idx) const {
+  const NodeLowering* nl = producer_in_kernel(g_, kl_, v);
+  if (nl == nullptr || nl->homes.at(v).global) {
+    int arg = kl_.arg_of(v);
+    ORCHID_CHECK(arg >= 0) << "value " << v.v << " is neither computed nor passed to the kernel";
+    return arg_name(arg) + "[" + offset(idx, {}, ir::row_major_strides(g_.type(v).shape)) + "]";
+  }
+  std::vector<std::string> base;
+  for (size_t d = 0; d < idx.size(); ++d) base.push_back(region_lo(nl->node, d));
+  return scratch_name(v) + "[" + offset(idx, base, nl->homes.at(v).scratch_strides) + "]";
+}
+
+std::string ExprEmitter::inlined(ir::NodeId producer, const std::vector<std::string>& idx) {
+  const ir::Primitive& p = g_.node(producer);
+  std::string id = std::to_string(fresh_++);
+  Scope ps{&p, {}, {}};
+  std::string out = "({ ";
+  for (size_t d = 0; d < idx.size(); ++d) {
+    std::string name = "q" + id + "_" + std::to_string(d);
+    out += "const int64_t " + name + " = " + idx[d] + "; ";
+    ps.dvars.push_back(name);
+  }
+  return out + expr(p.bodies[0], ps) + "; })";
+}
+
+std::string ExprEmitter::load(const Expr& e, const Scope& s) {
+  ValueId v = s.prim->inputs.at(e->index);
+  const ir::Dims& shape = g_.type(v).shape;
+  std::vector<std::string> idx;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::string x = expr(e.arg(d), s);
+    if (contains_load(e.arg(d))) {
+      checks_.push_back("index " + std::to_string(d) + " of a load in primitive " +
+                        std::to_string(g_.value(s.prim->outputs[0]).node.v));
+      x = "orc_chk(" + x + ", " + std::to_string(shape[d]) + ", err, " +
+          std::to_string(checks_.size()) + ")";
+    }
+    idx.push_back(x);
+  }
+  const NodeLowering* nl = producer_in_kernel(g_, kl_, v);
+  std::string value = nl != nullptr && nl->inlined ? inlined(nl->node, idx)
+                                                   : to_compute(e.dtype(), element(v, idx));
+  if (!e->predicated) return value;
+  return "(" + expr(e.arg(shape.size()), s) + " ? " + value + " : " + literal(e->value) + ")";
+}
+
+}  // namespace orchid::codegen::cpu::detail

@@ -1,0 +1,312 @@
+// Lowering a kernel for code generation (lower.h).
+#include "codegen/cpu/lower.h"
+
+#include <algorithm>
+
+#include "support/error.h"
+#include "tile/region.h"
+
+namespace orchid::codegen::cpu {
+
+using ir::Dims;
+using ir::NodeId;
+using ir::ValueId;
+using tile::Region;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+int64_t align64(int64_t x) { return (x + 63) / 64 * 64; }
+
+// The output the grid is cut from: the largest (the first among equals).
+size_t anchor_output(const ir::Graph& g, const tile::Kernel& k) {
+  size_t best = 0;
+  for (size_t i = 1; i < k.outputs.size(); ++i)
+    if (g.type(k.outputs[i]).numel() > g.type(k.outputs[best]).numel()) best = i;
+  return best;
+}
+
+// Dims of an output follow the anchor's dims of equal extent, left to right.
+OutputTiling tiling_for(const Dims& shape, const Dims& anchor, const Dims& grid) {
+  OutputTiling t;
+  size_t next = 0;
+  for (int64_t extent : shape) {
+    int a = -1;
+    for (size_t d = next; d < anchor.size(); ++d)
+      if (anchor[d] == extent) {
+        a = static_cast<int>(d);
+        next = d + 1;
+        break;
+      }
+    t.align.push_back(a);
+    t.tile.push_back(a < 0 ? extent : std::max<int64_t>(1, ceil_div(extent, grid[a])));
+  }
+  return t;
+}
+
+}  // namespace
+
+Dims grid_coords(int64_t task, const Dims& grid) {
+  Dims c(grid.size());
+  for (size_t d = grid.size(); d-- > 0;) {
+    c[d] = task % grid[d];
+    task /= grid[d];
+  }
+  return c;
+}
+
+// Every element of an output is written by exactly one task: the tile along aligned dims,
+// and only by tasks at coordinate 0 of the grid dims the output does not follow. (Rank-0
+// outputs are written by task 0; see place_values.)
+Region output_tile(const OutputTiling& t, const Dims& shape, const Dims& coords) {
+  Region r = Region::whole(shape);
+  for (size_t a = 0; a < coords.size(); ++a)
+    if (coords[a] != 0 && std::find(t.align.begin(), t.align.end(), static_cast<int>(a)) == t.align.end()) {
+      std::fill(r.lo.begin(), r.lo.end(), 0);
+      std::fill(r.hi.begin(), r.hi.end(), 0);
+      return r;
+    }
+  for (size_t j = 0; j < shape.size(); ++j) {
+    if (t.align[j] < 0) continue;
+    r.lo[j] = std::min(shape[j], coords[t.align[j]] * t.tile[j]);
+    r.hi[j] = std::min(shape[j], r.lo[j] + t.tile[j]);
+  }
+  return r;
+}
+
+namespace {
+
+// Loads of each value in the bodies of the kernel's nodes.
+std::map<ValueId, int> uses_in_kernel(const ir::Graph& g, const std::vector<NodeId>& nodes) {
+  std::map<ValueId, int> uses;
+  for (NodeId n : nodes) {
+    const ir::Primitive& p = g.node(n);
+    for (const ir::Expr& b : p.bodies)
+      ir::visit_post(b, [&](const ir::Expr& e) {
+        if (e.op() == ir::ExprOp::Load) ++uses[p.inputs[e->index]];
+      });
+  }
+  return uses;
+}
+
+bool index_only(const ir::Primitive& p) {
+  return p.kind() == ir::PrimKind::Layout || p.op == ir::PrimOp::Broadcast;
+}
+
+bool inlinable(const ir::Graph& g, const ir::Primitive& p, const std::map<ValueId, int>& uses,
+               const std::vector<ValueId>& outputs, const Schedule& s) {
+  if (p.reduce != ir::ReduceOp::None || p.bodies.size() != 1 || p.kind() == ir::PrimKind::Opaque)
+    return false;
+  ValueId v = p.outputs[0];
+  if (std::find(outputs.begin(), outputs.end(), v) != outputs.end()) return false;
+  auto it = uses.find(v);
+  int n = it == uses.end() ? 0 : it->second;
+  (void)g;
+  return index_only(p) || (s.inline_single_use && n == 1);
+}
+
+bool row_combiner(ir::ReduceOp r) {
+  return r == ir::ReduceOp::Sum || r == ir::ReduceOp::Prod || r == ir::ReduceOp::Max ||
+         r == ir::ReduceOp::Min;
+}
+
+// Per-task region bounds of the computed nodes: regions[node index][task].
+struct TaskRegions {
+  std::vector<std::vector<Region>> node;             // per lowering node, per task
+  std::vector<std::vector<std::vector<Region>>> out;  // per node, per output slot, per task
+};
+
+Region empty_region(size_t rank) { return Region{Dims(rank, 0), Dims(rank, 0)}; }
+
+TaskRegions task_regions(const ir::Graph& g, const tile::Kernel& k, const KernelLowering& kl) {
+  TaskRegions tr;
+  tr.node.resize(kl.nodes.size());
+  tr.out.resize(kl.nodes.size());
+  for (int64_t t = 0; t < kl.tasks; ++t) {
+    Dims coords = grid_coords(t, kl.grid);
+    tile::KernelTile kt;
+    for (size_t o = 0; o < k.outputs.size(); ++o)
+      kt.outputs.push_back(output_tile(kl.tilings[o], g.type(k.outputs[o]).shape, coords));
+    tile::TileStats st = tile::propagate_kernel(g, k, kt);
+    for (size_t i = 0; i < kl.nodes.size(); ++i) {
+      const ir::Primitive& p = g.node(kl.nodes[i].node);
+      std::optional<Region> hull;
+      tr.out[i].resize(p.outputs.size());
+      for (size_t o = 0; o < p.outputs.size(); ++o) {
+        auto it = st.regions.find(p.outputs[o]);
+        Region r = it == st.regions.end() ? empty_region(p.domain.size()) : it->second;
+        if (it != st.regions.end()) tile::unite(hull, r);
+        tr.out[i][o].push_back(r);
+      }
+      tr.node[i].push_back(hull ? *hull : empty_region(p.domain.size()));
+    }
+  }
+  return tr;
+}
+
+// Fits clamp(c + sum step*coord, lo, hi) through every task's value; nullopt if none does.
+bool check_fit(const TaskBound& b, const std::vector<int64_t>& v, const KernelLowering& kl) {
+  for (int64_t t = 0; t < kl.tasks; ++t) {
+    Dims c = grid_coords(t, kl.grid);
+    int64_t x = b.c;
+    for (size_t d = 0; d < c.size(); ++d) x += b.step[d] * c[d];
+    if (std::clamp(x, b.lo, b.hi) != v[t]) return false;
+  }
+  return true;
+}
+
+int64_t task_of(const Dims& coords, const Dims& grid) {
+  int64_t t = 0;
+  for (size_t d = 0; d < grid.size(); ++d) t = t * grid[d] + coords[d];
+  return t;
+}
+
+TaskBound fit_bound(const std::vector<int64_t>& v, KernelLowering& kl) {
+  TaskBound b;
+  b.lo = *std::min_element(v.begin(), v.end());
+  b.hi = *std::max_element(v.begin(), v.end());
+  size_t rank = kl.grid.size();
+  // From task 0 and unit steps; then from the second and third tile along each dim (where
+  // the first is clamped, as by padding).
+  for (int base = 0; base < 2; ++base) {
+    b.step.assign(rank, 0);
+    Dims origin(rank, 0);
+    for (size_t d = 0; d < rank; ++d)
+      if (base == 1 && kl.grid[d] > 2) origin[d] = 1;
+    int64_t at_origin = v[task_of(origin, kl.grid)];
+    for (size_t d = 0; d < rank; ++d) {
+      if (kl.grid[d] <= origin[d] + 1) continue;
+      Dims next = origin;
+      next[d] += 1;
+      b.step[d] = v[task_of(next, kl.grid)] - at_origin;
+    }
+    b.c = at_origin;
+    for (size_t d = 0; d < rank; ++d) b.c -= b.step[d] * origin[d];
+    if (check_fit(b, v, kl)) return b;
+  }
+  b.affine = false;
+  b.column = kl.table_columns++;
+  return b;
+}
+
+void add_table_columns(KernelLowering& kl, const std::vector<std::vector<int64_t>>& cols) {
+  kl.table.assign(kl.tasks * kl.table_columns, 0);
+  for (int c = 0; c < kl.table_columns; ++c)
+    for (int64_t t = 0; t < kl.tasks; ++t) kl.table[t * kl.table_columns + c] = cols[c][t];
+}
+
+void fit_regions(KernelLowering& kl, const TaskRegions& tr) {
+  std::vector<std::vector<int64_t>> columns;
+  for (size_t i = 0; i < kl.nodes.size(); ++i) {
+    NodeLowering& nl = kl.nodes[i];
+    if (nl.inlined) continue;
+    size_t rank = tr.node[i].empty() ? 0 : tr.node[i][0].rank();
+    for (size_t d = 0; d < rank; ++d)
+      for (int side = 0; side < 2; ++side) {
+        std::vector<int64_t> v;
+        for (const Region& r : tr.node[i]) v.push_back(side == 0 ? r.lo[d] : std::max(r.lo[d], r.hi[d]));
+        TaskBound b = fit_bound(v, kl);
+        if (!b.affine) columns.push_back(v);
+        (side == 0 ? nl.lo : nl.hi).push_back(b);
+      }
+  }
+  add_table_columns(kl, columns);
+}
+
+// Homes of the computed nodes' outputs and the scratch layout.
+void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr) {
+  int64_t offset = 0;
+  for (size_t i = 0; i < kl.nodes.size(); ++i) {
+    NodeLowering& nl = kl.nodes[i];
+    if (nl.inlined) continue;
+    const ir::Primitive& p = g.node(nl.node);
+    Dims most(p.domain.size(), 0);
+    for (const Region& r : tr.node[i])
+      for (size_t d = 0; d < most.size(); ++d) most[d] = std::max(most[d], r.shape()[d]);
+    for (size_t o = 0; o < p.outputs.size(); ++o) {
+      ValueId v = p.outputs[o];
+      ValueHome h;
+      int arg = kl.arg_of(v);
+      // A rank-0 output is written by task 0 alone, so other tasks keep their copy in scratch.
+      bool exact = arg >= 0 && (!p.domain.empty() || kl.tasks == 1);
+      for (int64_t t = 0; exact && t < kl.tasks; ++t) {
+        auto oi = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
+        Region tile = output_tile(kl.tilings[oi], g.type(v).shape, grid_coords(t, kl.grid));
+        const Region& r = tr.node[i][t];
+        exact = tile.empty() ? r.empty() || r.numel() == 0 : r == tile;
+      }
+      if (exact) {
+        h.global = true;
+        h.arg = arg;
+      } else {
+        h.copy_out = arg >= 0;
+        h.arg = arg;
+        h.scratch_offset = offset;
+        h.scratch_strides.assign(most.size(), 1);
+        for (size_t d = most.size(); d-- > 1;) h.scratch_strides[d - 1] = h.scratch_strides[d] * most[d];
+        int64_t n = 1;
+        for (int64_t e : most) n *= e;
+        offset += align64(n * ir::dtype_bytes(g.type(v).dtype));
+      }
+      nl.homes[v] = h;
+    }
+    if (row_combiner(p.reduce) && !most.empty() && most.back() >= 2) {
+      nl.accumulate_rows = true;
+      nl.acc_row = most.back();
+      nl.acc_offset = offset;
+      offset += align64(nl.acc_row * 8 * static_cast<int64_t>(p.bodies.size()));
+    }
+  }
+  kl.scratch_bytes = offset;
+}
+
+}  // namespace
+
+const NodeLowering& KernelLowering::node(NodeId n) const {
+  for (const NodeLowering& nl : nodes)
+    if (nl.node == n) return nl;
+  ORCHID_CHECK(false) << "node " << n.v << " is not in the kernel";
+  return nodes.front();
+}
+
+int KernelLowering::arg_of(ValueId v) const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i] == v) return static_cast<int>(i);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i] == v) return static_cast<int>(inputs.size() + i);
+  return -1;
+}
+
+KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
+  ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
+  KernelLowering kl;
+  kl.schedule = s;
+  kl.inputs = tile::kernel_inputs(g, k);
+  kl.outputs = k.outputs;
+  std::vector<NodeId> nodes = k.nodes;
+  std::sort(nodes.begin(), nodes.end());
+  const Dims& anchor = g.type(k.outputs[anchor_output(g, k)]).shape;
+  kl.tasks = 1;
+  for (size_t d = 0; d < anchor.size(); ++d) {
+    int64_t t = d < s.tile.size() && s.tile[d] > 0 ? std::min(s.tile[d], anchor[d]) : anchor[d];
+    kl.grid.push_back(anchor[d] == 0 ? 0 : ceil_div(anchor[d], t));
+    kl.tasks *= kl.grid.back();
+  }
+  for (ValueId o : k.outputs) kl.tilings.push_back(tiling_for(g.type(o).shape, anchor, kl.grid));
+  std::map<ValueId, int> uses = uses_in_kernel(g, nodes);
+  for (NodeId n : nodes) {
+    const ir::Primitive& p = g.node(n);
+    ORCHID_CHECK(p.kind() != ir::PrimKind::Opaque) << "opaque primitives have no generated code";
+    NodeLowering nl;
+    nl.node = n;
+    nl.inlined = inlinable(g, p, uses, k.outputs, s);
+    kl.nodes.push_back(nl);
+  }
+  if (kl.tasks == 0) return kl;
+  TaskRegions tr = task_regions(g, k, kl);
+  fit_regions(kl, tr);
+  place_values(g, kl, tr);
+  return kl;
+}
+
+}  // namespace orchid::codegen::cpu

@@ -1,0 +1,86 @@
+// The scalar helpers every generated source starts with: the semantics of docs/ir.md for the
+// operators C does not give directly (integer division by zero, floored division and modulo,
+// NaN-propagating max/min, float -> integer casts that wrap). Branch-free where they sit in
+// inner loops, so that loops calling them still vectorize.
+#include "codegen/cpu/prelude.h"
+
+namespace orchid::codegen::cpu {
+
+std::string_view prelude_source() {
+  return R"ORCHID_PRELUDE(
+#define ORC_INLINE static inline __attribute__((always_inline))
+/* Signed integer division, floored division, modulo and remainder (docs/ir.md): by 0 gives 0;
+ * by -1 negates (wrapping), so i64 min / -1 never traps. Generated code is built -fwrapv. */
+ORC_INLINE int64_t orc_sdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }
+ORC_INLINE int64_t orc_sfloordiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return -a;
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+ORC_INLINE int64_t orc_smod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+ORC_INLINE int64_t orc_srem(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
+ORC_INLINE uint64_t orc_udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }
+ORC_INLINE uint64_t orc_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }
+/* Index arithmetic: floored division and modulo by a positive constant c (the compiler turns
+ * the division by a constant into a multiplication). */
+ORC_INLINE int64_t orc_ifdiv(int64_t a, int64_t c) { return (a >= 0 ? a : a - (c - 1)) / c; }
+ORC_INLINE int64_t orc_imod(int64_t a, int64_t c) { return a - orc_ifdiv(a, c) * c; }
+/* NaN propagates; of equal operands the first wins. */
+ORC_INLINE float orc_fmaxf(float a, float b) { return a != a ? a : b != b ? b : (a < b ? b : a); }
+ORC_INLINE float orc_fminf(float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
+ORC_INLINE double orc_fmax(double a, double b) { return a != a ? a : b != b ? b : (a < b ? b : a); }
+ORC_INLINE double orc_fmin(double a, double b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
+ORC_INLINE float orc_signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
+ORC_INLINE double orc_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+ORC_INLINE float orc_isinff(float x) { return __builtin_fabsf(x) == __builtin_inff(); }
+/* Floored float modulo: fmod (exact) moved into the divisor's sign; a zero takes b's sign. */
+ORC_INLINE double orc_fmod_floored(double a, double b) {
+  double r = __builtin_fmod(a, b);
+  if (r == 0) return __builtin_copysign(0.0, b);
+  return ((r < 0) != (b < 0)) ? r + b : r;
+}
+/* Float -> integer: truncate toward zero, wrap modulo 2^64 (NaN and infinities give 0); the
+ * caller narrows to the width. */
+ORC_INLINE int64_t orc_f2i(double x) {
+  if (x != x || x - x != 0) return 0;
+  double t = __builtin_trunc(x);
+  if (t >= -9223372036854775808.0 && t < 9223372036854775808.0) return (int64_t)t;
+  double m = __builtin_fmod(t, 18446744073709551616.0);
+  if (m < 0) m += 18446744073709551616.0;
+  return (int64_t)(uint64_t)m;
+}
+/* f64 -> f32 rounded to odd: a following rounding to f16 or bf16 then equals the direct
+ * rounding of the f64 value (no double-rounding error). */
+ORC_INLINE float orc_f64_to_f32_odd(double x) {
+  float f = (float)x;
+  if ((double)f != x && x == x) {
+    uint32_t b;
+    __builtin_memcpy(&b, &f, 4);
+    if (__builtin_fabs((double)f) > __builtin_fabs(x)) b -= 1;
+    b |= 1;
+    __builtin_memcpy(&f, &b, 4);
+  }
+  return f;
+}
+/* A run-time index checked against its extent: out of bounds reports `code` and reads 0. */
+ORC_INLINE int64_t orc_chk(int64_t i, int64_t n, int64_t* err, int64_t code) {
+  if ((uint64_t)i < (uint64_t)n) return i;
+  if (err) __atomic_store_n(err, code, __ATOMIC_RELAXED);
+  return 0;
+}
+/* Integer max / min; of equal operands the first wins (as for floats). */
+ORC_INLINE int64_t orc_max64(int64_t a, int64_t b) { return a < b ? b : a; }
+ORC_INLINE int64_t orc_min64(int64_t a, int64_t b) { return b < a ? b : a; }
+ORC_INLINE uint64_t orc_maxu64(uint64_t a, uint64_t b) { return a < b ? b : a; }
+ORC_INLINE uint64_t orc_minu64(uint64_t a, uint64_t b) { return b < a ? b : a; }
+ORC_INLINE int64_t orc_iabs(int64_t x) { return x < 0 ? -x : x; }
+ORC_INLINE int64_t orc_isign(int64_t x) { return (x > 0) - (x < 0); }
+)ORCHID_PRELUDE";
+}
+
+}  // namespace orchid::codegen::cpu

@@ -1,0 +1,120 @@
+// Writing, checking and publishing artifacts (artifact.h).
+#include "driver/artifact.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "interp/interp.h"
+#include "interp/random_inputs.h"
+#include "runtime/checksum.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "runtime/weights.h"
+#include "support/error.h"
+
+namespace orchid::driver {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  ORCHID_USER_CHECK(out.good()) << "cannot write " << path.string();
+}
+
+}  // namespace
+
+void write_artifact(BuiltArtifact& a, const std::string& dir) {
+  fs::create_directories(dir);
+  runtime::WeightsLayout w = runtime::write_weights((fs::path(dir) / a.plan.weights.file).string(), a.weights);
+  for (size_t i = 0; i < a.weight_buffers.size(); ++i) a.plan.buffers[a.weight_buffers[i]].weights_offset = w.offsets[i];
+  a.plan.weights.bytes = w.bytes;
+  a.plan.weights.checksum = w.checksum;
+  for (size_t j = 0; j < a.libraries.size(); ++j) {
+    fs::path to = fs::path(dir) / a.plan.libraries[j].file;
+    fs::copy_file(a.libraries[j], to, fs::copy_options::overwrite_existing);
+    a.plan.libraries[j].checksum = runtime::checksum_file(to.string());
+  }
+  write_text(fs::path(dir) / kGraphFileName, a.graph_oir);
+  runtime::write_plan(a.plan, dir);
+}
+
+double relative_l2(const ir::Tensor& got, const ir::Tensor& want, std::string* why) {
+  if (got.type() != want.type()) {
+    if (why) *why = "type " + ir::type_str(got.type()) + ", expected " + ir::type_str(want.type());
+    return INFINITY;
+  }
+  if (!ir::is_float(want.dtype())) {
+    bool same = got.bytes() == want.bytes();
+    if (!same && why) *why = "integer values differ";
+    return same ? 0 : 1;
+  }
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double x = got.get_f64(i), y = want.get_f64(i);
+    if (!std::isfinite(y) || !std::isfinite(x)) {
+      bool same = (std::isnan(x) && std::isnan(y)) || x == y;
+      if (!same) {
+        if (why) *why = "element " + std::to_string(i) + " is " + std::to_string(x) + ", expected " + std::to_string(y);
+        return INFINITY;
+      }
+      continue;
+    }
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+bool VerifyReport::ok() const {
+  for (const OutputCheck& o : outputs)
+    if (!o.ok) return false;
+  return true;
+}
+
+std::string VerifyReport::summary() const {
+  std::string s;
+  for (const OutputCheck& o : outputs) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g", o.rel_l2);
+    s += "  output " + o.name + ": relative L2 error " + buf + (o.ok ? "" : " (exceeds " + std::to_string(tolerance) + ")") +
+         (o.detail.empty() ? "" : ": " + o.detail) + "\n";
+  }
+  return s;
+}
+
+VerifyReport verify_artifact(const std::string& dir, const ir::Graph& reference, uint64_t seed, double tolerance) {
+  VerifyReport r;
+  r.seed = seed;
+  r.tolerance = tolerance;
+  std::vector<ir::Tensor> inputs = interp::random_inputs(reference, seed);
+  std::vector<ir::Tensor> want = interp::run(reference, inputs, {interp::Precision::F64});
+  runtime::Session session(runtime::Model::load(dir));
+  std::map<std::string, ir::Tensor, std::less<>> by_name;
+  for (size_t i = 0; i < inputs.size(); ++i) by_name[reference.value(reference.inputs()[i]).name] = inputs[i];
+  std::vector<ir::Tensor> got = session.run(by_name);
+  ORCHID_CHECK(got.size() == want.size()) << "artifact has " << got.size() << " outputs, graph " << want.size();
+  for (size_t o = 0; o < want.size(); ++o) {
+    OutputCheck c;
+    c.name = reference.value(reference.outputs()[o]).name;
+    c.rel_l2 = relative_l2(got[o], want[o], &c.detail);
+    c.ok = c.rel_l2 <= tolerance;
+    r.outputs.push_back(c);
+  }
+  return r;
+}
+
+void publish_artifact(const std::string& staging, const std::string& dir) {
+  if (fs::exists(dir)) {
+    ORCHID_USER_CHECK(fs::is_directory(dir) && (fs::exists(fs::path(dir) / runtime::kPlanFileName) || fs::is_empty(dir)))
+        << dir << " exists and is not an Orchid artifact; not replacing it";
+    fs::remove_all(dir);
+  }
+  fs::rename(staging, dir);
+}
+
+}  // namespace orchid::driver

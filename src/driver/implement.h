@@ -1,0 +1,30 @@
+// How each kernel of a plan runs: generated code, oneDNN, the reference interpreter (opaque
+// routines), or no step at all (a lone view is a zero-copy alias of its input's buffer).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "tile/kernel.h"
+
+namespace orchid::driver {
+
+enum class StepKind { Generated, OneDnn, Reference, Alias };
+std::string_view step_kind_name(StepKind k);
+
+struct StepChoice {
+  tile::Kernel kernel;
+  StepKind kind = StepKind::Generated;
+  std::vector<ir::ValueId> inputs;  // tile::kernel_inputs, in increasing id order
+};
+
+// Linear kernels go to oneDNN where it can run them (one matmul or conv and the post-ops it
+// supports, f32); kernels with an opaque primitive to the interpreter; a lone view whose
+// output has the input's bytes to an alias; all others to generated code.
+std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
+
+// The kernel as a graph of its own (its inputs, then its outputs), for library steps.
+ir::Graph kernel_graph(const ir::Graph& g, const StepChoice& s);
+
+}  // namespace orchid::driver

@@ -1,0 +1,90 @@
+// The table of contents of the compiler: each stage is one call, in order.
+#include "driver/pipeline.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "driver/implement.h"
+#include "driver/report.h"
+#include "fission/fission.h"
+#include "ir/dce.h"
+#include "ir/verifier.h"
+#include "rewrite/fold_conv_affine.h"
+#include "support/error.h"
+
+namespace orchid::driver {
+
+namespace {
+
+class Stages {
+ public:
+  explicit Stages(std::vector<StageTime> earlier) : times_(std::move(earlier)) {}
+  template <class F>
+  auto run(const std::string& stage, F&& f) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = f();
+    times_.push_back({stage, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+    return result;
+  }
+  const std::vector<StageTime>& times() const { return times_; }
+
+ private:
+  std::vector<StageTime> times_;
+};
+
+}  // namespace
+
+ir::Graph clean_up(const ir::Graph& g) {
+  ir::Graph out = g;
+  rewrite::fold_conv_affine(out);
+  out = ir::eliminate_dead(out);
+  ir::verify_or_throw(out, "after clean-up");
+  return out;
+}
+
+CompileResult compile_onnx(const CompileOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  // 1. Import and fission: the model as a primitive graph (the reference of everything after).
+  ir::Graph reference = fission::fission(frontend::load_onnx(o.model_path, o.import));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return compile_graph(reference, o, {{"import + fission", seconds}});
+}
+
+CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o, std::vector<StageTime> earlier) {
+  Stages stages(std::move(earlier));
+  CompileResult result;
+  result.out_dir = o.out_dir;
+  // 2. Clean-ups: BatchNorm folded into Conv, dead code removed.
+  ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
+  // 3. Orchestration: which primitives run together in one kernel.
+  std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] { return orchestrate::orchestrate(g, o.strategy); });
+  orchestrate::check_kernels(g, kernels);
+  // 4. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias.
+  std::vector<StepChoice> steps = stages.run("implement", [&] { return implement(g, kernels); });
+  // 5. Code generation and compilation; the plan, weights and graph of the artifact.
+  BuiltArtifact built = stages.run("codegen + compile", [&] { return build_artifact(g, steps, o.build); });
+  // 6. Write to a staging directory, check against the interpreter, then publish.
+  std::string staging = o.out_dir + ".staging";
+  std::filesystem::remove_all(staging);
+  stages.run("write", [&] { write_artifact(built, staging); return 0; });
+  if (o.host_target) {
+    result.verify = stages.run("verify", [&] { return verify_artifact(staging, reference, o.verify_seed, o.tolerance); });
+    if (!result.verify.ok()) {
+      std::filesystem::remove_all(staging);
+      ORCHID_USER_ERROR() << o.model_path << ": the compiled artifact does not match the reference interpreter "
+                          << "(seed " << o.verify_seed << "); nothing written:\n" << result.verify.summary();
+    }
+    result.verified = true;
+  }
+  // 7. The report: every step, its primitives, bytes, FLOPs and measured time.
+  ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
+                     result.verified, stages.times()};
+  result.report_summary = stages.run("report", [&] {
+    return write_reports(staging, report, o.host_target ? o.measure_seconds : 0);
+  });
+  publish_artifact(staging, o.out_dir);
+  result.stages = stages.times();
+  return result;
+}
+
+}  // namespace orchid::driver

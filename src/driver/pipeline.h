@@ -1,0 +1,53 @@
+// The compiler, end to end: an ONNX file to a verified artifact directory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/artifact.h"
+#include "driver/plan_builder.h"
+#include "frontend/onnx_loader.h"
+#include "orchestrate/strategies.h"
+
+namespace orchid::driver {
+
+struct CompileOptions {
+  std::string model_path;        // also names the model in messages and reports
+  frontend::ImportOptions import;
+  orchestrate::Strategy strategy = orchestrate::Strategy::Greedy;
+  std::string out_dir;
+  BuildOptions build;
+  bool host_target = true;        // false: built for another target, written unverified
+  uint64_t verify_seed = 1;
+  double tolerance = 1e-4;        // relative L2 error of each f32 output
+  double measure_seconds = 0.2;   // per-step timing for the report (0: none)
+};
+
+// How long each stage took, for the report.
+struct StageTime {
+  std::string stage;
+  double seconds = 0;
+};
+
+struct CompileResult {
+  std::string out_dir;
+  VerifyReport verify;
+  bool verified = false;
+  std::vector<StageTime> stages;
+  std::string report_summary;  // the totals of report.md, for the terminal
+};
+
+// UserError for bad input (the model, options) and for an artifact that fails verification
+// (nothing is written then).
+CompileResult compile_onnx(const CompileOptions& options);
+// The same from a primitive graph (fission's output: the reference the artifact is checked
+// against); `earlier` are the times of stages already run, for the report.
+CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& options,
+                            std::vector<StageTime> earlier = {});
+
+// The clean-ups every strategy runs first: affine maps folded into convolutions (BatchNorm),
+// dead primitives and constants removed.
+ir::Graph clean_up(const ir::Graph& g);
+
+}  // namespace orchid::driver

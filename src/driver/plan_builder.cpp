@@ -1,0 +1,152 @@
+// Building an artifact's plan (plan_builder.h).
+#include "driver/plan_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "codegen/cpu/codegen.h"
+#include "codegen/cpu/schedule.h"
+#include "ir/printer.h"
+#include "ir/stats.h"
+#include "ir/subgraph.h"
+#include "support/error.h"
+
+namespace orchid::driver {
+
+using ir::ValueId;
+
+namespace {
+
+class PlanBuffers {
+ public:
+  PlanBuffers(const ir::Graph& g, BuiltArtifact& a) : g_(g), a_(a) {
+    for (ValueId v : g.outputs()) outputs_.insert(v);
+    for (ValueId v : g.inputs()) a_.plan.inputs.push_back(add(v, runtime::BufferKind::Input));
+  }
+
+  // The buffer of a value read by a step (or listed as an output): constants join the weights.
+  int32_t read(ValueId v) {
+    auto it = ids_.find(v);
+    if (it != ids_.end()) return it->second;
+    const ir::Value& val = g_.value(v);
+    ORCHID_CHECK(val.origin == ir::ValueOrigin::Constant) << "value " << val.name << " is read before it is written";
+    int32_t b = add(v, runtime::BufferKind::Constant);
+    a_.weights.push_back(g_.constant(v));
+    a_.weight_buffers.push_back(b);
+    return b;
+  }
+  // The buffer a step writes (alias: a view of another buffer).
+  int32_t write(ValueId v, int32_t alias = -1) {
+    int32_t b = add(v, outputs_.count(v) ? runtime::BufferKind::Output : runtime::BufferKind::Intermediate);
+    a_.plan.buffers[b].alias = alias;
+    return b;
+  }
+
+ private:
+  int32_t add(ValueId v, runtime::BufferKind kind) {
+    runtime::PlanBuffer b;
+    b.name = g_.value(v).name;
+    b.type = g_.type(v);
+    b.kind = kind;
+    a_.plan.buffers.push_back(b);
+    int32_t id = static_cast<int32_t>(a_.plan.buffers.size() - 1);
+    ids_[v] = id;
+    return id;
+  }
+
+  const ir::Graph& g_;
+  BuiltArtifact& a_;
+  std::set<ValueId> outputs_;
+  std::map<ValueId, int32_t> ids_;
+};
+
+std::vector<std::string> source_ops(const ir::Graph& g, const tile::Kernel& k) {
+  std::vector<std::string> ops;
+  for (ir::NodeId n : k.nodes) {
+    const std::string& name = g.node(n).name;
+    if (!name.empty() && std::find(ops.begin(), ops.end(), name) == ops.end()) ops.push_back(name);
+  }
+  return ops;
+}
+
+runtime::PlanStep base_step(const ir::Graph& g, const StepChoice& s, PlanBuffers& buffers, size_t index) {
+  runtime::PlanStep step;
+  step.name = "k" + std::to_string(index);
+  for (ValueId v : s.inputs) step.args.push_back(buffers.read(v));
+  step.num_inputs = static_cast<int32_t>(s.inputs.size());
+  for (ValueId v : s.kernel.outputs) step.args.push_back(buffers.write(v));
+  step.source_ops = source_ops(g, s.kernel);
+  for (ir::NodeId n : s.kernel.nodes) step.flops += ir::primitive_flops(g.node(n));
+  for (ValueId v : s.inputs) step.bytes += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+  for (ValueId v : s.kernel.outputs) step.bytes += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+  return step;
+}
+
+// Compiles the generated kernels, several to a shared object, and fills in their steps.
+void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                       const std::vector<size_t>& plan_step, const BuildOptions& o, BuiltArtifact& a) {
+  std::vector<std::vector<codegen::cpu::GeneratedKernel>> libs;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != StepKind::Generated) continue;
+    if (libs.empty() || static_cast<int>(libs.back().size()) >= o.kernels_per_library) libs.emplace_back();
+    codegen::cpu::Schedule sched = codegen::cpu::default_schedule(g, steps[i].kernel, o.cores);
+    std::string symbol = "orc_k" + std::to_string(plan_step[i]);
+    libs.back().push_back(codegen::cpu::generate_kernel(g, steps[i].kernel, sched, symbol));
+    runtime::PlanStep& ps = a.plan.steps[plan_step[i]];
+    ps.library = static_cast<int32_t>(libs.size() - 1);
+    ps.kernel = static_cast<int32_t>(libs.back().size() - 1);
+    ps.tasks = libs.back().back().tasks;
+    ps.scratch_bytes = libs.back().back().scratch_bytes;
+    a.steps[plan_step[i]].schedule = codegen::cpu::schedule_str(sched);
+  }
+  std::vector<std::string> sources;
+  for (const auto& lib : libs) sources.push_back(codegen::cpu::library_source(lib));
+  codegen::cpu::CompilerOptions copts = o.compiler;
+  for (const std::string& f : codegen::cpu::codegen_flags()) copts.extra_flags.push_back(f);
+  a.libraries = codegen::cpu::compile_many(sources, copts);
+  for (size_t j = 0; j < libs.size(); ++j)
+    a.plan.libraries.push_back({"kernels_" + std::to_string(j) + ".so", 0});
+}
+
+}  // namespace
+
+ir::Graph constants_as_inputs(const ir::Graph& g) {
+  std::vector<ValueId> inputs = g.inputs();
+  std::vector<ir::NodeId> nodes;
+  for (int32_t v = 0; v < g.num_values(); ++v)
+    if (g.value(ValueId(v)).origin == ir::ValueOrigin::Constant) inputs.push_back(ValueId(v));
+  for (int32_t n = 0; n < g.num_nodes(); ++n) nodes.push_back(ir::NodeId(n));
+  return ir::extract_subgraph(g, nodes, inputs, g.outputs());
+}
+
+BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                             const BuildOptions& o) {
+  BuiltArtifact a;
+  a.plan.isa = o.isa;
+  a.plan.target = o.target;
+  a.plan.graph_name = g.name;
+  PlanBuffers buffers(g, a);
+  std::vector<size_t> plan_step(steps.size(), SIZE_MAX);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepChoice& s = steps[i];
+    if (s.kind == StepKind::Alias) {
+      buffers.write(s.kernel.outputs[0], buffers.read(s.inputs[0]));
+      continue;
+    }
+    plan_step[i] = a.plan.steps.size();
+    runtime::PlanStep step = base_step(g, s, buffers, a.plan.steps.size());
+    if (s.kind == StepKind::OneDnn || s.kind == StepKind::Reference) {
+      step.impl = s.kind == StepKind::OneDnn ? runtime::StepImpl::OneDnn : runtime::StepImpl::Reference;
+      step.ir = ir::print_graph(kernel_graph(g, s));
+    }
+    a.plan.steps.push_back(std::move(step));
+    a.steps.push_back({s.kind, static_cast<int>(s.kernel.nodes.size()), ""});
+  }
+  compile_generated(g, steps, plan_step, o, a);
+  for (ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));
+  a.graph_oir = ir::print_graph(constants_as_inputs(g));
+  return a;
+}
+
+}  // namespace orchid::driver

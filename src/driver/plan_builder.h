@@ -1,0 +1,47 @@
+// From a primitive graph and its implemented kernels to an artifact's contents: the plan
+// (buffers, steps), the weights, the generated kernels compiled into shared objects, and the
+// graph itself (graph.oir, with constants as inputs, for `orchid verify`).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/compiler.h"
+#include "driver/implement.h"
+#include "ir/graph.h"
+#include "runtime/plan.h"
+
+namespace orchid::driver {
+
+struct BuildOptions {
+  codegen::cpu::CompilerOptions compiler;
+  int cores = 1;
+  std::vector<std::string> isa;  // written into the plan: the artifact needs them
+  std::string target;            // fingerprint, for the plan and reports
+  int kernels_per_library = 16;  // several kernels per shared object save compile time
+};
+
+// What one plan step is made of, for reports.
+struct StepInfo {
+  StepKind kind = StepKind::Generated;
+  int primitives = 0;
+  std::string schedule;  // generated steps
+};
+
+struct BuiltArtifact {
+  runtime::Plan plan;                             // weights offsets and checksums filled on write
+  std::vector<ir::Tensor> weights;                // per constant buffer, in buffer order
+  std::vector<int32_t> weight_buffers;            // the buffer of each weight
+  std::vector<std::filesystem::path> libraries;   // compiled objects, per plan library
+  std::vector<StepInfo> steps;                    // per plan step
+  std::string graph_oir;
+};
+
+BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                             const BuildOptions& options);
+
+// The graph with its constants turned into inputs (after the real ones), named as before.
+ir::Graph constants_as_inputs(const ir::Graph& g);
+
+}  // namespace orchid::driver

@@ -1,0 +1,171 @@
+// Reports of an artifact (report.h).
+#include "driver/report.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "interp/random_inputs.h"
+#include "runtime/model.h"
+#include "runtime/profile.h"
+#include "runtime/session.h"
+#include "support/subprocess.h"
+
+namespace orchid::driver {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// Median time of each step (ms), and of whole runs, on seeded random inputs.
+struct Timing {
+  std::vector<double> step_ms;
+  double total_ms = 0;
+};
+
+Timing measure(const std::string& dir, const ir::Graph& g, double seconds) {
+  Timing t;
+  if (seconds <= 0) return t;
+  runtime::Session session(runtime::Model::load(dir));
+  std::vector<ir::Tensor> inputs = interp::random_inputs(g, 1);
+  std::vector<ir::Tensor> outputs;
+  for (ir::ValueId v : g.outputs()) outputs.emplace_back(g.type(v));
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (const ir::Tensor& x : inputs) in.push_back(x.data());
+  for (ir::Tensor& x : outputs) out.push_back(x.data());
+  runtime::ProfileOptions po;
+  po.per_step = true;
+  po.min_seconds = seconds;
+  po.min_runs = 3;
+  po.warmup_runs = 1;
+  runtime::Profile p = runtime::profile_session(session, in, out, po);
+  t.total_ms = p.total.median * 1e3;
+  for (const runtime::StepProfile& s : p.steps) t.step_ms.push_back(s.stats.median * 1e3);
+  return t;
+}
+
+std::string join_ops(const std::vector<std::string>& ops) {
+  std::string s;
+  for (size_t i = 0; i < ops.size() && i < 4; ++i) s += (i ? ", " : "") + ops[i];
+  if (ops.size() > 4) s += ", … (" + std::to_string(ops.size()) + ")";
+  return s;
+}
+
+std::string summary(const ReportInput& in, const Timing& t) {
+  const runtime::Plan& plan = in.built->plan;
+  int64_t flops = 0, bytes = 0;
+  int counts[4] = {0, 0, 0, 0};
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    flops += plan.steps[i].flops;
+    bytes += plan.steps[i].bytes;
+    ++counts[static_cast<int>(in.built->steps[i].kind)];
+  }
+  std::string s = "- model: " + markdown_cell(fs::path(in.model_path).filename().string()) + ", strategy " + in.strategy + "\n";
+  s += "- steps: " + std::to_string(plan.steps.size()) + " (generated " + std::to_string(counts[0]) + ", oneDNN " +
+       std::to_string(counts[1]) + ", reference " + std::to_string(counts[2]) + "), primitives " +
+       std::to_string(in.graph->num_nodes()) + "\n";
+  s += "- work: " + fmt("%.3g", static_cast<double>(flops)) + " FLOPs, " + fmt("%.3g", static_cast<double>(bytes)) +
+       " bytes moved between steps\n";
+  if (t.total_ms > 0) s += "- measured: " + fmt("%.3f", t.total_ms) + " ms per run (median)\n";
+  s += std::string("- verified against the interpreter: ") + (in.verified ? "yes" : "no (not run on this machine)") + "\n";
+  return s;
+}
+
+std::string markdown(const ReportInput& in, const Timing& t, const std::string& sum) {
+  const runtime::Plan& plan = in.built->plan;
+  std::string s = "# Orchid report\n\n" + sum + "\n## Verification\n\n";
+  if (in.verified) s += "Seed " + std::to_string(in.verify->seed) + ":\n\n" + in.verify->summary() + "\n";
+  s += "## Compile stages\n\n| stage | seconds |\n|---|---|\n";
+  for (const StageTime& st : in.stages) s += "| " + st.stage + " | " + fmt("%.3f", st.seconds) + " |\n";
+  s += "\n## Steps\n\n| # | impl | primitives | source ops | FLOPs | bytes | ms | schedule |\n|---|---|---|---|---|---|---|---|\n";
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const runtime::PlanStep& p = plan.steps[i];
+    s += "| " + p.name + " | " + std::string(runtime::step_impl_name(p.impl)) + " | " +
+         std::to_string(in.built->steps[i].primitives) + " | " + markdown_cell(join_ops(p.source_ops)) + " | " +
+         std::to_string(p.flops) + " | " + std::to_string(p.bytes) + " | " +
+         (i < t.step_ms.size() ? fmt("%.4f", t.step_ms[i]) : "-") + " | " + in.built->steps[i].schedule + " |\n";
+  }
+  return s;
+}
+
+// The plan as a graph of steps (names and impls only: no model text reaches dot).
+std::string plan_dot(const runtime::Plan& plan) {
+  std::string s = "digraph plan {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n";
+  std::vector<int> writer(plan.buffers.size(), -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const runtime::PlanStep& p = plan.steps[i];
+    s += "  s" + std::to_string(i) + " [label=\"" + p.name + "\\n" + std::string(runtime::step_impl_name(p.impl)) + "\"];\n";
+    for (int32_t a = 0; a < p.num_inputs; ++a) {
+      int32_t b = runtime::alias_root(plan, p.args[a]);
+      if (writer[b] >= 0) s += "  s" + std::to_string(writer[b]) + " -> s" + std::to_string(i) + ";\n";
+    }
+    for (size_t a = p.num_inputs; a < p.args.size(); ++a) writer[p.args[a]] = static_cast<int>(i);
+  }
+  return s + "}\n";
+}
+
+std::string svg_of(const std::string& dot) {
+  try {
+    orchid::SubprocessOptions so;
+    so.stdin_data = dot;
+    so.timeout_s = 60;
+    orchid::SubprocessResult r = orchid::run_subprocess({"dot", "-Tsvg"}, so);
+    if (r.ok()) return r.out;
+  } catch (const std::exception&) {
+  }
+  return "<p>(Graphviz `dot` is not installed: no picture.)</p>";
+}
+
+std::string html(const std::string& md_body, const std::string& svg) {
+  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Orchid report</title></head><body>\n<pre>\n" +
+         html_escape(md_body) + "</pre>\n<h2>Plan</h2>\n" + svg + "\n</body></html>\n";
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+}  // namespace
+
+std::string markdown_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|' || c == '\\' || c == '`' || c == '*' || c == '_' || c == '<' || c == '>') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string write_reports(const std::string& dir, const ReportInput& in, double measure_seconds) {
+  Timing t = measure(dir, *in.graph, measure_seconds);
+  std::string sum = summary(in, t);
+  std::string md = markdown(in, t, sum);
+  write_file(fs::path(dir) / "report.md", md);
+  write_file(fs::path(dir) / "report.html", html(md, svg_of(plan_dot(in.built->plan))));
+  return sum;
+}
+
+}  // namespace orchid::driver

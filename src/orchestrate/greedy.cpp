@@ -1,0 +1,195 @@
+// The greedy strategy: rule-based fusion (the rules are stated in strategies.h).
+#include <algorithm>
+#include <optional>
+
+#include "orchestrate/grouping.h"
+#include "support/error.h"
+
+namespace orchid::orchestrate::detail {
+
+namespace {
+
+enum class Pattern { Injective, Reduction, Linear, Opaque };
+
+Pattern pattern_of(const ir::Primitive& p) {
+  switch (p.op) {
+    case ir::PrimOp::Elementwise:
+    case ir::PrimOp::Broadcast:
+    case ir::PrimOp::Layout:
+    case ir::PrimOp::View: return Pattern::Injective;
+    case ir::PrimOp::Reduce: return Pattern::Reduction;
+    case ir::PrimOp::MatMul:
+    case ir::PrimOp::Conv: return Pattern::Linear;
+    case ir::PrimOp::Opaque: return Pattern::Opaque;
+  }
+  return Pattern::Opaque;
+}
+
+// A group's kind is the pattern of its anchor: Injective while it holds only injective
+// primitives, else that of its reduction, linear or opaque primitive.
+struct Group {
+  Pattern kind = Pattern::Injective;
+  std::optional<ir::Dims> rows;  // reduction groups of row reductions: their rows P
+  bool constant = false;         // its nodes depend on no graph input
+};
+
+// Per node: whether it depends on no graph input (its inputs are constants or outputs of such
+// nodes).
+std::vector<bool> constant_nodes(const ir::Graph& g) {
+  std::vector<bool> value_const(static_cast<size_t>(g.num_values()), false), node_const;
+  for (int32_t v = 0; v < g.num_values(); ++v)
+    value_const[static_cast<size_t>(v)] = g.value(ir::ValueId(v)).origin == ir::ValueOrigin::Constant;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const ir::Primitive& p = g.node(ir::NodeId(n));
+    bool c = std::all_of(p.inputs.begin(), p.inputs.end(), [&](ir::ValueId i) { return value_const[static_cast<size_t>(i.v)]; });
+    for (ir::ValueId o : p.outputs) value_const[static_cast<size_t>(o.v)] = c;
+    node_const.push_back(c);
+  }
+  return node_const;
+}
+
+// Whether no domain variable appears in e (a load's other indices, or a body outside loads).
+bool free_of_domain_vars(const ir::Expr& e) {
+  bool free = true;
+  ir::visit_post(e, [&](const ir::Expr& x) {
+    free &= !(x.op() == ir::ExprOp::Var && x->var_kind == ir::VarKind::Domain);
+  });
+  return free;
+}
+
+// Whether every load in e has index j equal to ij for j < k, its other indices free of domain
+// variables, and no domain variable appears outside loads.
+bool rows_fit(const ir::Expr& e, size_t k) {
+  if (e.op() == ir::ExprOp::Load) {
+    if (e->predicated && !free_of_domain_vars(e->args.back())) return false;
+    size_t nidx = e->args.size() - (e->predicated ? 1 : 0);
+    if (nidx < k) return false;
+    for (size_t j = 0; j < nidx; ++j) {
+      const ir::Expr& idx = e.arg(j);
+      bool ok = j < k ? idx.op() == ir::ExprOp::Var && idx->var_kind == ir::VarKind::Domain &&
+                            idx->index == static_cast<int32_t>(j)
+                      : free_of_domain_vars(idx);
+      if (!ok) return false;
+    }
+    return true;
+  }
+  if (e.op() == ir::ExprOp::Var) return e->var_kind != ir::VarKind::Domain;
+  for (const ir::Expr& a : e->args)
+    if (!rows_fit(a, k)) return false;
+  return true;
+}
+
+// The rows P of a row reduction (strategies.h, "Rows"), or nullopt when p is not one.
+std::optional<ir::Dims> row_shape(const ir::Primitive& p) {
+  for (size_t k = p.domain.size() + 1; k-- > 0;) {
+    bool ones = std::all_of(p.domain.begin() + static_cast<ptrdiff_t>(k), p.domain.end(),
+                            [](int64_t d) { return d == 1; });
+    if (!ones) return std::nullopt;  // a smaller k keeps this dim in the tail
+    bool fit = std::all_of(p.bodies.begin(), p.bodies.end(), [&](const ir::Expr& b) { return rows_fit(b, k); });
+    if (fit) return ir::Dims(p.domain.begin(), p.domain.begin() + static_cast<ptrdiff_t>(k));
+  }
+  return std::nullopt;
+}
+
+bool has_prefix(const ir::Dims& d, const ir::Dims& prefix) {
+  return d.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), d.begin());
+}
+
+// Rule (1) of strategies.h: whether p may join a group of this kind.
+bool rule_allows(const ir::Primitive& p, const Group& g) {
+  Pattern n = pattern_of(p);
+  switch (g.kind) {
+    case Pattern::Injective: return n == Pattern::Injective || n == Pattern::Reduction;
+    case Pattern::Reduction:
+      if (n == Pattern::Reduction) return g.rows && row_shape(p) == g.rows;
+      if (p.op != ir::PrimOp::Elementwise && p.op != ir::PrimOp::Broadcast && p.op != ir::PrimOp::View) return false;
+      return !g.rows || has_prefix(p.domain, *g.rows);
+    case Pattern::Linear: return p.op == ir::PrimOp::Elementwise;
+    case Pattern::Opaque: return false;
+  }
+  return false;
+}
+
+struct Pass {
+  const ir::Graph& g;
+  const NodeGraph& ng;
+  const std::vector<bool>& materialised;  // per value
+  const std::vector<bool>& constant;      // per node
+  Grouping gr;
+  std::vector<Group> groups;
+
+  Pass(const ir::Graph& graph, const NodeGraph& nodes, const std::vector<bool>& mat, const std::vector<bool>& cst)
+      : g(graph), ng(nodes), materialised(mat), constant(cst), gr(nodes) {}
+
+  // Rule (2): no value n reads from group k is materialised.
+  bool reads_only_fusible(int32_t n, int32_t k) const {
+    for (ir::ValueId in : g.node(ir::NodeId(n)).inputs) {
+      int32_t p = ng.producer[static_cast<size_t>(in.v)];
+      if (p >= 0 && gr.group_of(p) == k && materialised[static_cast<size_t>(in.v)]) return false;
+    }
+    return true;
+  }
+
+  std::optional<int32_t> choose_group(int32_t n) const {
+    const ir::Primitive& p = g.node(ir::NodeId(n));
+    Pattern pat = pattern_of(p);
+    if (pat == Pattern::Linear || pat == Pattern::Opaque) return std::nullopt;
+    const auto& prods = ng.producers[static_cast<size_t>(n)];
+    std::vector<int32_t> tried;
+    for (auto it = prods.rbegin(); it != prods.rend(); ++it) {
+      int32_t k = gr.group_of(*it);
+      if (std::find(tried.begin(), tried.end(), k) != tried.end()) continue;
+      tried.push_back(k);
+      const Group& grp = groups[static_cast<size_t>(k)];
+      if (grp.constant == constant[static_cast<size_t>(n)] && rule_allows(p, grp) && reads_only_fusible(n, k) &&
+          gr.can_join(k, n))
+        return k;
+    }
+    return std::nullopt;
+  }
+
+  void run() {
+    for (int32_t n = 0; n < g.num_nodes(); ++n) {
+      const ir::Primitive& p = g.node(ir::NodeId(n));
+      Pattern pat = pattern_of(p);
+      std::optional<int32_t> k = choose_group(n);
+      if (!k) {
+        gr.start(n);
+        groups.push_back({pat, pat == Pattern::Reduction ? row_shape(p) : std::nullopt, constant[static_cast<size_t>(n)]});
+        continue;
+      }
+      gr.join(n, *k);
+      Group& grp = groups[static_cast<size_t>(*k)];
+      if (grp.kind == Pattern::Injective && pat == Pattern::Reduction) grp = {Pattern::Reduction, row_shape(p), grp.constant};
+    }
+  }
+
+  // Marks every value read both inside and outside its producer's group; true if any is new.
+  bool mark_split_values(std::vector<bool>& mat) const {
+    bool changed = false;
+    for (size_t v = 0; v < ng.producer.size(); ++v) {
+      if (ng.producer[v] < 0 || mat[v]) continue;
+      int32_t k = gr.group_of(ng.producer[v]);
+      bool inside = false, outside = false;
+      for (int32_t c : ng.consumers[v]) (gr.group_of(c) == k ? inside : outside) = true;
+      if (inside && outside) mat[v] = changed = true;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::vector<tile::Kernel> greedy_kernels(const ir::Graph& g) {
+  NodeGraph ng(g);
+  std::vector<bool> constant = constant_nodes(g);
+  std::vector<bool> materialised(static_cast<size_t>(g.num_values()), false);
+  for (int32_t round = 0;; ++round) {
+    ORCHID_CHECK(round <= g.num_values()) << "greedy fusion did not settle";
+    Pass pass(g, ng, materialised, constant);
+    pass.run();
+    if (!pass.mark_split_values(materialised)) return pass.gr.kernels();
+  }
+}
+
+}  // namespace orchid::orchestrate::detail

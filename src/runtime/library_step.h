@@ -1,0 +1,40 @@
+// Library steps: plan steps that run a small primitive graph through a library instead of a
+// generated kernel — oneDNN for linear primitives (with the post-ops it supports), the
+// reference interpreter for opaque routines.
+//
+// A step's graph has one graph input per step input and one graph output per step output, in
+// the plan's argument order. A step is created once when a model loads and is immutable
+// afterwards: run() may be called concurrently from several sessions.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace orchid::runtime {
+
+class LibraryStep {
+ public:
+  virtual ~LibraryStep() = default;
+  // args: the step's inputs, then its outputs, dense row-major, as the plan lists them.
+  virtual void run(void* const* args) const = 0;
+};
+
+// Implementations by name, as plan.json spells them in a step's "impl".
+//   "onednn"    one matmul or conv primitive, optionally followed by elementwise primitives
+//               oneDNN can apply as post-ops; f32.
+//   "reference" any graph, through the interpreter in the graph's own precision (copies its
+//               inputs and outputs; used for opaque routines).
+// constant_inputs[k] points to input k's data when that input is a weight of the model
+// (fixed for the model's lifetime, so the step may pre-pack it now), else nullptr.
+// A graph the implementation cannot run is a UserError saying why.
+std::unique_ptr<LibraryStep> make_library_step(std::string_view impl, const ir::Graph& g,
+                                               const std::vector<const void*>& constant_inputs);
+
+// Why `impl` cannot run g (empty when it can): what the driver asks before choosing it.
+std::string library_step_unsupported(std::string_view impl, const ir::Graph& g);
+
+}  // namespace orchid::runtime

@@ -1,0 +1,128 @@
+#include "runtime/model.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "ir/parser.h"
+#include "runtime/checksum.h"
+#include "runtime/weights.h"
+#include "support/error.h"
+#include "target/detect.h"
+
+namespace orchid::runtime {
+
+namespace {
+
+std::string join(const std::string& dir, const std::string& file) {
+  return (std::filesystem::path(dir) / file).string();
+}
+
+std::string step_where(const std::string& source, size_t i, const PlanStep& s) {
+  return source + ": steps[" + std::to_string(i) + "] ('" + s.name + "')";
+}
+
+void check_isa(const Plan& plan, const std::string& source) {
+  std::vector<std::string> missing = missing_isa(plan.isa, target::host_isa());
+  if (missing.empty()) return;
+  std::string list;
+  for (const std::string& f : missing) list += (list.empty() ? "" : ", ") + f;
+  ORCHID_USER_ERROR() << source << ": this machine lacks ISA flags the kernels need: " << list
+                      << " (the artifact was built for target '" << plan.target << "')";
+}
+
+void check_file_checksum(const std::string& path, uint64_t expected) {
+  uint64_t sum = checksum_file(path);
+  ORCHID_USER_CHECK(sum == expected)
+      << path << ": checksum " << checksum_hex(sum) << " does not match the plan's "
+      << checksum_hex(expected) << ": the file is corrupted";
+}
+
+// The step's graph has one input per step input and one output per step output, of the
+// buffers' types.
+void check_step_graph(const Plan& plan, const PlanStep& s, const ir::Graph& g,
+                      const std::string& where) {
+  auto check = [&](const std::vector<ir::ValueId>& values, size_t first, size_t count,
+                   const char* what) {
+    ORCHID_USER_CHECK(values.size() == count)
+        << where << ": its ir has " << values.size() << " " << what << "s, the step has " << count;
+    for (size_t k = 0; k < count; ++k) {
+      int32_t b = s.args[first + k];
+      const ir::TensorType& want = plan.buffers[static_cast<size_t>(b)].type;
+      ORCHID_USER_CHECK(g.type(values[k]) == want)
+          << where << ": ir " << what << " " << k << " is " << ir::type_str(g.type(values[k]))
+          << ", buffer " << b << " ('" << plan.buffers[static_cast<size_t>(b)].name << "') is "
+          << ir::type_str(want);
+    }
+  };
+  check(g.inputs(), 0, static_cast<size_t>(s.num_inputs), "input");
+  check(g.outputs(), static_cast<size_t>(s.num_inputs), static_cast<size_t>(s.num_outputs()),
+        "output");
+}
+
+}  // namespace
+
+std::vector<std::string> missing_isa(const std::vector<std::string>& required,
+                                     const std::vector<std::string>& host) {
+  std::vector<std::string> missing;
+  for (const std::string& f : required)
+    if (std::find(host.begin(), host.end(), f) == host.end()) missing.push_back(f);
+  return missing;
+}
+
+std::shared_ptr<const Model> Model::load(const std::string& dir) {
+  std::shared_ptr<Model> m(new Model());
+  m->dir_ = std::filesystem::absolute(dir).lexically_normal().string();
+  std::string source = join(m->dir_, kPlanFileName);
+  m->plan_ = read_plan(m->dir_);
+  // Before anything is loaded: a library's code may not even map on a machine without its ISA.
+  check_isa(m->plan_, source);
+  for (const PlanLibrary& l : m->plan_.libraries) check_file_checksum(join(m->dir_, l.file), l.checksum);
+  const PlanWeights& w = m->plan_.weights;
+  m->weights_ = read_weights(join(m->dir_, w.file), w.bytes, w.checksum);
+  m->load_libraries();
+  m->load_steps(source);
+  return m;
+}
+
+void Model::load_libraries() {
+  for (const PlanLibrary& l : plan_.libraries) libraries_.push_back(KernelLibrary::open(join(dir_, l.file)));
+}
+
+void Model::load_steps(const std::string& source) {
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep& s = plan_.steps[i];
+    LoadedStep loaded;
+    if (s.impl == StepImpl::Generated) {
+      loaded.kernel = &kernel_for_step(libraries_[static_cast<size_t>(s.library)], s, i, source);
+      steps_.push_back(std::move(loaded));
+      continue;
+    }
+    std::string where = step_where(source, i, s);
+    ir::Graph g = ir::parse_graph(s.ir, where + ".ir");
+    check_step_graph(plan_, s, g, where);
+    std::vector<const void*> constants;
+    for (int32_t k = 0; k < s.num_inputs; ++k) {
+      const PlanBuffer& root =
+          plan_.buffers[static_cast<size_t>(alias_root(plan_, s.args[static_cast<size_t>(k)]))];
+      constants.push_back(root.kind == BufferKind::Constant ? weights_.data() + root.weights_offset
+                                                            : nullptr);
+    }
+    try {
+      loaded.library = make_library_step(step_impl_name(s.impl), g, constants);
+    } catch (const UnsupportedError& e) {
+      ORCHID_SUPPORTED(false) << where << ": " << e.what();
+    } catch (const UserError& e) {
+      ORCHID_USER_ERROR() << where << ": " << e.what();
+    }
+    ORCHID_CHECK(loaded.library != nullptr) << where;
+    steps_.push_back(std::move(loaded));
+  }
+}
+
+int64_t Model::max_scratch_bytes() const {
+  int64_t most = 0;
+  for (const PlanStep& s : plan_.steps) most = std::max(most, s.scratch_bytes);
+  return most;
+}
+
+}  // namespace orchid::runtime

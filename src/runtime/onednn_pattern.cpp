@@ -1,0 +1,399 @@
+// Structural recognition of "linear primitive + post-ops" graphs (onednn_pattern.h). Post-op
+// bodies are matched by a table of small matchers, tried in order; the first that accepts a
+// body gives its post-op.
+#include "runtime/onednn_pattern.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "ir/printer.h"
+#include "support/error.h"
+
+namespace orchid::runtime::onednn {
+
+namespace {
+
+using ir::Expr;
+using ir::ExprOp;
+
+// ---- Bodies ----
+
+// What a post-op body may read: the previous result at slot `prev`, other slots' leaves.
+struct BodyContext {
+  int32_t prev = -1;
+  ir::Dims domain;
+  std::vector<std::optional<Operand>> slots;  // the leaf behind each slot (not for prev)
+};
+
+// X: an unpredicated load of the previous result at [i0, i1, ..].
+bool is_x(const Expr& e, const BodyContext& c) {
+  if (e.op() != ExprOp::Load || e->predicated || e->index != c.prev) return false;
+  if (e.num_args() != c.domain.size()) return false;
+  for (size_t j = 0; j < e.num_args(); ++j) {
+    const Expr& ix = e.arg(j);
+    if (ix.op() != ExprOp::Var || ix->var_kind != ir::VarKind::Domain || ix->index != static_cast<int32_t>(j))
+      return false;
+  }
+  return true;
+}
+
+// T: an unpredicated numpy-broadcast read of a leaf (index j of a rank-q operand in a rank-n
+// domain is i(n-q+j), or 0 where the operand's dim is 1); gives the post-op's operand dims.
+std::optional<BinaryPostOp> as_tensor(const Expr& e, const BodyContext& c) {
+  if (e.op() != ExprOp::Load || e->predicated || e->index == c.prev) return std::nullopt;
+  const auto& leaf = c.slots.at(static_cast<size_t>(e->index));
+  if (!leaf || leaf->shape.size() > c.domain.size() || e.num_args() != leaf->shape.size()) return std::nullopt;
+  size_t offset = c.domain.size() - leaf->shape.size();
+  BinaryPostOp op{BinaryAlg::Add, *leaf, ir::Dims(offset, 1)};
+  for (size_t j = 0; j < e.num_args(); ++j) {
+    const Expr& ix = e.arg(j);
+    int64_t dim = leaf->shape[j];
+    bool aligned = ix.op() == ExprOp::Var && ix->var_kind == ir::VarKind::Domain &&
+                   ix->index == static_cast<int32_t>(offset + j) && dim == c.domain[offset + j];
+    bool broadcast = ix.op() == ExprOp::Const && ix->value.i == 0 && dim == 1;
+    if (!aligned && !broadcast) return std::nullopt;
+    op.dims.push_back(dim);
+  }
+  return op;
+}
+
+// c: an f32 constant that is not NaN.
+std::optional<float> as_const(const Expr& e) {
+  if (e.op() != ExprOp::Const || e.dtype() != ir::DType::F32 || std::isnan(e->value.f)) return std::nullopt;
+  return static_cast<float>(e->value.f);
+}
+
+std::optional<BinaryAlg> binary_alg(ExprOp op) {
+  if (op == ExprOp::Add) return BinaryAlg::Add;
+  if (op == ExprOp::Sub) return BinaryAlg::Sub;
+  if (op == ExprOp::Mul) return BinaryAlg::Mul;
+  if (op == ExprOp::Div) return BinaryAlg::Div;
+  if (op == ExprOp::Max) return BinaryAlg::Max;
+  if (op == ExprOp::Min) return BinaryAlg::Min;
+  return std::nullopt;
+}
+
+bool commutative(BinaryAlg a) { return a != BinaryAlg::Sub && a != BinaryAlg::Div; }
+
+EltwisePostOp eltwise(EltwiseAlg alg, float alpha = 0, float beta = 0) { return {alg, alpha, beta}; }
+
+// X op T, or T op X for a commutative op.
+std::optional<PostOp> match_binary(const Expr& e, const BodyContext& c) {
+  auto alg = binary_alg(e.op());
+  if (!alg || e.num_args() != 2) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    if (side == 1 && !commutative(*alg)) break;
+    if (!is_x(e.arg(side), c)) continue;
+    if (auto t = as_tensor(e.arg(1 - side), c)) {
+      t->alg = *alg;
+      return PostOp(*t);
+    }
+  }
+  return std::nullopt;
+}
+
+// (inner, c) when e is op(inner, c) or op(c, inner) with op commutative.
+std::optional<std::pair<Expr, float>> split_const(const Expr& e, ExprOp op) {
+  if (e.op() != op) return std::nullopt;
+  if (auto c = as_const(e.arg(1))) return std::make_pair(e.arg(0), *c);
+  if (auto c = as_const(e.arg(0))) return std::make_pair(e.arg(1), *c);
+  return std::nullopt;
+}
+
+// max(X, 0) → relu; max(X, lo), min(X, hi) and their nestings (lo ≤ hi) → clip.
+std::optional<PostOp> match_relu_clip(const Expr& e, const BodyContext& c) {
+  constexpr float kMax = std::numeric_limits<float>::infinity();
+  if (auto lo = split_const(e, ExprOp::Max)) {
+    if (is_x(lo->first, c)) return lo->second == 0 ? eltwise(EltwiseAlg::Relu) : eltwise(EltwiseAlg::Clip, lo->second, kMax);
+    auto hi = split_const(lo->first, ExprOp::Min);
+    if (hi && is_x(hi->first, c) && lo->second <= hi->second)
+      return eltwise(EltwiseAlg::Clip, lo->second, hi->second);
+  }
+  if (auto hi = split_const(e, ExprOp::Min)) {
+    if (is_x(hi->first, c)) return eltwise(EltwiseAlg::Clip, -kMax, hi->second);
+    auto lo = split_const(hi->first, ExprOp::Max);
+    if (lo && is_x(lo->first, c) && lo->second <= hi->second)
+      return eltwise(EltwiseAlg::Clip, lo->second, hi->second);
+  }
+  return std::nullopt;
+}
+
+// select(lt(X, 0), mul(X, a), X) → relu with negative slope a (ONNX LeakyRelu's fission).
+std::optional<PostOp> match_leaky_relu(const Expr& e, const BodyContext& c) {
+  if (e.op() != ExprOp::Select || !is_x(e.arg(2), c)) return std::nullopt;
+  const Expr& cond = e.arg(0);
+  if (cond.op() != ExprOp::Lt || !is_x(cond.arg(0), c) || as_const(cond.arg(1)) != 0.0f) return std::nullopt;
+  auto slope = split_const(e.arg(1), ExprOp::Mul);
+  if (!slope || !is_x(slope->first, c)) return std::nullopt;
+  return eltwise(EltwiseAlg::Relu, slope->second);
+}
+
+// X + c, c + X, X - c, c - X, X * c, c * X, X / c, -X → alpha·X + beta.
+std::optional<PostOp> match_linear(const Expr& e, const BodyContext& c) {
+  if (e.op() == ExprOp::Neg && is_x(e.arg(0), c)) return eltwise(EltwiseAlg::Linear, -1, 0);
+  if (e.num_args() != 2 || !binary_alg(e.op())) return std::nullopt;
+  bool x_left = is_x(e.arg(0), c), x_right = is_x(e.arg(1), c);
+  auto k = as_const(e.arg(x_left ? 1 : 0));
+  if (!k || x_left == x_right) return std::nullopt;
+  if (e.op() == ExprOp::Add) return eltwise(EltwiseAlg::Linear, 1, *k);
+  if (e.op() == ExprOp::Mul) return eltwise(EltwiseAlg::Linear, *k, 0);
+  if (e.op() == ExprOp::Sub) return x_left ? eltwise(EltwiseAlg::Linear, 1, -*k) : eltwise(EltwiseAlg::Linear, -1, *k);
+  if (e.op() == ExprOp::Div && x_left && *k != 0 && std::isfinite(1 / *k))
+    return eltwise(EltwiseAlg::Linear, 1 / *k, 0);
+  return std::nullopt;
+}
+
+// f(X) for the unary operators oneDNN has as eltwise algorithms.
+std::optional<PostOp> match_unary(const Expr& e, const BodyContext& c) {
+  if (e.num_args() != 1 || !is_x(e.arg(0), c)) return std::nullopt;
+  if (e.op() == ExprOp::Sigmoid) return eltwise(EltwiseAlg::Logistic);
+  if (e.op() == ExprOp::Tanh) return eltwise(EltwiseAlg::Tanh);
+  if (e.op() == ExprOp::Exp) return eltwise(EltwiseAlg::Exp);
+  if (e.op() == ExprOp::Log) return eltwise(EltwiseAlg::Log);
+  if (e.op() == ExprOp::Abs) return eltwise(EltwiseAlg::Abs);
+  if (e.op() == ExprOp::Sqrt) return eltwise(EltwiseAlg::Sqrt);
+  return std::nullopt;
+}
+
+// X * sigmoid(X) (SiLU / swish).
+std::optional<PostOp> match_swish(const Expr& e, const BodyContext& c) {
+  if (e.op() != ExprOp::Mul) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const Expr& s = e.arg(1 - side);
+    if (is_x(e.arg(side), c) && s.op() == ExprOp::Sigmoid && is_x(s.arg(0), c))
+      return eltwise(EltwiseAlg::Swish, 1);
+  }
+  return std::nullopt;
+}
+
+using Matcher = std::optional<PostOp> (*)(const Expr&, const BodyContext&);
+constexpr Matcher kMatchers[] = {match_binary, match_relu_clip, match_leaky_relu,
+                                 match_linear, match_unary,     match_swish};
+
+// ---- The graph walk ----
+
+struct Walk {
+  const ir::Graph& g;
+  std::vector<std::optional<Operand>> leaves;  // by value id: data of an input or constant
+  std::optional<LinearPattern> pattern;
+  std::vector<ir::ValueId> chain;  // linear output, post-op results, trailing views
+  bool in_views = false;           // trailing views began: no further post-ops
+};
+
+std::string node_str(const ir::Graph& g, ir::NodeId n) {
+  const ir::Primitive& p = g.node(n);
+  std::string out = p.outputs.empty() ? "?" : ir::print_value_name(g.value(p.outputs[0]).name);
+  return "node " + std::to_string(n.v) + " (" + out + " = " + std::string(ir::prim_op_name(p.op)) + ")";
+}
+
+std::vector<std::optional<Operand>> input_leaves(const ir::Graph& g) {
+  std::vector<std::optional<Operand>> leaves(static_cast<size_t>(g.num_values()));
+  for (size_t k = 0; k < g.inputs().size(); ++k) {
+    ir::ValueId v = g.inputs()[k];
+    leaves[static_cast<size_t>(v.v)] = Operand{static_cast<int32_t>(k), {}, g.type(v).shape};
+  }
+  for (int32_t v = 0; v < g.num_values(); ++v)
+    if (g.value(ir::ValueId(v)).origin == ir::ValueOrigin::Constant)
+      leaves[static_cast<size_t>(v)] = Operand{-1, ir::ValueId(v), g.type(ir::ValueId(v)).shape};
+  return leaves;
+}
+
+const std::optional<Operand>& leaf(const Walk& w, ir::ValueId v) { return w.leaves[static_cast<size_t>(v.v)]; }
+
+bool has_empty_dim(const ir::Dims& d) {
+  for (int64_t x : d)
+    if (x == 0) return true;
+  return false;
+}
+
+std::string linear_shape_problem(const ir::Primitive& p, const ir::Graph& g) {
+  const ir::Dims& xs = g.type(p.inputs[0]).shape;
+  if (has_empty_dim(xs) || has_empty_dim(g.type(p.inputs[1]).shape) || has_empty_dim(p.domain))
+    return "empty tensor";
+  if (p.op == ir::PrimOp::MatMul) return p.domain.size() > 12 ? "matmul of rank > 12" : "";
+  if (xs.size() < 3 || xs.size() > 5) return "conv of rank " + std::to_string(xs.size()) + " (oneDNN: 3 to 5)";
+  const auto& attrs = std::get<ir::ConvAttrs>(p.attrs);
+  for (size_t d = 0; d < attrs.pads_begin.size(); ++d)
+    if (attrs.pads_begin[d] < 0 || attrs.pads_end[d] < 0) return "conv with negative padding";
+  return "";
+}
+
+std::string start_linear(Walk& w, ir::NodeId n) {
+  const ir::Primitive& p = w.g.node(n);
+  std::string op(ir::prim_op_name(p.op));
+  if (w.pattern) return "a second linear primitive, " + node_str(w.g, n);
+  for (ir::ValueId v : {p.inputs[0], p.inputs[1], p.outputs[0]})
+    if (w.g.type(v).dtype != ir::DType::F32)
+      return op + " with " + std::string(ir::dtype_name(w.g.type(v).dtype)) + " " +
+             (v == p.outputs[0] ? "output" : "inputs") + " (oneDNN steps are f32)";
+  for (size_t k = 0; k < 2; ++k)
+    if (!leaf(w, p.inputs[k]))
+      return "operand " + std::to_string(k) + " of " + node_str(w.g, n) + " is computed inside the step";
+  if (std::string why = linear_shape_problem(p, w.g); !why.empty()) return why + ", " + node_str(w.g, n);
+  w.pattern = LinearPattern{p.op, p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), p.domain, {}};
+  w.chain.push_back(p.outputs[0]);
+  return "";
+}
+
+// The slot contexts of an elementwise link, or a reason.
+std::string body_context(const Walk& w, ir::NodeId n, BodyContext& c) {
+  const ir::Primitive& p = w.g.node(n);
+  c.domain = p.domain;
+  c.slots.resize(p.inputs.size());
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    ir::ValueId v = p.inputs[k];
+    if (v == w.chain.back()) {
+      c.prev = static_cast<int32_t>(k);
+      continue;
+    }
+    if (!leaf(w, v)) return node_str(w.g, n) + " reads " + ir::print_value_name(w.g.value(v).name) +
+                            ", which is neither the previous result nor a step input";
+    if (w.g.type(v).dtype != ir::DType::F32) return node_str(w.g, n) + " reads a non-f32 tensor";
+    c.slots[k] = leaf(w, v);
+  }
+  if (c.prev < 0) return node_str(w.g, n) + " does not read the previous result";
+  return "";
+}
+
+std::string add_post_op(Walk& w, ir::NodeId n) {
+  const ir::Primitive& p = w.g.node(n);
+  if (!w.pattern) return node_str(w.g, n) + " comes before the linear primitive";
+  if (w.in_views) return node_str(w.g, n) + " follows a view of the result";
+  if (p.outputs.size() != 1 || p.bodies.size() != 1 || w.g.type(p.outputs[0]).dtype != ir::DType::F32)
+    return node_str(w.g, n) + " is not one f32 output";
+  if (p.domain != w.pattern->out) return node_str(w.g, n) + " has domain " + ir::dims_str(p.domain);
+  BodyContext c;
+  if (std::string why = body_context(w, n, c); !why.empty()) return why;
+  for (Matcher m : kMatchers) {
+    if (auto op = m(p.bodies[0], c)) {
+      w.pattern->post_ops.push_back(*op);
+      w.chain.push_back(p.outputs[0]);
+      return "";
+    }
+  }
+  return node_str(w.g, n) + " is not a supported post-op (body " + ir::print_expr(p.bodies[0]) + ")";
+}
+
+std::string step_node(Walk& w, ir::NodeId n) {
+  const ir::Primitive& p = w.g.node(n);
+  if (p.op == ir::PrimOp::View && leaf(w, p.inputs[0])) {
+    Operand o = *leaf(w, p.inputs[0]);
+    o.shape = p.domain;
+    w.leaves[static_cast<size_t>(p.outputs[0].v)] = o;
+    return "";
+  }
+  if (p.op == ir::PrimOp::MatMul || p.op == ir::PrimOp::Conv) return start_linear(w, n);
+  if (p.op == ir::PrimOp::Elementwise) return add_post_op(w, n);
+  if (p.op == ir::PrimOp::View && w.pattern && p.inputs[0] == w.chain.back()) {
+    w.in_views = true;
+    w.chain.push_back(p.outputs[0]);
+    return "";
+  }
+  return node_str(w.g, n) + " is not a linear primitive, a post-op or a view";
+}
+
+// Every link but the last is read once, by the next link, and is no graph output; the last
+// is the one graph output and read by no node.
+std::string check_chain_uses(const Walk& w) {
+  if (!w.pattern) return "no matmul or conv primitive";
+  if (w.g.outputs().size() != 1 || w.g.outputs()[0] != w.chain.back())
+    return "the graph's outputs are not exactly the result of the linear chain";
+  auto users = w.g.users();
+  for (size_t k = 0; k < w.chain.size(); ++k) {
+    size_t uses = users[static_cast<size_t>(w.chain[k].v)].size();
+    bool last = k + 1 == w.chain.size();
+    if (uses != (last ? 0u : 1u)) return ir::print_value_name(w.g.value(w.chain[k]).name) + " is read outside the chain";
+  }
+  return "";
+}
+
+std::string walk(Walk& w) {
+  for (int32_t n = 0; n < w.g.num_nodes(); ++n)
+    if (std::string why = step_node(w, ir::NodeId(n)); !why.empty()) return why;
+  return check_chain_uses(w);
+}
+
+// Adjacent linear post-ops compose: a2·(a1·x + b1) + b2 = (a1·a2)·x + (a2·b1 + b2).
+void merge_linear_post_ops(std::vector<PostOp>& ops) {
+  std::vector<PostOp> out;
+  for (const PostOp& op : ops) {
+    const auto* e = std::get_if<EltwisePostOp>(&op);
+    auto* last = out.empty() ? nullptr : std::get_if<EltwisePostOp>(&out.back());
+    if (e && last && e->alg == EltwiseAlg::Linear && last->alg == EltwiseAlg::Linear) {
+      last->beta = e->alpha * last->beta + e->beta;
+      last->alpha *= e->alpha;
+    } else {
+      out.push_back(op);
+    }
+  }
+  ops = std::move(out);
+}
+
+// oneDNN 2.6's JIT post-op injectors (brgemm matmul at least) keep one eltwise injector per
+// algorithm: a second eltwise post-op of the same algorithm runs with the first one's alpha
+// and beta. Such chains are refused unless the parameters agree.
+std::string repeated_eltwise_problem(const std::vector<PostOp>& ops) {
+  for (size_t j = 0; j < ops.size(); ++j)
+    for (size_t k = 0; k < j; ++k) {
+      const auto* a = std::get_if<EltwisePostOp>(&ops[k]);
+      const auto* b = std::get_if<EltwisePostOp>(&ops[j]);
+      if (a && b && a->alg == b->alg && (a->alpha != b->alpha || a->beta != b->beta))
+        return "post-ops " + describe(*a) + " and " + describe(*b) +
+               " repeat an eltwise algorithm with other parameters (oneDNN 2.6 applies the first's to both)";
+    }
+  return "";
+}
+
+const char* alg_name(BinaryAlg a) {
+  switch (a) {
+    case BinaryAlg::Add: return "add";
+    case BinaryAlg::Sub: return "sub";
+    case BinaryAlg::Mul: return "mul";
+    case BinaryAlg::Div: return "div";
+    case BinaryAlg::Max: return "max";
+    case BinaryAlg::Min: return "min";
+  }
+  return "?";
+}
+
+const char* alg_name(EltwiseAlg a) {
+  switch (a) {
+    case EltwiseAlg::Relu: return "relu";
+    case EltwiseAlg::Clip: return "clip";
+    case EltwiseAlg::Linear: return "linear";
+    case EltwiseAlg::Logistic: return "logistic";
+    case EltwiseAlg::Tanh: return "tanh";
+    case EltwiseAlg::Exp: return "exp";
+    case EltwiseAlg::Log: return "log";
+    case EltwiseAlg::Abs: return "abs";
+    case EltwiseAlg::Sqrt: return "sqrt";
+    case EltwiseAlg::Swish: return "swish";
+  }
+  return "?";
+}
+
+}  // namespace
+
+PatternMatch match_linear_pattern(const ir::Graph& g) {
+  Walk w{g, input_leaves(g), std::nullopt, {}, false};
+  if (std::string why = walk(w); !why.empty()) return {std::nullopt, "onednn: " + why};
+  merge_linear_post_ops(w.pattern->post_ops);
+  if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())
+    return {std::nullopt, "onednn: " + why};
+  return {w.pattern, ""};
+}
+
+std::string describe(const PostOp& op) {
+  std::ostringstream os;
+  if (const auto* b = std::get_if<BinaryPostOp>(&op)) {
+    os << "binary " << alg_name(b->alg) << " " << ir::dims_str(b->dims);
+  } else {
+    const auto& e = std::get<EltwisePostOp>(op);
+    os << alg_name(e.alg);
+    if (e.alpha != 0 || e.beta != 0) os << "(" << e.alpha << ", " << e.beta << ")";
+  }
+  return os.str();
+}
+
+}  // namespace orchid::runtime::onednn

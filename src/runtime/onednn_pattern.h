@@ -1,0 +1,85 @@
+// The graphs a oneDNN step runs, recognised structurally: one linear primitive (matmul or
+// conv) followed by a chain of elementwise primitives that oneDNN applies as post-ops.
+//
+// Accepted graph shape (every other graph is refused with a reason):
+//  - leaf views: `view` primitives of graph inputs, constants or other leaf views anywhere
+//    in the graph (a view is the same bytes in another shape, so its data is its source's);
+//  - exactly one matmul or conv, f32, whose operands are graph inputs, constants or leaf
+//    views;
+//  - then a chain of elementwise primitives, each reading the previous result at the
+//    identity index (the linear output's shape is the domain) and at most one other leaf,
+//    read numpy-broadcast; each intermediate result is read only by the next link;
+//  - then optionally views of the chain's result; the last value is the one graph output.
+//
+// Post-op bodies recognised (X: the previous result at [i0..], T: the other operand, c: an
+// f32 constant):
+//   X op T, T op X (op commutative)   add, sub, mul, div, max, min   → binary post-op
+//   max(X, 0)                                                        → relu
+//   select(lt(X, 0), mul(X, c), X)                                   → leaky relu (relu α=c)
+//   max(X, lo), min(X, hi), min(max(X, lo), hi), max(min(X, hi), lo) → clip
+//   add/sub/mul/div of X and c, neg(X)                               → linear (αx + β)
+//   sigmoid, tanh, exp, log, abs, sqrt of X                          → eltwise of that name
+//   mul(X, sigmoid(X)), mul(sigmoid(X), X)                           → swish
+// erf-based GELU is not recognised (fission writes it as several primitives that read x
+// twice, which is not a chain).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace orchid::runtime::onednn {
+
+// Where the data of an operand comes from: graph input `input` (run()'s args[input]) or, when
+// input < 0, the graph constant `constant`; `shape` is the shape it is read in (a view's).
+struct Operand {
+  int32_t input = -1;
+  ir::ValueId constant;
+  ir::Dims shape;
+};
+
+enum class BinaryAlg : uint8_t { Add, Sub, Mul, Div, Max, Min };
+enum class EltwiseAlg : uint8_t { Relu, Clip, Linear, Logistic, Tanh, Exp, Log, Abs, Sqrt, Swish };
+
+// dst = dst (alg) operand, the operand read in `dims`: its shape right-aligned to the output's
+// rank, padded with leading 1s (a dim of 1 broadcasts).
+struct BinaryPostOp {
+  BinaryAlg alg = BinaryAlg::Add;
+  Operand operand;
+  ir::Dims dims;
+};
+
+// dst = f(dst) with oneDNN's parameters: relu (alpha: negative slope), clip (alpha, beta: the
+// bounds), linear (alpha·x + beta), swish (x·sigmoid(alpha·x)).
+struct EltwisePostOp {
+  EltwiseAlg alg = EltwiseAlg::Relu;
+  float alpha = 0;
+  float beta = 0;
+};
+
+using PostOp = std::variant<BinaryPostOp, EltwisePostOp>;
+
+struct LinearPattern {
+  ir::PrimOp op = ir::PrimOp::MatMul;  // MatMul or Conv
+  ir::PrimAttrs attrs;                 // MatMulAttrs or ConvAttrs
+  Operand a;                           // matmul A / conv X
+  Operand b;                           // matmul B / conv W
+  ir::Dims out;                        // the linear primitive's output shape
+  std::vector<PostOp> post_ops;        // in order
+};
+
+// The pattern of g, or (pattern empty) why g does not fit: "onednn: ...".
+struct PatternMatch {
+  std::optional<LinearPattern> pattern;
+  std::string reason;
+};
+PatternMatch match_linear_pattern(const ir::Graph& g);
+
+// "relu", "binary add [1,8,1,1]": for messages and logs.
+std::string describe(const PostOp& op);
+
+}  // namespace orchid::runtime::onednn

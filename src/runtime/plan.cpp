@@ -1,0 +1,250 @@
+// Plan names and the plan's invariants (plan.h). Messages name the plan (`source`) and the
+// field, and quote the buffer's model name where there is one.
+#include "runtime/plan.h"
+
+#include <set>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace orchid::runtime {
+
+std::string_view buffer_kind_name(BufferKind k) {
+  switch (k) {
+    case BufferKind::Input: return "input";
+    case BufferKind::Output: return "output";
+    case BufferKind::Constant: return "constant";
+    case BufferKind::Intermediate: return "intermediate";
+  }
+  return "?";
+}
+
+std::optional<BufferKind> parse_buffer_kind(std::string_view text) {
+  for (BufferKind k : {BufferKind::Input, BufferKind::Output, BufferKind::Constant,
+                       BufferKind::Intermediate})
+    if (buffer_kind_name(k) == text) return k;
+  return std::nullopt;
+}
+
+std::string_view step_impl_name(StepImpl i) {
+  switch (i) {
+    case StepImpl::Generated: return "generated";
+    case StepImpl::OneDnn: return "onednn";
+    case StepImpl::Reference: return "reference";
+  }
+  return "?";
+}
+
+std::optional<StepImpl> parse_step_impl(std::string_view text) {
+  for (StepImpl i : {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference})
+    if (step_impl_name(i) == text) return i;
+  return std::nullopt;
+}
+
+bool is_safe_file_name(std::string_view name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  for (char c : name) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+int32_t alias_root(const Plan& plan, int32_t b) {
+  for (size_t hops = 0; hops <= plan.buffers.size(); ++hops) {
+    ORCHID_CHECK(b >= 0 && static_cast<size_t>(b) < plan.buffers.size()) << "buffer " << b;
+    if (plan.buffers[static_cast<size_t>(b)].alias < 0) return b;
+    b = plan.buffers[static_cast<size_t>(b)].alias;
+  }
+  ORCHID_CHECK(false) << "alias cycle through buffer " << b;
+  return b;
+}
+
+namespace {
+
+// Checks of one plan, with the plan's name for messages.
+class Validator {
+ public:
+  Validator(const Plan& p, const std::string& source) : p_(p), src_(source) {}
+
+  void run() {
+    for (size_t b = 0; b < p_.buffers.size(); ++b) check_buffer(static_cast<int32_t>(b));
+    for (size_t b = 0; b < p_.buffers.size(); ++b) check_alias_chain(static_cast<int32_t>(b));
+    check_inputs();
+    check_outputs();
+    for (size_t i = 0; i < p_.libraries.size(); ++i)
+      check_file_name(p_.libraries[i].file, "libraries[" + std::to_string(i) + "].file");
+    check_file_name(p_.weights.file, "weights.file");
+    ORCHID_USER_CHECK(p_.weights.bytes >= 0) << src_ << ": weights.bytes: negative";
+    for (const std::string& f : p_.isa)
+      ORCHID_USER_CHECK(!f.empty()) << src_ << ": isa: an empty flag";
+    check_dataflow();
+  }
+
+ private:
+  std::string buf(int32_t b) const {
+    std::ostringstream os;
+    os << "buffer " << b;
+    if (b >= 0 && static_cast<size_t>(b) < p_.buffers.size())
+      os << " ('" << p_.buffers[static_cast<size_t>(b)].name << "')";
+    return os.str();
+  }
+  bool in_range(int32_t b) const { return b >= 0 && static_cast<size_t>(b) < p_.buffers.size(); }
+  const PlanBuffer& at(int32_t b) const { return p_.buffers[static_cast<size_t>(b)]; }
+  int64_t byte_size(const PlanBuffer& b, const std::string& where) const {
+    auto n = ir::checked_numel(b.type.shape, b.type.dtype);
+    ORCHID_USER_CHECK(n) << src_ << ": " << where << ": shape " << ir::dims_str(b.type.shape)
+                         << " is too large or negative";
+    return *n * ir::dtype_bytes(b.type.dtype);
+  }
+
+  void check_buffer(int32_t id) {
+    const PlanBuffer& b = at(id);
+    std::string where = "buffers[" + std::to_string(id) + "] ('" + b.name + "')";
+    int64_t size = byte_size(b, where);
+    if (b.kind == BufferKind::Constant) {
+      ORCHID_USER_CHECK(b.weights_offset >= 0 && b.weights_offset % kBufferAlign == 0)
+          << src_ << ": " << where << ".weights_offset: " << b.weights_offset
+          << " is not a multiple of " << kBufferAlign;
+      ORCHID_USER_CHECK(b.weights_offset <= p_.weights.bytes - size)
+          << src_ << ": " << where << ".weights_offset: " << b.weights_offset << " + " << size
+          << " bytes lies outside the weights (" << p_.weights.bytes << " bytes)";
+    } else {
+      ORCHID_USER_CHECK(b.weights_offset == -1)
+          << src_ << ": " << where << ".weights_offset: only constants have one";
+    }
+    if (b.alias < 0) return;
+    ORCHID_USER_CHECK(in_range(b.alias) && b.alias != id)
+        << src_ << ": " << where << ".alias: " << b.alias << " is not another buffer's id";
+    ORCHID_USER_CHECK(b.kind == BufferKind::Intermediate || b.kind == BufferKind::Output)
+        << src_ << ": " << where << ".alias: a view must be of kind intermediate or output, not "
+        << buffer_kind_name(b.kind);
+    int64_t target = byte_size(at(b.alias), "buffers[" + std::to_string(b.alias) + "]");
+    ORCHID_USER_CHECK(size == target)
+        << src_ << ": " << where << ".alias: " << ir::type_str(b.type) << " (" << size
+        << " bytes) cannot view " << buf(b.alias) << " of " << ir::type_str(at(b.alias).type)
+        << " (" << target << " bytes)";
+  }
+
+  void check_alias_chain(int32_t id) {
+    int32_t b = id;
+    for (size_t hops = 0; at(b).alias >= 0; ++hops) {
+      ORCHID_USER_CHECK(hops < p_.buffers.size())
+          << src_ << ": buffers[" << id << "].alias: the aliases form a cycle";
+      b = at(b).alias;
+    }
+  }
+
+  void check_inputs() {
+    std::set<int32_t> seen;
+    std::set<std::string> names;
+    for (size_t i = 0; i < p_.inputs.size(); ++i) {
+      int32_t b = p_.inputs[i];
+      std::string where = src_ + ": inputs[" + std::to_string(i) + "]: ";
+      ORCHID_USER_CHECK(in_range(b)) << where << b << " is not a buffer id";
+      ORCHID_USER_CHECK(at(b).kind == BufferKind::Input)
+          << where << buf(b) << " has kind " << buffer_kind_name(at(b).kind) << ", not input";
+      ORCHID_USER_CHECK(seen.insert(b).second) << where << buf(b) << " is listed twice";
+      ORCHID_USER_CHECK(names.insert(at(b).name).second)
+          << where << "two inputs are named '" << at(b).name << "'";
+    }
+    for (size_t b = 0; b < p_.buffers.size(); ++b)
+      ORCHID_USER_CHECK(p_.buffers[b].kind != BufferKind::Input ||
+                        seen.count(static_cast<int32_t>(b)))
+          << src_ << ": inputs: " << buf(static_cast<int32_t>(b))
+          << " has kind input but is not listed";
+  }
+
+  void check_outputs() {
+    std::set<int32_t> seen;
+    for (size_t i = 0; i < p_.outputs.size(); ++i) {
+      int32_t b = p_.outputs[i];
+      std::string where = src_ + ": outputs[" + std::to_string(i) + "]: ";
+      ORCHID_USER_CHECK(in_range(b)) << where << b << " is not a buffer id";
+      ORCHID_USER_CHECK(at(b).kind != BufferKind::Intermediate)
+          << where << buf(b) << " has kind intermediate (expected output, input or constant)";
+      seen.insert(b);
+    }
+    for (size_t b = 0; b < p_.buffers.size(); ++b)
+      ORCHID_USER_CHECK(p_.buffers[b].kind != BufferKind::Output ||
+                        seen.count(static_cast<int32_t>(b)))
+          << src_ << ": outputs: " << buf(static_cast<int32_t>(b))
+          << " has kind output but is not listed";
+  }
+
+  void check_file_name(const std::string& name, const std::string& where) {
+    ORCHID_USER_CHECK(is_safe_file_name(name))
+        << src_ << ": " << where << ": '" << name
+        << "' is not a plain file name (only letters, digits, '_', '.', '-')";
+  }
+
+  void check_step_fields(const PlanStep& s, const std::string& where) {
+    ORCHID_USER_CHECK(s.num_inputs >= 0 && s.num_outputs() >= 1)
+        << where << "num_inputs: " << s.num_inputs << " leaves no output among " << s.args.size()
+        << " args";
+    for (size_t a = 0; a < s.args.size(); ++a)
+      ORCHID_USER_CHECK(in_range(s.args[a]))
+          << where << "args[" << a << "]: " << s.args[a] << " is not a buffer id";
+    ORCHID_USER_CHECK(s.flops >= 0 && s.bytes >= 0) << where << "flops, bytes: negative";
+    if (s.impl == StepImpl::Generated) {
+      ORCHID_USER_CHECK(s.library >= 0 && static_cast<size_t>(s.library) < p_.libraries.size())
+          << where << "library: " << s.library << " is not a library index (the plan has "
+          << p_.libraries.size() << ")";
+      ORCHID_USER_CHECK(s.kernel >= 0) << where << "kernel: negative";
+      ORCHID_USER_CHECK(s.tasks >= 0) << where << "tasks: negative";
+      ORCHID_USER_CHECK(s.scratch_bytes >= 0) << where << "scratch_bytes: negative";
+      ORCHID_USER_CHECK(s.ir.empty()) << where << "ir: not allowed for a generated step";
+    } else {
+      ORCHID_USER_CHECK(!s.ir.empty()) << where << "ir: missing";
+      ORCHID_USER_CHECK(s.library == -1 && s.kernel == -1 && s.tasks == 0 && s.scratch_bytes == 0)
+          << where << "library, kernel, tasks, scratch_bytes: only for generated steps";
+    }
+  }
+
+  // Every buffer is written before it is read, by steps that write neither inputs nor
+  // constants (shared memory) nor one buffer twice nor a buffer they read.
+  void check_dataflow() {
+    std::vector<bool> defined(p_.buffers.size());
+    for (size_t b = 0; b < p_.buffers.size(); ++b)
+      defined[b] = p_.buffers[b].kind == BufferKind::Input ||
+                   p_.buffers[b].kind == BufferKind::Constant;
+    for (size_t i = 0; i < p_.steps.size(); ++i) {
+      const PlanStep& s = p_.steps[i];
+      std::string where = src_ + ": steps[" + std::to_string(i) + "] ('" + s.name + "'): ";
+      check_step_fields(s, where);
+      std::set<int32_t> read, written;
+      for (int32_t a = 0; a < s.num_inputs; ++a) {
+        int32_t r = alias_root(p_, s.args[static_cast<size_t>(a)]);
+        ORCHID_USER_CHECK(defined[static_cast<size_t>(r)])
+            << where << "reads " << buf(s.args[static_cast<size_t>(a)])
+            << " before any step writes it";
+        read.insert(r);
+      }
+      for (size_t a = static_cast<size_t>(s.num_inputs); a < s.args.size(); ++a) {
+        int32_t r = alias_root(p_, s.args[a]);
+        BufferKind k = at(r).kind;
+        ORCHID_USER_CHECK(k != BufferKind::Input && k != BufferKind::Constant)
+            << where << "writes " << buf(s.args[a]) << ", whose memory is "
+            << (k == BufferKind::Input ? "the caller's input" : "a constant's");
+        ORCHID_USER_CHECK(!read.count(r)) << where << "writes " << buf(s.args[a])
+                                          << ", whose memory it also reads";
+        ORCHID_USER_CHECK(written.insert(r).second)
+            << where << "writes the memory of " << buf(s.args[a]) << " twice";
+        defined[static_cast<size_t>(r)] = true;
+      }
+    }
+    for (size_t b = 0; b < p_.buffers.size(); ++b)
+      ORCHID_USER_CHECK(defined[static_cast<size_t>(alias_root(p_, static_cast<int32_t>(b)))])
+          << src_ << ": " << buf(static_cast<int32_t>(b)) << " is never written by any step";
+  }
+
+  const Plan& p_;
+  const std::string& src_;
+};
+
+}  // namespace
+
+void validate_plan(const Plan& plan, const std::string& source) { Validator(plan, source).run(); }
+
+}  // namespace orchid::runtime

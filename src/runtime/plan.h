@@ -1,0 +1,134 @@
+// The execution plan of an artifact (DESIGN.md, "Kernels, runtime, determinism"): the buffers
+// of a model, the steps that compute them in order, the kernel libraries and the weights
+// file. Stored as plan.json in an artifact directory next to the kernel libraries and
+// weights.bin; a value type that the driver writes and the runtime reads.
+//
+// Buffers. Every tensor the plan touches is a buffer, named by its index. Its `kind` says
+// where its bytes come from:
+//   input         the caller's memory (listed once in `inputs`, in the order callers pass them)
+//   constant      weights.bin at `weights_offset` (64-byte aligned); shared, never written
+//   intermediate  computed by the steps, not a graph output
+//   output        computed by the steps and listed in `outputs`
+// A buffer with an `alias` is a view: it reinterprets the bytes of the buffer it names (of the
+// same byte size, in another shape or dtype) and has no storage of its own; its kind is
+// intermediate or output. Graph outputs are listed in `outputs`, by buffer id: an entry may
+// also be an input, a constant or a view, and one buffer may be listed more than once.
+//
+// Steps run in order. Each reads its first `num_inputs` args and writes the others. A
+// "generated" step calls kernel `kernel` of library `library` (kernel_abi.h) over `tasks`
+// tasks with `scratch_bytes` of scratch per thread — both must agree with the kernel's
+// descriptor. An "onednn" or "reference" step runs `ir`, the .oir text of a small graph with
+// one input per step input and one output per step output (library_step.h).
+// `source_ops`, `flops` and `bytes` are for reports and profiles; execution ignores them.
+//
+// Checksums are FNV-1a 64 (support/hash.h) of a file's bytes, written as 16 hex digits. They
+// detect corruption (a truncated copy, a flipped bit); they are no defence against tampering.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "orchid/kernel_abi.h"
+
+namespace orchid::runtime {
+
+inline constexpr const char* kPlanFormat = "orchid-plan";
+inline constexpr int kPlanVersion = 1;
+inline constexpr const char* kPlanFileName = "plan.json";
+// Alignment of every buffer the kernels see (kernel_abi.h), and of constants in weights.bin.
+inline constexpr int64_t kBufferAlign = ORCHID_ALIGN;
+
+enum class BufferKind : uint8_t { Input, Output, Constant, Intermediate };
+std::string_view buffer_kind_name(BufferKind k);
+std::optional<BufferKind> parse_buffer_kind(std::string_view text);
+
+enum class StepImpl : uint8_t { Generated, OneDnn, Reference };
+std::string_view step_impl_name(StepImpl i);
+std::optional<StepImpl> parse_step_impl(std::string_view text);
+
+struct PlanBuffer {
+  std::string name;  // the model's value name; only ever data (messages, by-name lookup)
+  ir::TensorType type;
+  BufferKind kind = BufferKind::Intermediate;
+  int64_t weights_offset = -1;  // constants: byte offset into weights.bin; else -1
+  int32_t alias = -1;           // a view of this buffer id; -1 when the buffer owns its bytes
+
+  bool operator==(const PlanBuffer&) const = default;
+};
+
+struct PlanLibrary {
+  std::string file;  // inside the artifact directory; [A-Za-z0-9_.-] only
+  uint64_t checksum = 0;
+
+  bool operator==(const PlanLibrary&) const = default;
+};
+
+struct PlanStep {
+  std::string name;
+  StepImpl impl = StepImpl::Generated;
+  std::vector<int32_t> args;  // buffer ids: inputs, then outputs
+  int32_t num_inputs = 0;
+  // impl == Generated
+  int32_t library = -1;  // index into Plan::libraries
+  int32_t kernel = -1;   // index into that library's kernel table
+  int64_t tasks = 0;
+  int64_t scratch_bytes = 0;
+  // impl == OneDnn or Reference: the step's graph as .oir text
+  std::string ir;
+  // report-only
+  std::vector<std::string> source_ops;
+  int64_t flops = 0;
+  int64_t bytes = 0;
+
+  int32_t num_outputs() const { return static_cast<int32_t>(args.size()) - num_inputs; }
+  bool operator==(const PlanStep&) const = default;
+};
+
+struct PlanWeights {
+  std::string file = "weights.bin";
+  int64_t bytes = 0;
+  uint64_t checksum = 0;
+
+  bool operator==(const PlanWeights&) const = default;
+};
+
+struct Plan {
+  std::vector<std::string> isa;  // ISA flags the kernels need, as target::host_isa() names them
+  std::string target;            // free-form fingerprint of the target the plan was built for
+  std::string graph_name;
+  std::vector<PlanBuffer> buffers;
+  std::vector<int32_t> inputs;   // buffer ids, in the order callers pass inputs
+  std::vector<int32_t> outputs;  // buffer ids, in the order callers receive outputs
+  std::vector<PlanLibrary> libraries;
+  std::vector<PlanStep> steps;
+  PlanWeights weights;
+
+  bool operator==(const Plan&) const = default;
+};
+
+// The buffer whose bytes `b` uses: b itself, or the end of its alias chain.
+int32_t alias_root(const Plan& plan, int32_t b);
+
+// Checks every invariant stated above (ids in range, argument counts, kinds, aliases of equal
+// byte size and without cycles, constants inside the weights and aligned, unique input names,
+// safe file names, every buffer written before it is read, no step writing an input or a
+// constant). `source` names the plan in messages; a violation is a UserError naming the field.
+void validate_plan(const Plan& plan, const std::string& source = kPlanFileName);
+
+// JSON text of a plan (deterministic: fixed key order, two-space indent) and back.
+// plan_from_json validates; a malformed document is a UserError naming `source` and the field.
+std::string plan_to_json(const Plan& plan);
+Plan plan_from_json(std::string_view text, const std::string& source = kPlanFileName);
+
+// plan.json inside an artifact directory.
+void write_plan(const Plan& plan, const std::string& dir);
+Plan read_plan(const std::string& dir);
+
+// A file name that may be joined to the artifact directory: [A-Za-z0-9_.-]+, not "." or "..".
+bool is_safe_file_name(std::string_view name);
+
+}  // namespace orchid::runtime

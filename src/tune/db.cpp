@@ -1,0 +1,284 @@
+#include "tune/db.h"
+
+#include <sqlite3.h>
+
+#include <cmath>
+#include <optional>
+#include <system_error>
+
+#include "support/error.h"
+
+namespace orchid::tune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// How long a statement waits for another connection's write lock before it fails.
+constexpr int kBusyTimeoutMs = 30000;
+
+// The schema of version kSchemaVersion. Every value in a statement is a bound parameter;
+// SQL text is never built from values.
+constexpr const char* kCreateSchemaVersion =
+    "CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL)";
+constexpr const char* kCreateMeasurements =
+    "CREATE TABLE IF NOT EXISTS measurements("
+    "target TEXT NOT NULL, kernel TEXT NOT NULL, schedule TEXT NOT NULL, "
+    "median_ns REAL NOT NULL, spread REAL NOT NULL, runs INTEGER NOT NULL, created TEXT NOT NULL, "
+    "PRIMARY KEY(target, kernel, schedule)) WITHOUT ROWID";
+
+constexpr const char* kLookup =
+    "SELECT median_ns, spread, runs, created FROM measurements "
+    "WHERE target = ?1 AND kernel = ?2 AND schedule = ?3";
+// A NULL ?7 stamps the current time (UTC).
+constexpr const char* kRecord =
+    "INSERT INTO measurements(target, kernel, schedule, median_ns, spread, runs, created) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))) "
+    "ON CONFLICT(target, kernel, schedule) DO UPDATE SET median_ns = excluded.median_ns, "
+    "spread = excluded.spread, runs = excluded.runs, created = excluded.created";
+// Text compares bytewise (BINARY collation): the order is the same everywhere.
+constexpr const char* kSchedulesFor =
+    "SELECT schedule, median_ns, spread, runs, created FROM measurements "
+    "WHERE target = ?1 AND kernel = ?2 ORDER BY median_ns, schedule";
+constexpr const char* kSize = "SELECT COUNT(*) FROM measurements";
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+[[noreturn]] void fail(const fs::path& path, const std::string& what) {
+  ORCHID_USER_ERROR() << "tuning database " << quoted(path) << ": " << what;
+}
+
+struct CloseConnection {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+using Connection = std::unique_ptr<sqlite3, CloseConnection>;
+
+// A prepared statement with typed binding and reading; errors name the database's path.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql, const fs::path& path) : db_(db), path_(&path) {
+    sqlite3_stmt* s = nullptr;
+    check(sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr));
+    stmt_.reset(s);
+  }
+
+  void bind(int i, const std::string& text) {
+    check(sqlite3_bind_text64(stmt_.get(), i, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+  }
+  void bind(int i, double v) { check(sqlite3_bind_double(stmt_.get(), i, v)); }
+  void bind(int i, int64_t v) { check(sqlite3_bind_int64(stmt_.get(), i, v)); }
+  void bind_null(int i) { check(sqlite3_bind_null(stmt_.get(), i)); }
+
+  // True while there is a row to read.
+  bool step() {
+    int rc = sqlite3_step(stmt_.get());
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    check(rc);
+    return false;
+  }
+  double real(int col) const { return sqlite3_column_double(stmt_.get(), col); }
+  int64_t integer(int col) const { return sqlite3_column_int64(stmt_.get(), col); }
+  std::string text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), col));
+    return p ? std::string(p, size_t(sqlite3_column_bytes(stmt_.get(), col))) : std::string();
+  }
+  // Ends the statement's read or write and forgets its bindings.
+  void reset() {
+    sqlite3_reset(stmt_.get());
+    sqlite3_clear_bindings(stmt_.get());
+  }
+
+ private:
+  void check(int rc) const {
+    if (rc != SQLITE_OK) fail(*path_, sqlite3_errmsg(db_));
+  }
+  struct Finalize {
+    void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+  };
+  sqlite3* db_;
+  const fs::path* path_;
+  std::unique_ptr<sqlite3_stmt, Finalize> stmt_;
+};
+
+// Resets a statement when a use of it ends, normally or by an exception, so that no
+// unfinished read keeps a snapshot (and a lock on the WAL) open.
+class Use {
+ public:
+  explicit Use(Statement& s) : s_(s) { s_.reset(); }
+  ~Use() { s_.reset(); }
+  Use(const Use&) = delete;
+  Use& operator=(const Use&) = delete;
+  Statement* operator->() { return &s_; }
+
+ private:
+  Statement& s_;
+};
+
+void exec(sqlite3* db, const char* sql, const fs::path& path) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) == SQLITE_OK) return;
+  std::string msg = err ? err : sqlite3_errmsg(db);
+  sqlite3_free(err);
+  fail(path, msg);
+}
+
+// A write transaction, taken at once (IMMEDIATE) so that concurrent openers of a new file
+// create the schema one after the other; rolled back unless committed.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const fs::path& path) : db_(db), path_(path) {
+    exec(db, "BEGIN IMMEDIATE", path);
+  }
+  ~Transaction() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit() {
+    exec(db_, "COMMIT", path_);
+    done_ = true;
+  }
+
+ private:
+  sqlite3* db_;
+  const fs::path& path_;
+  bool done_ = false;
+};
+
+Connection open_connection(const fs::path& path) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec) fail(path, "cannot create its folder: " + ec.message());
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  Connection db(raw);
+  if (rc != SQLITE_OK) fail(path, db ? sqlite3_errmsg(db.get()) : "out of memory");
+  sqlite3_extended_result_codes(db.get(), 1);
+  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  // WAL: readers and one writer at once across processes; NORMAL sync is durable against a
+  // crash of the process (a power cut may lose the last measurements, never the file).
+  exec(db.get(), "PRAGMA journal_mode = WAL", path);
+  exec(db.get(), "PRAGMA synchronous = NORMAL", path);
+  return db;
+}
+
+int64_t count_rows(sqlite3* db, const char* sql, const fs::path& path) {
+  Statement s(db, sql, path);
+  return s.step() ? s.integer(0) : 0;
+}
+
+// The version a file's schema_version table holds; nullopt when it holds none.
+std::optional<int64_t> stored_version(sqlite3* db, const fs::path& path) {
+  Statement version(db, "SELECT version FROM schema_version", path);
+  if (!version.step()) return std::nullopt;
+  return version.integer(0);
+}
+
+// Creates the schema in a new file, or checks the version of an existing one.
+void ensure_schema(sqlite3* db, const fs::path& path) {
+  Transaction t(db, path);
+  bool has_version = count_rows(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'schema_version'", path) > 0;
+  bool has_tables = count_rows(db, "SELECT COUNT(*) FROM sqlite_master", path) > 0;
+  if (!has_version && has_tables) fail(path, "an SQLite database, but not a tuning database (no schema_version table)");
+  exec(db, kCreateSchemaVersion, path);
+  std::optional<int64_t> version = stored_version(db, path);
+  if (!version) {
+    Statement insert(db, "INSERT INTO schema_version(version) VALUES(?1)", path);
+    insert.bind(1, int64_t(TuningDb::kSchemaVersion));
+    insert.step();
+  } else if (*version != TuningDb::kSchemaVersion) {
+    fail(path, "schema version " + std::to_string(*version) + ", but this Orchid reads version " +
+                   std::to_string(TuningDb::kSchemaVersion));
+  }
+  exec(db, kCreateMeasurements, path);
+  t.commit();
+}
+
+Connection open_database(const fs::path& path) {
+  Connection db = open_connection(path);
+  ensure_schema(db.get(), path);
+  return db;
+}
+
+}  // namespace
+
+struct TuningDb::Impl {
+  // Declared in this order so that statements are finalized before the connection closes.
+  fs::path path;
+  Connection db;
+  Statement lookup, record, schedules_for, size;
+
+  explicit Impl(const fs::path& p)
+      : path(p),
+        db(open_database(path)),
+        lookup(db.get(), kLookup, path),
+        record(db.get(), kRecord, path),
+        schedules_for(db.get(), kSchedulesFor, path),
+        size(db.get(), kSize, path) {}
+};
+
+fs::path default_tuning_db_path(const CacheEnvironment& env) {
+  return orchid_cache_root(env, "--db FILE") / "tuning.db";
+}
+
+TuningDb::TuningDb(const fs::path& path) : impl_(std::make_unique<Impl>(path)) {}
+TuningDb::~TuningDb() = default;
+TuningDb::TuningDb(TuningDb&&) noexcept = default;
+TuningDb& TuningDb::operator=(TuningDb&&) noexcept = default;
+
+const fs::path& TuningDb::path() const { return impl_->path; }
+
+namespace {
+
+Measurement read_measurement(const Statement& s, int first_col) {
+  return {s.real(first_col), s.real(first_col + 1), s.integer(first_col + 2), s.text(first_col + 3)};
+}
+
+}  // namespace
+
+std::optional<Measurement> TuningDb::lookup(const std::string& target, const std::string& kernel,
+                                            const std::string& schedule) {
+  Use q(impl_->lookup);
+  q->bind(1, target);
+  q->bind(2, kernel);
+  q->bind(3, schedule);
+  if (!q->step()) return std::nullopt;
+  return read_measurement(impl_->lookup, 0);
+}
+
+void TuningDb::record(const std::string& target, const std::string& kernel, const std::string& schedule,
+                      const Measurement& m) {
+  // SQLite stores NaN as NULL; a time that is not a finite non-negative number is a bug.
+  ORCHID_CHECK(std::isfinite(m.median_ns) && m.median_ns >= 0 && std::isfinite(m.spread) && m.runs >= 0)
+      << "bad measurement: median_ns " << m.median_ns << ", spread " << m.spread << ", runs " << m.runs;
+  Use q(impl_->record);
+  q->bind(1, target);
+  q->bind(2, kernel);
+  q->bind(3, schedule);
+  q->bind(4, m.median_ns);
+  q->bind(5, m.spread);
+  q->bind(6, m.runs);
+  if (m.created.empty())
+    q->bind_null(7);
+  else
+    q->bind(7, m.created);
+  q->step();
+}
+
+std::vector<std::pair<std::string, Measurement>> TuningDb::schedules_for(const std::string& target,
+                                                                         const std::string& kernel) {
+  Use q(impl_->schedules_for);
+  q->bind(1, target);
+  q->bind(2, kernel);
+  std::vector<std::pair<std::string, Measurement>> out;
+  while (q->step()) out.emplace_back(impl_->schedules_for.text(0), read_measurement(impl_->schedules_for, 1));
+  return out;
+}
+
+int64_t TuningDb::size() {
+  Use q(impl_->size);
+  return q->step() ? impl_->size.integer(0) : 0;
+}
+
+}  // namespace orchid::tune

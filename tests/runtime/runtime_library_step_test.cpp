@@ -1,0 +1,506 @@
+// Library steps against the reference interpreter: oneDNN matmul / conv with post-ops on
+// seeded random shapes, attributes and post-op chains (constant and run-time weights); graphs
+// as fission builds them from ONNX; the reference step on opaque routines; the reasons given
+// for graphs a step cannot run; concurrent runs. Also prints (never asserts) the GFLOP/s of a
+// 512³ matmul and a 3×3 64→64 56×56 conv through the step.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "interp/compare.h"
+#include "interp/interp.h"
+#include "interp/random_inputs.h"
+#include "ir/parser.h"
+#include "runtime/library_step.h"
+#include "runtime/onednn_pattern.h"
+#include "runtime/onednn_step.h"
+#include "support/error.h"
+#include "support/random.h"
+#include "testlib/errors.h"
+#include "testlib/onnx_builder.h"
+
+namespace orchid::runtime {
+namespace {
+
+using ir::Dims;
+using ir::Tensor;
+using ir::TensorType;
+
+// ---- Running a step on tensors ----
+
+std::vector<Tensor> run_step(const LibraryStep& step, const ir::Graph& g, std::vector<Tensor> inputs) {
+  std::vector<Tensor> outputs;
+  for (ir::ValueId v : g.outputs()) outputs.emplace_back(g.type(v));
+  std::vector<void*> args;
+  for (Tensor& t : inputs) args.push_back(t.data());
+  for (Tensor& t : outputs) args.push_back(t.data());
+  step.run(args.data());
+  return outputs;
+}
+
+std::vector<const void*> constants_for(const std::vector<Tensor>& inputs, const std::vector<bool>& constant) {
+  std::vector<const void*> out(inputs.size(), nullptr);
+  for (size_t k = 0; k < inputs.size() && k < constant.size(); ++k)
+    if (constant[k]) out[k] = inputs[k].data();
+  return out;
+}
+
+// The oneDNN step against the f64 interpreter; f32 accumulation over `reduction` terms of
+// O(1) values is allowed an error growing with its square root.
+void check_onednn(const ir::Graph& g, uint64_t seed, int64_t reduction, const std::vector<bool>& constant) {
+  std::vector<Tensor> inputs = interp::random_inputs(g, seed);
+  std::vector<Tensor> want = interp::run(g, inputs);
+  auto step = make_library_step("onednn", g, constants_for(inputs, constant));
+  std::vector<Tensor> got = run_step(*step, g, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  double atol = 2e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(reduction, 1)));
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(interp::compare_tensors(got[k], want[k], 1e-4, atol), "");
+}
+
+// Random chains may repeat an eltwise algorithm with other parameters, which oneDNN 2.6
+// cannot run (see RepeatedEltwiseAlgorithms), or broadcast a post-op operand in a way only
+// oneDNN's naive reference implementation supports (per row of a matmul, per batch); any
+// other refusal is a failure.
+bool refused_as_expected(const ir::Graph& g) {
+  std::string why = library_step_unsupported("onednn", g);
+  EXPECT_TRUE(why.empty() || why.find("repeat an eltwise algorithm") != std::string::npos ||
+              why.find("naive reference implementation") != std::string::npos)
+      << why;
+  return !why.empty();
+}
+
+// ---- Graphs in text form: a linear primitive, then a chain of elementwise post-ops ----
+
+std::string dims_list(const Dims& d) { return ir::dims_str(d); }
+
+std::string index_vars(size_t n, size_t from = 0) {
+  std::string s;
+  for (size_t j = from; j < n; ++j) s += (j > from ? ", i" : "i") + std::to_string(j);
+  return s;
+}
+
+class ChainText {
+ public:
+  void input(const std::string& name, const Dims& shape) {
+    inputs_ += "  input %" + name + " : f32" + dims_list(shape) + "\n";
+  }
+  void linear(const std::string& rhs, const Dims& out) {
+    out_ = out;
+    current_ = "y0";
+    nodes_ += "  %y0 : f32" + dims_list(out) + " = " + rhs + "\n";
+  }
+  // A post-op whose body is `body` with every "X" replaced by the previous result's load.
+  void post(const std::string& reads, std::string body) {
+    std::string x = "%" + current_ + "[" + index_vars(out_.size()) + "]";
+    for (size_t at = body.find('X'); at != std::string::npos; at = body.find('X', at + x.size()))
+      body.replace(at, 1, x);
+    std::string next = "y" + std::to_string(++links_);
+    nodes_ += "  %" + next + " : f32" + dims_list(out_) + " = elementwise(%" + current_ + reads + ") { " + body + " }\n";
+    current_ = next;
+  }
+  void raw(const std::string& line) { nodes_ += "  " + line + "\n"; }
+  const Dims& out() const { return out_; }
+  const std::string& current() const { return current_; }
+  std::string text() const { return "graph @step {\n" + inputs_ + nodes_ + "  output %" + current_ + "\n}\n"; }
+  ir::Graph graph() const { return ir::parse_graph(text()); }
+
+ private:
+  std::string inputs_, nodes_, current_;
+  Dims out_;
+  int links_ = 0;
+};
+
+// A random tensor operand for a binary post-op: the output shape with some dims 1 and some
+// leading dims dropped (numpy broadcasting); its load indices.
+std::pair<Dims, std::string> broadcast_operand(const Dims& out, Rng& rng) {
+  size_t drop = rng.range(0, static_cast<int64_t>(out.size()));
+  Dims shape;
+  std::string idx;
+  for (size_t j = drop; j < out.size(); ++j) {
+    bool one = rng.coin(0.4);
+    shape.push_back(one ? 1 : out[j]);
+    idx += std::string(j > drop ? ", " : "") + (one ? "0" : "i" + std::to_string(j));
+  }
+  return {shape, idx};
+}
+
+// Appends 0..3 random post-ops; `channel` is the output dim a bias runs along.
+void random_post_ops(ChainText& c, size_t channel, Rng& rng) {
+  const Dims& out = c.out();
+  int count = static_cast<int>(rng.range(0, 4));
+  for (int k = 0; k < count; ++k) {
+    std::string t = "t" + std::to_string(k);
+    switch (rng.range(0, 12)) {
+      case 0: {  // bias along the channel dim, right-aligned as fission writes it: [C, 1, ..]
+        Dims shape(out.size() - channel, 1);
+        shape[0] = out[channel];
+        c.input(t, shape);
+        std::string idx = "i" + std::to_string(channel);
+        for (size_t j = channel + 1; j < out.size(); ++j) idx += ", 0";
+        c.post(", %" + t, "add(X, %" + t + "[" + idx + "])");
+        break;
+      }
+      case 1:  // residual
+        c.input(t, out);
+        c.post(", %" + t, "add(%" + t + "[" + index_vars(out.size()) + "], X)");
+        break;
+      case 2: {  // a broadcast binary operation
+        auto [shape, idx] = broadcast_operand(out, rng);
+        const char* ops[] = {"mul", "sub", "max", "min"};
+        c.input(t, shape);
+        c.post(", %" + t, std::string(ops[rng.range(0, 4)]) + "(X, %" + t + "[" + idx + "])");
+        break;
+      }
+      case 3: c.post("", "max(X, 0:f32)"); break;
+      case 4: c.post("", "min(max(X, -0.5:f32), 0.75:f32)"); break;
+      case 5: c.post("", "sigmoid(X)"); break;
+      case 6: c.post("", "tanh(X)"); break;
+      case 7: c.post("", "mul(X, 0.75:f32)"); break;
+      case 8: c.post("", "sub(0.5:f32, X)"); break;
+      case 9: c.post("", "select(lt(X, 0:f32), mul(X, 0.125:f32), X)"); break;
+      case 10: c.post("", "mul(X, sigmoid(X))"); break;
+      default: c.post("", "div(X, 4:f32)"); break;
+    }
+  }
+}
+
+// ---- Random matmuls ----
+
+struct MatMulCase {
+  Dims a, b;
+  bool ta = false, tb = false;
+  int64_t k = 0;
+};
+
+MatMulCase random_matmul(Rng& rng) {
+  size_t rank = rng.range(2, 5);
+  Dims batch;
+  for (size_t j = 0; j + 2 < rank; ++j) batch.push_back(rng.range(1, 4));
+  auto operand = [&](int64_t rows, int64_t cols, bool trans) {
+    size_t keep = rng.range(0, static_cast<int64_t>(batch.size()) + 1);  // batch dims kept (from the right)
+    Dims s;
+    for (size_t j = batch.size() - keep; j < batch.size(); ++j) s.push_back(rng.coin(0.3) ? 1 : batch[j]);
+    s.push_back(trans ? cols : rows);
+    s.push_back(trans ? rows : cols);
+    return s;
+  };
+  MatMulCase mc;
+  int64_t m = rng.range(1, 40), n = rng.range(1, 40);
+  mc.k = rng.range(1, 70);
+  mc.ta = rng.coin(), mc.tb = rng.coin();
+  mc.a = operand(m, mc.k, mc.ta);
+  mc.b = operand(mc.k, n, mc.tb);
+  return mc;
+}
+
+std::string matmul_rhs(bool ta, bool tb) {
+  return std::string("matmul(%a, %b) {trans_a=") + (ta ? "true" : "false") + ", trans_b=" + (tb ? "true" : "false") + "}";
+}
+
+TEST(OnednnStep, RandomMatMulsWithPostOpsMatchTheInterpreter) {
+  int ran = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Rng rng(seed * 7919);
+    MatMulCase mc = random_matmul(rng);
+    ChainText c;
+    c.input("a", mc.a);
+    c.input("b", mc.b);
+    TensorType out = ir::matmul_result_type({ir::DType::F32, mc.a}, {ir::DType::F32, mc.b}, {mc.ta, mc.tb});
+    c.linear(matmul_rhs(mc.ta, mc.tb), out.shape);
+    random_post_ops(c, out.shape.size() - 1, rng);
+    bool constant_b = rng.coin();
+    SCOPED_TRACE("seed " + std::to_string(seed) + (constant_b ? " (constant B)" : "") + "\n" + c.text());
+    if (refused_as_expected(c.graph())) continue;
+    ++ran;
+    check_onednn(c.graph(), seed, mc.k, {false, constant_b});
+  }
+  EXPECT_GE(ran, 50);
+}
+
+// ---- Random convolutions ----
+
+struct ConvCase {
+  Dims x, w;
+  ir::ConvAttrs attrs;
+  int64_t reduction = 0;  // terms per output element: C/groups · kernel volume
+};
+
+// 1-D to 3-D, strides 1..3, dilations 1..2, asymmetric pads 0..2, groups 1..3, depthwise.
+ConvCase random_conv(Rng& rng) {
+  size_t spatial = rng.range(1, 4);
+  int64_t groups = rng.range(1, 4), per_group = rng.range(1, 5);
+  bool depthwise = rng.coin(0.25);
+  if (depthwise) per_group = 1;
+  int64_t kout = groups * (depthwise ? 1 : rng.range(1, 4));
+  ConvCase cc;
+  cc.x = {rng.range(1, 3), groups * per_group};
+  cc.w = {kout, per_group};
+  cc.attrs.groups = groups;
+  cc.reduction = per_group;
+  int64_t max_extent = spatial == 3 ? 7 : spatial == 2 ? 12 : 20;
+  for (size_t d = 0; d < spatial; ++d) {
+    int64_t k = rng.range(1, 4), dl = rng.range(1, 3), p0 = rng.range(0, 3), p1 = rng.range(0, 3);
+    int64_t span = (k - 1) * dl + 1;
+    cc.x.push_back(std::max<int64_t>(span - p0 - p1, 1) + rng.range(0, max_extent));
+    cc.w.push_back(k);
+    cc.attrs.strides.push_back(rng.range(1, 4));
+    cc.attrs.dilations.push_back(dl);
+    cc.attrs.pads_begin.push_back(p0);
+    cc.attrs.pads_end.push_back(p1);
+    cc.reduction *= k;
+  }
+  return cc;
+}
+
+std::string conv_rhs(const ir::ConvAttrs& a) {
+  return "conv(%a, %b) {strides=" + dims_list(a.strides) + ", dilations=" + dims_list(a.dilations) +
+         ", pads_begin=" + dims_list(a.pads_begin) + ", pads_end=" + dims_list(a.pads_end) +
+         ", groups=" + std::to_string(a.groups) + "}";
+}
+
+TEST(OnednnStep, RandomConvolutionsWithPostOpsMatchTheInterpreter) {
+  int ran = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Rng rng(seed * 104729);
+    ConvCase cc = random_conv(rng);
+    TensorType out = ir::conv_result_type({ir::DType::F32, cc.x}, {ir::DType::F32, cc.w}, cc.attrs);
+    ChainText c;
+    c.input("a", cc.x);
+    c.input("b", cc.w);
+    c.linear(conv_rhs(cc.attrs), out.shape);
+    random_post_ops(c, 1, rng);
+    bool constant_w = rng.coin();
+    SCOPED_TRACE("seed " + std::to_string(seed) + (constant_w ? " (constant W)" : "") + "\n" + c.text());
+    if (refused_as_expected(c.graph())) continue;
+    ++ran;
+    check_onednn(c.graph(), seed, cc.reduction, {false, constant_w});
+  }
+  EXPECT_GE(ran, 50);
+}
+
+// ---- Graphs as fission builds them from ONNX (bias through a view, constants) ----
+
+std::vector<std::string> post_op_names(const ir::Graph& g) {
+  onednn::PatternMatch m = onednn::match_linear_pattern(g);
+  EXPECT_TRUE(m.pattern) << m.reason;
+  std::vector<std::string> out;
+  if (m.pattern)
+    for (const onednn::PostOp& op : m.pattern->post_ops) out.push_back(onednn::describe(op));
+  return out;
+}
+
+Tensor random_f32(const Dims& shape, uint64_t seed) {
+  ir::Graph g;
+  g.add_input("t", {ir::DType::F32, shape});
+  return interp::random_inputs(g, seed)[0];
+}
+
+using Attrs = std::vector<std::pair<std::string, frontend::Attribute>>;
+
+TEST(OnednnStep, FissionedConvWithBiasAndReluIsOnePrimitive) {
+  testlib::OnnxModel m;
+  m.inputs = {{"x", {ir::DType::F32, {2, 6, 11, 9}}}};
+  m.initializers = {{"w", random_f32({8, 3, 3, 3}, 1)}, {"b", random_f32({8}, 2)}};
+  Attrs conv = {{"group", int64_t{2}}, {"pads", Dims{1, 0, 2, 1}}, {"strides", Dims{2, 1}}};
+  m.nodes = {{"Conv", {"x", "w", "b"}, {"c"}, conv, ""}, {"Relu", {"c"}, {"y"}, {}, ""}};
+  m.outputs = {"y"};
+  ir::Graph g = testlib::import_model(m);
+  EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"binary add [1,8,1,1]", "relu"}));
+  EXPECT_EQ(library_step_unsupported("onednn", g), "");
+  check_onednn(g, 3, 27, {});
+}
+
+TEST(OnednnStep, FissionedGemmAndVectorMatMul) {
+  testlib::OnnxModel gemm;
+  gemm.inputs = {{"a", {ir::DType::F32, {5, 12}}}};
+  gemm.initializers = {{"w", random_f32({7, 12}, 4)}, {"c", random_f32({7}, 5)}};
+  gemm.nodes = {{"Gemm", {"a", "w", "c"}, {"g"}, {{"transB", int64_t{1}}}, ""}, {"Sigmoid", {"g"}, {"y"}, {}, ""}};
+  gemm.outputs = {"y"};
+  ir::Graph g = testlib::import_model(gemm);
+  EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"binary add [1,7]", "logistic"}));
+  check_onednn(g, 6, 12, {});
+  // numpy.matmul of a vector: views around the matmul, the result a view of it.
+  ir::Graph v = testlib::import_model(testlib::single_node("MatMul", {{ir::DType::F32, {9}}, {ir::DType::F32, {3, 9, 4}}}));
+  EXPECT_EQ(library_step_unsupported("onednn", v), "");
+  check_onednn(v, 7, 9, {false, true});
+}
+
+ChainText small_matmul() {
+  ChainText c;
+  c.input("a", {6, 10});
+  c.input("b", {10, 5});
+  c.linear(matmul_rhs(false, false), {6, 5});
+  return c;
+}
+
+TEST(OnednnStep, UnaryPostOps) {
+  ChainText c = small_matmul();
+  for (const char* body : {"abs(X)", "add(X, 1:f32)", "log(X)", "sqrt(X)", "exp(X)", "max(X, 1.25:f32)", "tanh(X)"})
+    c.post("", body);
+  ir::Graph g = c.graph();
+  EXPECT_EQ(post_op_names(g),
+            (std::vector<std::string>{"abs", "linear(1, 1)", "log", "sqrt", "exp", "clip(1.25, inf)", "tanh"}));
+  check_onednn(g, 8, 10, {});
+}
+
+// oneDNN 2.6 runs a repeated eltwise algorithm with the first one's parameters: adjacent
+// linear post-ops are merged into one, other repetitions refused.
+TEST(OnednnStep, RepeatedEltwiseAlgorithms) {
+  ChainText merged = small_matmul();
+  merged.post("", "mul(X, 0.75:f32)");
+  merged.post("", "sub(0.5:f32, X)");
+  EXPECT_EQ(post_op_names(merged.graph()), (std::vector<std::string>{"linear(-0.75, 0.5)"}));
+  check_onednn(merged.graph(), 9, 10, {});
+  ChainText leaky = small_matmul();
+  leaky.post("", "select(lt(X, 0:f32), mul(X, 0.125:f32), X)");
+  leaky.post("", "max(X, 0:f32)");
+  EXPECT_NE(library_step_unsupported("onednn", leaky.graph()).find("repeat an eltwise algorithm"), std::string::npos);
+  ChainText same = small_matmul();
+  same.post("", "max(X, 0:f32)");
+  same.post("", "tanh(X)");
+  same.post("", "max(X, 0:f32)");
+  EXPECT_EQ(library_step_unsupported("onednn", same.graph()), "");
+  check_onednn(same.graph(), 10, 10, {});
+}
+
+// ---- The reference step ----
+
+TEST(ReferenceStep, RunsOpaqueRoutinesLikeTheInterpreter) {
+  ir::Graph g = ir::parse_graph(R"(graph @opaque {
+  input %x : f32[4,10]
+  %t, %ti : f32[4,3], i64[4,3] = opaque topk(%x) {axis=1, k=3, largest=1, sorted=1}
+  %c : f32[4,10] = opaque cumsum(%x) {axis=1, exclusive=0, reverse=1}
+  output %t, %ti, %c
+})");
+  EXPECT_EQ(library_step_unsupported("reference", g), "");
+  std::vector<Tensor> inputs = interp::random_inputs(g, 11);
+  std::vector<Tensor> want = interp::run(g, inputs, {interp::Precision::Own, false});
+  auto step = make_library_step("reference", g, {nullptr});
+  std::vector<Tensor> got = run_step(*step, g, inputs);
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], want[k]) << "output " << k;
+  std::vector<int> mismatches(2, 0);
+  auto worker = [&](int t) {
+    for (int k = 0; k < 10; ++k)
+      if (run_step(*step, g, inputs) != want) ++mismatches[static_cast<size_t>(t)];
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(mismatches, (std::vector<int>{0, 0}));
+}
+
+// ---- What a step cannot run, and why ----
+
+ir::Graph matmul_then(const std::string& dtype, const std::string& tail) {
+  return ir::parse_graph("graph @g {\n  input %a : " + dtype + "[4,8]\n  input %b : " + dtype + "[8,5]\n" +
+                         "  %y : " + dtype + "[4,5] = matmul(%a, %b) {trans_a=false, trans_b=false}\n" + tail);
+}
+
+TEST(OnednnStep, ExplainsWhatItCannotRun) {
+  ir::Graph f16 = matmul_then("f16", "  output %y\n}\n");
+  std::string why = library_step_unsupported("onednn", f16);
+  EXPECT_NE(why.find("onednn: matmul with f16 inputs"), std::string::npos) << why;
+  EXPECT_EQ(testlib::error_of([&] { make_library_step("onednn", f16, {}); }), why);
+
+  ir::Graph not_post = matmul_then("f32", "  %z : f32[4,5] = elementwise(%y) { mul(exp(%y[i0, i1]), 2:f32) }\n  output %z\n}\n");
+  why = library_step_unsupported("onednn", not_post);
+  EXPECT_NE(why.find("node 1 (%z = elementwise) is not a supported post-op (body mul(exp($0[i0, i1]), 2:f32))"),
+            std::string::npos) << why;
+
+  ir::Graph reduce = matmul_then("f32", "  %s : f32[4,1] = reduce sum(%y) over [5] { %y[i0, r0] }\n  output %s\n}\n");
+  EXPECT_NE(library_step_unsupported("onednn", reduce).find("is not a linear primitive, a post-op or a view"),
+            std::string::npos);
+
+  ir::Graph shared = matmul_then("f32", "  %z : f32[4,5] = elementwise(%y) { max(%y[i0, i1], 0:f32) }\n  output %z, %y\n}\n");
+  EXPECT_NE(library_step_unsupported("onednn", shared).find("outputs are not exactly"), std::string::npos);
+
+  ir::Graph iota = matmul_then("f32", "  %z : f32[4,5] = elementwise(%y) { add(%y[i0, i1], cast<f32>(i1)) }\n  output %z\n}\n");
+  EXPECT_NE(library_step_unsupported("onednn", iota).find("is not a supported post-op"), std::string::npos);
+
+  EXPECT_NE(library_step_unsupported("cudnn", f16).find("unknown library step implementation 'cudnn'"), std::string::npos);
+  EXPECT_EQ(library_step_unsupported("reference", f16), "");
+}
+
+// ---- Concurrency ----
+
+TEST(OnednnStep, ConcurrentRunsGiveIdenticalResults) {
+  ChainText c;
+  c.input("a", {2, 16, 20, 20});
+  c.input("b", {16, 16, 3, 3});
+  c.input("bias", {16, 1, 1});
+  c.input("res", {2, 16, 20, 20});
+  ir::ConvAttrs attrs{{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1};
+  c.linear(conv_rhs(attrs), {2, 16, 20, 20});
+  c.post(", %bias", "add(X, %bias[i1, 0, 0])");
+  c.post(", %res", "add(X, %res[i0, i1, i2, i3])");
+  c.post("", "max(X, 0:f32)");
+  ir::Graph g = c.graph();
+  std::vector<Tensor> inputs = interp::random_inputs(g, 21);
+  auto step = make_library_step("onednn", g, constants_for(inputs, {false, true, false, false}));
+  Tensor once = run_step(*step, g, inputs)[0];
+  std::vector<int> mismatches(2, 0);
+  auto worker = [&](int t) {
+    for (int k = 0; k < 25; ++k)
+      if (run_step(*step, g, inputs)[0] != once) ++mismatches[static_cast<size_t>(t)];
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(mismatches, (std::vector<int>{0, 0}));
+  EXPECT_EQ(interp::compare_tensors(once, interp::run(g, inputs)[0], 1e-4, 2e-5 * 12), "");
+}
+
+TEST(OnednnStep, RefusesAnOutputThatOverlapsAnInput) {
+  ChainText c = small_matmul();
+  c.input("r", {6, 5});
+  c.post(", %r", "add(X, %r[i0, i1])");
+  ir::Graph g = c.graph();
+  std::vector<Tensor> inputs = interp::random_inputs(g, 12);
+  auto step = make_library_step("onednn", g, {});
+  std::vector<void*> in_place = {inputs[0].data(), inputs[1].data(), inputs[2].data(), inputs[2].data()};
+  EXPECT_THROW(step->run(in_place.data()), InternalError);
+}
+
+// ---- Micro-benchmark: printed, never asserted (STYLE.md "Tests") ----
+
+double median_seconds(const LibraryStep& step, std::vector<void*>& args, int repeats) {
+  for (int k = 0; k < 3; ++k) step.run(args.data());
+  std::vector<double> times;
+  for (int k = 0; k < repeats; ++k) {
+    auto t0 = std::chrono::steady_clock::now();
+    step.run(args.data());
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void report_gflops(const std::string& what, const ir::Graph& g, double flops) {
+  std::vector<Tensor> inputs = interp::random_inputs(g, 1);
+  auto step = make_library_step("onednn", g, constants_for(inputs, {false, true}));
+  std::vector<Tensor> outputs = {Tensor(g.type(g.outputs()[0]))};
+  std::vector<void*> args = {inputs[0].data(), inputs[1].data(), outputs[0].data()};
+  double s = median_seconds(*step, args, 20);
+  std::printf("[ bench    ] %s: %.3f ms, %.1f GFLOP/s (%s, constant weights)\n", what.c_str(), s * 1e3,
+              flops / s * 1e-9, onednn_implementation(g, true).c_str());
+}
+
+TEST(OnednnStep, PrintsGflops) {
+  ChainText mm;
+  mm.input("a", {512, 512});
+  mm.input("b", {512, 512});
+  mm.linear(matmul_rhs(false, false), {512, 512});
+  report_gflops("matmul 512x512x512", mm.graph(), 2.0 * 512 * 512 * 512);
+  ChainText conv;
+  conv.input("a", {1, 64, 56, 56});
+  conv.input("b", {64, 64, 3, 3});
+  conv.linear(conv_rhs({{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1}), {1, 64, 56, 56});
+  report_gflops("conv 3x3 64->64 56x56", conv.graph(), 2.0 * 64 * 64 * 9 * 56 * 56);
+}
+
+}  // namespace
+}  // namespace orchid::runtime

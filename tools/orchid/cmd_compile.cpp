@@ -1,0 +1,73 @@
+// `orchid compile model.onnx -o out/`: the whole compiler (driver/pipeline.cpp), writing a
+// verified artifact directory.
+#include <cstdio>
+#include <cstdlib>
+
+#include "commands.h"
+#include "driver/pipeline.h"
+#include "model_options.h"
+#include "support/cache_paths.h"
+#include "support/error.h"
+#include "target/detect.h"
+
+namespace orchid::cli {
+
+namespace {
+
+struct CompileFlags {
+  ModelOptions model;
+  std::string out;
+  std::string strategy = "greedy";
+  std::string target = "cpu";
+  std::string cache_dir;
+  uint64_t seed = 1;
+  double tolerance = 1e-4;
+  double measure_seconds = 0.2;
+};
+
+std::filesystem::path default_cache_root() {
+  const char* home = std::getenv("HOME");
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  return orchid_cache_root({home ? home : "", xdg ? xdg : ""}, "--cache-dir");
+}
+
+int compile(const CompileFlags& f) {
+  ORCHID_USER_CHECK(f.target == "cpu") << "--target " << f.target
+                                       << ": only the host CPU (cpu) has a backend so far";
+  driver::CompileOptions o;
+  o.model_path = f.model.file;
+  o.import = import_options(f.model);
+  o.strategy = *orchestrate::parse_strategy(f.strategy);
+  o.out_dir = f.out;
+  o.build.compiler.cache_dir = f.cache_dir.empty() ? default_cache_root() / "objects" : std::filesystem::path(f.cache_dir);
+  target::Target host = target::detect_host();
+  o.build.cores = std::max(1, host.cores);
+  o.build.isa = target::host_isa();
+  o.build.target = host.name + " (" + host.fingerprint() + ")";
+  o.verify_seed = f.seed;
+  o.tolerance = f.tolerance;
+  o.measure_seconds = f.measure_seconds;
+  driver::CompileResult r = driver::compile_onnx(o);
+  std::printf("wrote %s\n%s", r.out_dir.c_str(), r.report_summary.c_str());
+  if (r.verified) std::printf("verification (seed %llu):\n%s", static_cast<unsigned long long>(f.seed), r.verify.summary().c_str());
+  return 0;
+}
+
+}  // namespace
+
+Command add_compile(CLI::App& app) {
+  auto f = std::make_shared<CompileFlags>();
+  CLI::App* cmd = app.add_subcommand("compile", "Compile an ONNX model into a verified artifact directory");
+  add_model_options(cmd, f->model);
+  cmd->add_option("-o,--output", f->out, "the artifact directory to write")->required();
+  cmd->add_option("--orchestrate", f->strategy, "primitive, per-op or greedy (default)")
+      ->check(CLI::IsMember({"primitive", "per-op", "greedy"}));
+  cmd->add_option("--target", f->target, "cpu (the host; default)");
+  cmd->add_option("--cache-dir", f->cache_dir, "compiled-kernel cache (default ~/.cache/orchid/objects)");
+  cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
+  cmd->add_option("--tolerance", f->tolerance, "largest relative L2 error of an f32 output (default 1e-4)");
+  cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");
+  return {cmd, [f] { return compile(*f); }};
+}
+
+}  // namespace orchid::cli

@@ -1,0 +1,96 @@
+#include "run_artifact.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "driver/artifact.h"
+#include "ir/parser.h"
+#include "runtime/model.h"
+#include "runtime/profile.h"
+#include "runtime/session.h"
+#include "summary.h"
+
+namespace orchid::cli {
+
+namespace {
+
+// The artifact's graph reduced to its real inputs (graph.oir lists the constants after them).
+ir::Graph input_graph(const std::string& dir, size_t inputs) {
+  ir::Graph g = ir::parse_graph_file((std::filesystem::path(dir) / driver::kGraphFileName).string());
+  (void)inputs;
+  return g;
+}
+
+std::vector<double> bench_times(runtime::Session& s, const std::vector<const void*>& in,
+                                const std::vector<void*>& out, const BenchOptions& b) {
+  for (int i = 0; i < 2; ++i) s.run(in, out);
+  std::vector<double> ms;
+  auto start = std::chrono::steady_clock::now();
+  while (static_cast<int>(ms.size()) < b.min_runs ||
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < b.min_time) {
+    auto t0 = std::chrono::steady_clock::now();
+    s.run(in, out);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return ms;
+}
+
+void print_bench(const std::vector<double>& ms, bool json) {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  double rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  if (json) {
+    std::printf("{\"times_ms\": [");
+    for (size_t i = 0; i < ms.size(); ++i) std::printf("%s%.6f", i ? ", " : "", ms[i]);
+    std::printf("], \"peak_rss_mb\": %.1f}\n", rss_mb);
+    return;
+  }
+  runtime::TimingStats st = runtime::timing_stats(std::vector<double>(ms.begin(), ms.end()));
+  std::printf("%d runs: median %.4f ms, min %.4f ms, spread %.1f%%; peak RSS %.1f MB\n", st.runs, st.median,
+              st.min, st.spread * 100, rss_mb);
+}
+
+}  // namespace
+
+void add_bench_options(CLI::App* cmd, BenchOptions& b) {
+  cmd->add_flag("--bench", b.bench, "artifacts: time repeated runs (warm-up first)");
+  cmd->add_option("--min-time", b.min_time, "--bench: at least this many seconds (default 1)");
+  cmd->add_option("--min-runs", b.min_runs, "--bench: at least this many runs (default 10)");
+  cmd->add_flag("--json", b.json, "--bench: print {\"times_ms\": [...], \"peak_rss_mb\": ...}");
+  cmd->add_option("--profile", b.profile, "artifacts: write a Chrome/Perfetto trace of one run here");
+  cmd->add_option("--threads", b.threads, "artifacts: threads (default: all the process may use)");
+}
+
+int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b) {
+  auto model = runtime::Model::load(dir);
+  const runtime::Plan& plan = model->plan();
+  ir::Graph g = input_graph(dir, plan.inputs.size());
+  std::vector<ir::Tensor> all = make_inputs(g, io);
+  std::vector<const void*> in;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) in.push_back(all[i].data());
+  std::vector<ir::Tensor> outs;
+  std::vector<void*> out;
+  for (int32_t b_id : plan.outputs) outs.emplace_back(plan.buffers[b_id].type);
+  for (ir::Tensor& t : outs) out.push_back(t.data());
+  runtime::SessionOptions so;
+  so.threads = b.threads;
+  runtime::Session session(model, so);
+  std::vector<runtime::StepSpan> spans;
+  session.run(in, out, b.profile.empty() ? nullptr : &spans);
+  if (!b.profile.empty()) runtime::write_chrome_trace(b.profile, plan, spans);
+  if (b.bench) {
+    print_bench(bench_times(session, in, out, b), b.json);
+    if (b.json) return 0;
+  }
+  std::printf("artifact %s: %zu steps, %zu inputs, %zu outputs\n", dir.c_str(), plan.steps.size(), plan.inputs.size(),
+              plan.outputs.size());
+  for (size_t k = 0; k < outs.size(); ++k)
+    std::printf("  %s: %s\n", plan.buffers[plan.outputs[k]].name.c_str(), summarize(outs[k]).c_str());
+  if (!io.output_dir.empty()) write_outputs(g, outs, io.output_dir);
+  return 0;
+}
+
+}  // namespace orchid::cli
