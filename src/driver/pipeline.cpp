@@ -59,8 +59,13 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   // 3. Orchestration: which primitives run together in one kernel.
   std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] { return orchestrate::orchestrate(g, o.strategy); });
   orchestrate::check_kernels(g, kernels);
-  // 4. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias.
-  std::vector<StepChoice> steps = stages.run("implement", [&] { return implement(g, kernels); });
+  // 4. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
+  //    oneDNN or generated code for linear kernels by measuring both.
+  std::vector<StepChoice> steps = stages.run("implement", [&] {
+    std::vector<StepChoice> chosen = implement(g, kernels);
+    choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);
+    return chosen;
+  });
   // 5. Code generation and compilation; the plan, weights and graph of the artifact.
   BuiltArtifact built = stages.run("codegen + compile", [&] { return build_artifact(g, steps, o.build); });
   // 6. Write to a staging directory, check against the interpreter, then publish.
@@ -78,7 +83,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   }
   // 7. The report: every step, its primitives, bytes, FLOPs and measured time.
   ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
-                     result.verified, stages.times()};
+                     result.verified, stages.times(), result.choices};
   result.report_summary = stages.run("report", [&] {
     return write_reports(staging, report, o.host_target ? o.measure_seconds : 0);
   });

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "driver/artifact.h"
+#include "driver/measure.h"
 #include "driver/plan_builder.h"
 #include "frontend/onnx_loader.h"
 #include "orchestrate/strategies.h"
@@ -18,6 +19,7 @@ struct CompileOptions {
   orchestrate::Strategy strategy = orchestrate::Strategy::Greedy;
   std::string out_dir;
   BuildOptions build;
+  MeasureOptions measure;         // choosing between implementations by timing them
   bool host_target = true;        // false: built for another target, written unverified
   uint64_t verify_seed = 1;
   double tolerance = 1e-4;        // relative L2 error of each f32 output
@@ -36,6 +38,7 @@ struct CompileResult {
   bool verified = false;
   std::vector<StageTime> stages;
   std::string report_summary;  // the totals of report.md, for the terminal
+  std::vector<std::string> choices;  // implementation choices made by measuring
 };
 
 // UserError for bad input (the model, options) and for an artifact that fails verification

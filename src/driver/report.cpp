@@ -82,6 +82,11 @@ std::string markdown(const ReportInput& in, const Timing& t, const std::string& 
   const runtime::Plan& plan = in.built->plan;
   std::string s = "# Orchid report\n\n" + sum + "\n## Verification\n\n";
   if (in.verified) s += "Seed " + std::to_string(in.verify->seed) + ":\n\n" + in.verify->summary() + "\n";
+  if (!in.choices.empty()) {
+    s += "## Implementations chosen by measuring\n\n";
+    for (const std::string& c : in.choices) s += "- " + markdown_cell(c) + "\n";
+    s += "\n";
+  }
   s += "## Compile stages\n\n| stage | seconds |\n|---|---|\n";
   for (const StageTime& st : in.stages) s += "| " + st.stage + " | " + fmt("%.3f", st.seconds) + " |\n";
   s += "\n## Steps\n\n| # | impl | primitives | source ops | FLOPs | bytes | ms | schedule |\n|---|---|---|---|---|---|---|---|\n";

@@ -20,6 +20,7 @@ struct ReportInput {
   const VerifyReport* verify = nullptr;
   bool verified = false;
   std::vector<StageTime> stages;
+  std::vector<std::string> choices;  // implementation choices made by measuring
 };
 
 // Times the artifact in `dir` per step (for `measure_seconds`; 0: no timing), writes both

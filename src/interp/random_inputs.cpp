@@ -43,6 +43,22 @@ void index_uses(const ir::Graph& g, const ir::Primitive& p, const Expr& e,
   for (const Expr& a : e->args) index_uses(g, p, a, limit);
 }
 
+// The indices operand of a scatter indexes the data: scatter_elements along `axis`,
+// scatter_nd the leading dims (limited by the smallest of them).
+void opaque_index_uses(const ir::Graph& g, const ir::Primitive& p, std::vector<int64_t>& limit) {
+  if (p.kind() != ir::PrimKind::Opaque || p.inputs.size() < 2) return;
+  const auto& a = std::get<ir::OpaqueAttrs>(p.attrs);
+  const ir::Dims& data = g.type(p.inputs[0]).shape;
+  if (a.routine == ir::OpaqueRoutine::ScatterElements) {
+    int64_t axis = a.param("axis");
+    if (axis >= 0 && static_cast<size_t>(axis) < data.size()) constrain(limit, p.inputs[1], data[axis]);
+  } else if (a.routine == ir::OpaqueRoutine::ScatterND) {
+    const ir::Dims& idx = g.type(p.inputs[1]).shape;
+    int64_t k = idx.empty() ? 0 : idx.back();
+    for (int64_t d = 0; d < k && static_cast<size_t>(d) < data.size(); ++d) constrain(limit, p.inputs[1], data[d]);
+  }
+}
+
 // limit[v]: the smallest extent of an axis that integral value v indexes, -1 where none.
 // Limits flow backwards through primitives without reduction (casts, arithmetic, layout
 // changes of an index tensor), so nodes are visited last to first.
@@ -51,6 +67,7 @@ std::vector<int64_t> index_limits(const ir::Graph& g) {
   for (int32_t n = g.num_nodes(); n-- > 0;) {
     const ir::Primitive& p = g.node(ir::NodeId(n));
     for (const Expr& b : p.bodies) index_uses(g, p, b, limit);
+    opaque_index_uses(g, p, limit);
     if (p.reduce != ir::ReduceOp::None) continue;
     for (size_t k = 0; k < p.bodies.size() && k < p.outputs.size(); ++k) {
       int64_t l = limit[static_cast<size_t>(p.outputs[k].v)];

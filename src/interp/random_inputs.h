@@ -1,6 +1,6 @@
 // Seeded random inputs for a graph. Floats are uniform in [-1, 1); integers uniform in
 // [-8, 8) (unsigned: [0, 8)); bool fair coins — except integer inputs that feed an indirect
-// load, which are drawn inside the valid index range [0, extent) of the axis they index
+// load or a scatter's indices, which are drawn inside the valid index range [0, extent) of the axis they index
 // (the smallest such extent when several). The same seed gives the same tensors everywhere.
 #pragma once
 

@@ -7,12 +7,19 @@
 
 namespace orchid::ir {
 
-Graph extract_subgraph(const Graph& g, const std::vector<NodeId>& nodes,
-                       const std::vector<ValueId>& inputs, const std::vector<ValueId>& outputs) {
+namespace {
+
+Graph extract(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& inputs,
+              const std::vector<ValueId>& outputs, bool keep_constants) {
   Graph out;
   out.name = g.name;
   std::map<ValueId, ValueId> map;
   for (ValueId in : inputs) map[in] = out.add_input(g.value(in).name, g.type(in));
+  if (keep_constants)
+    for (NodeId n : nodes)
+      for (ValueId i : g.node(n).inputs)
+        if (g.value(i).origin == ValueOrigin::Constant && !map.count(i))
+          map[i] = out.add_constant(g.value(i).name, g.constant(i));
   std::vector<NodeId> order = nodes;
   std::sort(order.begin(), order.end());  // graphs store nodes topologically
   for (NodeId n : order) {
@@ -41,6 +48,18 @@ Graph extract_subgraph(const Graph& g, const std::vector<NodeId>& nodes,
   }
   out.set_outputs(outs);
   return out;
+}
+
+}  // namespace
+
+Graph extract_subgraph(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& inputs,
+                       const std::vector<ValueId>& outputs) {
+  return extract(g, nodes, inputs, outputs, false);
+}
+
+Graph extract_subgraph_with_constants(const Graph& g, const std::vector<NodeId>& nodes,
+                                      const std::vector<ValueId>& inputs, const std::vector<ValueId>& outputs) {
+  return extract(g, nodes, inputs, outputs, true);
 }
 
 }  // namespace orchid::ir

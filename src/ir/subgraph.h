@@ -15,5 +15,8 @@ namespace orchid::ir {
 // order wanted; outputs: values produced by the nodes.
 Graph extract_subgraph(const Graph& g, const std::vector<NodeId>& nodes,
                        const std::vector<ValueId>& inputs, const std::vector<ValueId>& outputs);
+// The same, but constants the nodes read stay constants (they must not be listed in inputs).
+Graph extract_subgraph_with_constants(const Graph& g, const std::vector<NodeId>& nodes,
+                                      const std::vector<ValueId>& inputs, const std::vector<ValueId>& outputs);
 
 }  // namespace orchid::ir

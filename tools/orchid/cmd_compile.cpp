@@ -2,9 +2,11 @@
 // verified artifact directory.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "commands.h"
 #include "driver/pipeline.h"
+#include "tune/db.h"
 #include "model_options.h"
 #include "support/cache_paths.h"
 #include "support/error.h"
@@ -20,6 +22,8 @@ struct CompileFlags {
   std::string strategy = "greedy";
   std::string target = "cpu";
   std::string cache_dir;
+  std::string db;
+  bool measure = true;
   uint64_t seed = 1;
   double tolerance = 1e-4;
   double measure_seconds = 0.2;
@@ -47,7 +51,16 @@ int compile(const CompileFlags& f) {
   o.verify_seed = f.seed;
   o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
+  std::unique_ptr<tune::TuningDb> db;
+  if (f.measure) {
+    db = std::make_unique<tune::TuningDb>(f.db.empty() ? default_cache_root() / "tuning.db" : std::filesystem::path(f.db));
+    o.measure.orchid_exe = std::filesystem::read_symlink("/proc/self/exe").string();
+    o.measure.work_dir = f.out + ".candidates";
+    o.measure.db = db.get();
+    o.measure.target = o.build.target;
+  }
   driver::CompileResult r = driver::compile_onnx(o);
+  if (f.measure) std::filesystem::remove_all(o.measure.work_dir);
   std::printf("wrote %s\n%s", r.out_dir.c_str(), r.report_summary.c_str());
   if (r.verified) std::printf("verification (seed %llu):\n%s", static_cast<unsigned long long>(f.seed), r.verify.summary().c_str());
   return 0;
@@ -64,6 +77,8 @@ Command add_compile(CLI::App& app) {
       ->check(CLI::IsMember({"primitive", "per-op", "greedy"}));
   cmd->add_option("--target", f->target, "cpu (the host; default)");
   cmd->add_option("--cache-dir", f->cache_dir, "compiled-kernel cache (default ~/.cache/orchid/objects)");
+  cmd->add_option("--db", f->db, "tuning database of measured times (default ~/.cache/orchid/tuning.db)");
+  cmd->add_flag("!--no-measure", f->measure, "do not time oneDNN against generated code; prefer oneDNN");
   cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
   cmd->add_option("--tolerance", f->tolerance, "largest relative L2 error of an f32 output (default 1e-4)");
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");

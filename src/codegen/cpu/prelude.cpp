@@ -37,7 +37,7 @@ ORC_INLINE double orc_fmax(double a, double b) { return a != a ? a : b != b ? b 
 ORC_INLINE double orc_fmin(double a, double b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
 ORC_INLINE float orc_signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
 ORC_INLINE double orc_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
-ORC_INLINE float orc_isinff(float x) { return __builtin_fabsf(x) == __builtin_inff(); }
+ORC_INLINE bool orc_isinff(float x) { return __builtin_fabsf(x) == __builtin_inff(); }
 /* Floored float modulo: fmod (exact) moved into the divisor's sign; a zero takes b's sign. */
 ORC_INLINE double orc_fmod_floored(double a, double b) {
   double r = __builtin_fmod(a, b);

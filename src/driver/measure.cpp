@@ -1,0 +1,123 @@
+// Measuring candidates in a helper process (measure.h).
+#include "driver/measure.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/cpu/codegen.h"
+#include "driver/artifact.h"
+#include "ir/canonical.h"
+#include "ir/subgraph.h"
+#include "support/error.h"
+#include "support/sha256.h"
+#include "support/subprocess.h"
+
+namespace orchid::driver {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string impl_key(StepKind k) {
+  return std::string("impl=") + std::string(step_kind_name(k)) + " codegen=" +
+         std::to_string(codegen::cpu::kCodegenVersion);
+}
+
+// The kernel alone as a graph: its inputs, its weights kept as constants, its outputs.
+StepChoice alone(const ir::Graph& g, const StepChoice& s, ir::Graph* mini) {
+  std::vector<ir::ValueId> inputs;
+  for (ir::ValueId v : s.inputs)
+    if (g.value(v).origin != ir::ValueOrigin::Constant) inputs.push_back(v);
+  *mini = ir::extract_subgraph_with_constants(g, s.kernel.nodes, inputs, s.kernel.outputs);
+  StepChoice c;
+  for (int32_t n = 0; n < mini->num_nodes(); ++n) c.kernel.nodes.push_back(ir::NodeId(n));
+  c.kernel.outputs = mini->outputs();
+  c.inputs = tile::kernel_inputs(*mini, c.kernel);
+  c.kind = s.kind;
+  return c;
+}
+
+std::optional<double> fastest_of(const std::string& json_text, std::string* why) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(json_text);
+    std::vector<double> ms = j.at("times_ms").get<std::vector<double>>();
+    if (ms.empty()) return std::nullopt;
+    // The fastest run: on a shared machine the slower ones measure the other processes.
+    return *std::min_element(ms.begin(), ms.end());
+  } catch (const std::exception& e) {
+    *why = std::string("unreadable timing report: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string kernel_key(const ir::Graph& g, const StepChoice& s) {
+  std::string consts;
+  for (size_t i = 0; i < s.inputs.size(); ++i)
+    if (g.value(s.inputs[i]).origin == ir::ValueOrigin::Constant) consts += " " + std::to_string(i);
+  return sha256_hex(ir::canonical_signature(kernel_graph(g, s)).text + "\nweights:" + consts);
+}
+
+CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
+                                const MeasureOptions& o) {
+  CandidateTime r;
+  std::string key = kernel_key(g, s);
+  if (o.db != nullptr)
+    if (auto m = o.db->lookup(o.target, key, impl_key(s.kind))) {
+      r.ms = m->median_ns * 1e-6;
+      r.cached = true;
+      return r;
+    }
+  ir::Graph mini;
+  StepChoice c = alone(g, s, &mini);
+  BuiltArtifact a = build_artifact(mini, {c}, build);
+  fs::path dir = o.work_dir / ("candidate-" + key.substr(0, 16) + "-" + std::string(step_kind_name(s.kind)));
+  fs::remove_all(dir);
+  write_artifact(a, dir.string());
+  SubprocessOptions so;
+  so.timeout_s = o.timeout_s;
+  so.address_space_limit = o.address_space_limit;
+  SubprocessResult p = run_subprocess({o.orchid_exe, "run", dir.string(), "--bench", "--json", "--min-time",
+                                       std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)},
+                                      so);
+  fs::remove_all(dir);
+  if (!p.ok()) {
+    r.failure = p.timed_out ? "timed out" : "exit " + std::to_string(p.exit_code) + " signal " +
+                                                 std::to_string(p.term_signal) + ": " + p.err.substr(0, 300);
+    return r;
+  }
+  r.ms = fastest_of(p.out, &r.failure);
+  if (r.ms && o.db != nullptr) o.db->record(o.target, key, impl_key(s.kind), {*r.ms * 1e6, 0, o.min_runs, ""});
+  return r;
+}
+
+void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
+                         const MeasureOptions& o, std::vector<std::string>* notes) {
+  if (o.orchid_exe.empty()) return;
+  fs::create_directories(o.work_dir);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != StepKind::OneDnn) continue;
+    StepChoice gen = steps[i];
+    gen.kind = StepKind::Generated;
+    CandidateTime t_dnn = measure_candidate(g, steps[i], build, o);
+    CandidateTime t_gen = measure_candidate(g, gen, build, o);
+    bool use_gen = t_gen.ms && (!t_dnn.ms || *t_gen.ms < *t_dnn.ms);
+    if (use_gen) steps[i].kind = StepKind::Generated;
+    if (notes != nullptr) {
+      auto show = [](const CandidateTime& t) {
+        if (!t.ms) return "failed (" + t.failure + ")";
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%.4f ms%s", *t.ms, t.cached ? " (cached)" : "");
+        return std::string(buf);
+      };
+      const std::string& op = g.node(steps[i].kernel.nodes.front()).name;
+      notes->push_back("kernel " + std::to_string(i) + " (" + (op.empty() ? "?" : op) + "): oneDNN " + show(t_dnn) + ", generated " + show(t_gen) +
+                       " -> " + (use_gen ? "generated" : "oneDNN"));
+    }
+  }
+}
+
+}  // namespace orchid::driver

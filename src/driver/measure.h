@@ -1,0 +1,49 @@
+// Measuring candidate implementations of a kernel on this machine, each in a separate process
+// (libgomp is not fork-safe, and a crashing or hanging candidate must cost a candidate, not
+// the compile): the kernel becomes a one-step artifact, and `orchid run DIR --bench --json`
+// times it under a time and an address-space limit. Times are cached in the tuning database,
+// keyed by target fingerprint, canonical kernel signature and implementation.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "driver/implement.h"
+#include "driver/plan_builder.h"
+#include "tune/db.h"
+
+namespace orchid::driver {
+
+struct MeasureOptions {
+  std::string orchid_exe;           // the program that runs artifacts; empty: measure nothing
+  std::filesystem::path work_dir;   // where candidate artifacts are written (and removed)
+  tune::TuningDb* db = nullptr;     // optional cache
+  std::string target;               // fingerprint for the cache key
+  double min_seconds = 0.05;
+  int min_runs = 5;
+  double timeout_s = 120;
+  int64_t address_space_limit = int64_t{16} << 30;
+};
+
+struct CandidateTime {
+  std::optional<double> ms;  // the fastest run; nullopt: the candidate failed (crash, timeout, error)
+  bool cached = false;
+  std::string failure;
+};
+
+// The canonical key of a kernel: its graph's canonical text (constants as inputs) hashed, and
+// which inputs are weights.
+std::string kernel_key(const ir::Graph& g, const StepChoice& s);
+
+CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
+                                const MeasureOptions& options);
+
+// Where the choice between implementations can be measured (a linear kernel oneDNN can run),
+// measures generated code and oneDNN and keeps the faster; `notes` receives one line per
+// decision. Without measuring, oneDNN is kept.
+void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
+                         const MeasureOptions& options, std::vector<std::string>* notes);
+
+}  // namespace orchid::driver

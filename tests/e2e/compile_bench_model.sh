@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Exports a benchmark model (bench/models, cached in CACHE_DIR) and compiles it with
+# `orchid compile --orchestrate greedy`, which refuses to write an artifact that does not match
+# the reference interpreter: compile_bench_model.sh MODEL CACHE_DIR ORCHID SOURCE_DIR
+set -euo pipefail
+model=$1 cache=$2 orchid=$3 source=$4
+if [[ ! -f "$cache/$model/model.onnx" ]]; then
+  (cd "$source" && OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} /usr/bin/python3 -m bench.models.export \
+     --cache "$cache" --models "$model")
+fi
+"$orchid" compile "$cache/$model/model.onnx" -o "$cache/$model/orchid-greedy-e2e" --orchestrate greedy \
+  --cache-dir "$cache/orchid-objects" --measure-time 0
