@@ -30,12 +30,15 @@ test-large: build
 
 ORCHID = $(BUILD)/tools/orchid/orchid
 
-# Writes the example ONNX models (examples/make_models.py), inspects and runs one, then
-# runs the attention block written in text IR.
+# Writes the example ONNX models (examples/make_models.py), inspects one, compiles it into a
+# verified artifact (printing the report summary), runs and times the artifact, then runs the
+# attention block written in text IR.
 demo: build
 	/usr/bin/python3 examples/make_models.py $(BUILD)/examples
 	$(ORCHID) inspect $(BUILD)/examples/attention.onnx
-	$(ORCHID) run $(BUILD)/examples/attention.onnx --seed 1
+	$(ORCHID) compile $(BUILD)/examples/attention.onnx -o $(BUILD)/examples/attention.orchid
+	$(ORCHID) run $(BUILD)/examples/attention.orchid --seed 1
+	$(ORCHID) run $(BUILD)/examples/attention.orchid --bench --min-time 0.5
 	$(ORCHID) ir-run examples/attention.oir --seed 1
 
 # docs/ops.md: the supported operators and the node-test results, regenerated.
