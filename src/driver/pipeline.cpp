@@ -9,6 +9,7 @@
 #include "fission/fission.h"
 #include "ir/dce.h"
 #include "ir/verifier.h"
+#include "rewrite/fold_constants.h"
 #include "rewrite/fold_conv_affine.h"
 #include "support/error.h"
 
@@ -36,6 +37,7 @@ class Stages {
 
 ir::Graph clean_up(const ir::Graph& g) {
   ir::Graph out = g;
+  rewrite::fold_constants(out);
   rewrite::fold_conv_affine(out);
   out = ir::eliminate_dead(out);
   ir::verify_or_throw(out, "after clean-up");
@@ -54,7 +56,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   Stages stages(std::move(earlier));
   CompileResult result;
   result.out_dir = o.out_dir;
-  // 2. Clean-ups: BatchNorm folded into Conv, dead code removed.
+  // 2. Clean-ups: weights' own primitives folded, BatchNorm folded into Conv, dead code removed.
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
   // 3. Orchestration: which primitives run together in one kernel.
   std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] { return orchestrate::orchestrate(g, o.strategy); });

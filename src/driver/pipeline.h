@@ -49,8 +49,8 @@ CompileResult compile_onnx(const CompileOptions& options);
 CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& options,
                             std::vector<StageTime> earlier = {});
 
-// The clean-ups every strategy runs first: affine maps folded into convolutions (BatchNorm),
-// dead primitives and constants removed.
+// The clean-ups every strategy runs first: primitives of weights folded into constants, affine
+// maps folded into convolutions (BatchNorm), dead primitives and constants removed.
 ir::Graph clean_up(const ir::Graph& g);
 
 }  // namespace orchid::driver
