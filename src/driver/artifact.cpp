@@ -108,13 +108,22 @@ VerifyReport verify_artifact(const std::string& dir, const ir::Graph& reference,
   return r;
 }
 
+void check_publishable(const std::string& dir) {
+  if (!fs::exists(dir)) return;
+  ORCHID_USER_CHECK(fs::is_directory(dir) && (fs::exists(fs::path(dir) / runtime::kPlanFileName) || fs::is_empty(dir)))
+      << dir << " exists and is not an Orchid artifact; not replacing it";
+}
+
 void publish_artifact(const std::string& staging, const std::string& dir) {
-  if (fs::exists(dir)) {
-    ORCHID_USER_CHECK(fs::is_directory(dir) && (fs::exists(fs::path(dir) / runtime::kPlanFileName) || fs::is_empty(dir)))
-        << dir << " exists and is not an Orchid artifact; not replacing it";
-    fs::remove_all(dir);
-  }
+  check_publishable(dir);
+  fs::remove_all(dir);
   fs::rename(staging, dir);
+}
+
+std::string directory_name(const std::string& dir) {
+  fs::path p = fs::path(dir).lexically_normal();
+  if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();
+  return p.string();
 }
 
 }  // namespace orchid::driver

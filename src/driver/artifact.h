@@ -47,6 +47,12 @@ VerifyReport verify_artifact(const std::string& dir, const ir::Graph& reference,
 // Moves a verified staging directory to `dir`, replacing an earlier artifact there (a
 // directory holding plan.json); anything else in the way is a UserError.
 void publish_artifact(const std::string& staging, const std::string& dir);
+// The UserError publish_artifact would throw for `dir`, thrown before any work is done.
+void check_publishable(const std::string& dir);
+
+// `dir` as a directory's own name: "out/" and "out/." are "out", so that what goes beside it
+// (out.staging, out.candidates) is not put inside it.
+std::string directory_name(const std::string& dir);
 
 // The first step of the artifact in `dir` whose output differs from the interpreter's value
 // of the same name (graph.oir, constants bound from the weights), or "" when none does.

@@ -33,6 +33,16 @@ class Stages {
   std::vector<StageTime> times_;
 };
 
+// The staging directory is removed when anything fails before it is published (after, it is
+// gone anyway).
+struct RemovedUnlessPublished {
+  std::string dir;
+  ~RemovedUnlessPublished() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
 }  // namespace
 
 ir::Graph clean_up(const ir::Graph& g) {
@@ -55,7 +65,8 @@ CompileResult compile_onnx(const CompileOptions& o) {
 CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o, std::vector<StageTime> earlier) {
   Stages stages(std::move(earlier));
   CompileResult result;
-  result.out_dir = o.out_dir;
+  result.out_dir = directory_name(o.out_dir);
+  check_publishable(result.out_dir);  // refuse before the work, not after it
   // 2. Clean-ups: weights' own primitives folded, BatchNorm folded into Conv, dead code removed.
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
   // 3. Orchestration: which primitives run together in one kernel.
@@ -71,13 +82,13 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   // 5. Code generation and compilation; the plan, weights and graph of the artifact.
   BuiltArtifact built = stages.run("codegen + compile", [&] { return build_artifact(g, steps, o.build); });
   // 6. Write to a staging directory, check against the interpreter, then publish.
-  std::string staging = o.out_dir + ".staging";
+  std::string staging = result.out_dir + ".staging";
   std::filesystem::remove_all(staging);
+  RemovedUnlessPublished guard{staging};
   stages.run("write", [&] { write_artifact(built, staging); return 0; });
   if (o.host_target) {
     result.verify = stages.run("verify", [&] { return verify_artifact(staging, reference, o.verify_seed, o.tolerance); });
     if (!result.verify.ok()) {
-      std::filesystem::remove_all(staging);
       ORCHID_USER_ERROR() << o.model_path << ": the compiled artifact does not match the reference interpreter "
                           << "(seed " << o.verify_seed << "); nothing written:\n" << result.verify.summary();
     }
@@ -89,7 +100,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   result.report_summary = stages.run("report", [&] {
     return write_reports(staging, report, o.host_target ? o.measure_seconds : 0);
   });
-  publish_artifact(staging, o.out_dir);
+  publish_artifact(staging, result.out_dir);
   result.stages = stages.times();
   return result;
 }

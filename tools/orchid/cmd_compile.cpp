@@ -55,11 +55,17 @@ int compile(const CompileFlags& f) {
   if (f.measure) {
     db = std::make_unique<tune::TuningDb>(f.db.empty() ? default_cache_root() / "tuning.db" : std::filesystem::path(f.db));
     o.measure.orchid_exe = std::filesystem::read_symlink("/proc/self/exe").string();
-    o.measure.work_dir = f.out + ".candidates";
+    o.measure.work_dir = driver::directory_name(f.out) + ".candidates";
     o.measure.db = db.get();
     o.measure.target = o.build.target;
   }
-  driver::CompileResult r = driver::compile_onnx(o);
+  driver::CompileResult r;
+  try {
+    r = driver::compile_onnx(o);
+  } catch (...) {
+    if (f.measure) std::filesystem::remove_all(o.measure.work_dir);
+    throw;
+  }
   if (f.measure) std::filesystem::remove_all(o.measure.work_dir);
   std::printf("wrote %s\n%s", r.out_dir.c_str(), r.report_summary.c_str());
   if (r.verified) std::printf("verification (seed %llu):\n%s", static_cast<unsigned long long>(f.seed), r.verify.summary().c_str());

@@ -1,0 +1,435 @@
+// The compiler driver end to end (driver/pipeline.h): small graphs compiled with every
+// orchestration strategy into artifact directories, loaded by the runtime and run against the
+// reference interpreter on fresh seeded inputs; determinism of the artifact's bytes; refusal
+// of artifacts that fail verification and of destinations that are not artifacts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "driver/artifact.h"
+#include "driver/pipeline.h"
+#include "interp/interp.h"
+#include "interp/random_inputs.h"
+#include "ir/parser.h"
+#include "runtime/model.h"
+#include "runtime/plan.h"
+#include "runtime/session.h"
+#include "support/random.h"
+#include "testlib/errors.h"
+#include "testlib/onnx_builder.h"
+#include "testlib/temp_dir.h"
+#include "testlib/tensors.h"
+
+namespace orchid::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using orchestrate::Strategy;
+
+// Compiled objects are cached across runs (the cache is content-addressed, so sharing it is
+// safe); only the determinism test compiles into caches of its own.
+fs::path shared_object_cache() { return fs::temp_directory_path() / "orchid-driver-test-objects"; }
+
+CompileOptions options_for(const std::string& out_dir, Strategy s) {
+  CompileOptions o;
+  o.model_path = "test.oir";
+  o.strategy = s;
+  o.out_dir = out_dir;
+  o.build.compiler.cache_dir = shared_object_cache();
+  o.build.cores = 2;
+  o.measure_seconds = 0.01;  // the report's timing runs too, briefly
+  return o;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Relative L2 error, computed here rather than with driver::relative_l2 (under test).
+double rel_l2(const ir::Tensor& got, const ir::Tensor& want) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double d = got.get_f64(i) - want.get_f64(i);
+    num += d * d;
+    den += want.get_f64(i) * want.get_f64(i);
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+// The largest relative L2 error accepted per dtype; integers and bool must be exact.
+double tolerance_of(ir::DType t) {
+  switch (t) {
+    case ir::DType::F64: return 1e-12;
+    case ir::DType::F32: return 1e-5;
+    case ir::DType::F16:
+    case ir::DType::BF16: return 1e-2;
+    default: return 0;
+  }
+}
+
+// Runs the artifact in `dir` and the interpreter on `g` with the same seeded random inputs.
+void expect_matches_interpreter(const std::string& dir, const ir::Graph& g, uint64_t seed) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<ir::Tensor> inputs = interp::random_inputs(g, seed);
+  std::vector<ir::Tensor> want = interp::run(g, inputs);
+  std::map<std::string, ir::Tensor, std::less<>> by_name;
+  for (size_t i = 0; i < inputs.size(); ++i) by_name[g.value(g.inputs()[i]).name] = inputs[i];
+  runtime::Session session(runtime::Model::load(dir));
+  std::vector<ir::Tensor> got = session.run(by_name);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    const std::string& name = g.value(g.outputs()[o]).name;
+    ASSERT_EQ(got[o].type(), want[o].type()) << "output " << o << " (" << name << ")";
+    if (ir::is_float(want[o].dtype()))
+      EXPECT_LE(rel_l2(got[o], want[o]), tolerance_of(want[o].dtype())) << "output " << o << " (" << name << ")";
+    else
+      EXPECT_EQ(got[o].bytes(), want[o].bytes()) << "output " << o << " (" << name << ")";
+  }
+}
+
+std::vector<std::string> files_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Every file an artifact consists of is there, and nothing is left beside it.
+void expect_artifact_files(const fs::path& dir) {
+  runtime::Plan plan = runtime::read_plan(dir.string());
+  std::vector<std::string> want = {"graph.oir", "plan.json", "report.html", "report.md", "weights.bin"};
+  for (const runtime::PlanLibrary& l : plan.libraries) want.push_back(l.file);
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(files_in(dir), want);
+  int generated = 0;
+  for (const runtime::PlanStep& s : plan.steps) generated += s.impl == runtime::StepImpl::Generated;
+  if (generated > 0) {
+    ASSERT_FALSE(plan.libraries.empty());
+    EXPECT_EQ(plan.libraries[0].file.rfind("kernels_0_", 0), 0u) << plan.libraries[0].file;
+  }
+  // Staging and bisect folders are gone.
+  EXPECT_FALSE(fs::exists(dir.string() + ".staging"));
+  EXPECT_EQ(files_in(dir.parent_path()), std::vector<std::string>{dir.filename().string()});
+}
+
+// ---- Graphs ----
+
+// MatMul (weights), Add (bias), Relu, Softmax, Transpose from ONNX: linear, reduction and
+// layout kernels, weights in weights.bin.
+ir::Graph onnx_mlp() {
+  Rng rng(11);
+  testlib::OnnxModel m;
+  m.inputs = {{"x", {ir::DType::F32, {4, 8}}}};
+  m.initializers = {{"w", testlib::random_tensor({ir::DType::F32, {8, 6}}, rng)},
+                    {"b", testlib::random_tensor({ir::DType::F32, {6}}, rng)}};
+  m.nodes = {{"MatMul", {"x", "w"}, {"xw"}, {}, "", "mm"},
+             {"Add", {"xw", "b"}, {"h"}, {}, "", "bias"},
+             {"Relu", {"h"}, {"r"}, {}, "", "relu"},
+             {"Softmax", {"r"}, {"p"}, {{"axis", int64_t{1}}}, "", "softmax"},
+             {"Transpose", {"p"}, {"y"}, {{"perm", std::vector<int64_t>{1, 0}}}, "", "transpose"}};
+  m.outputs = {"y"};
+  return testlib::import_model(m, "mlp.onnx");
+}
+
+// Opaque routines become reference steps; an i64 output comes from topk.
+const char* kOpaque = R"(graph @opaque {
+  input %x : f32[3,8]
+  %e : f32[3,8] = elementwise(%x) { mul(%x[i0, i1], 2:f32) }
+  %t, %ti : f32[3,2], i64[3,2] = opaque topk(%e) {axis=1, k=2, largest=1, sorted=1}
+  %c : f32[3,8] = opaque cumsum(%e) {axis=1, exclusive=0, reverse=0}
+  %s : f32[3,2] = elementwise(%t) { neg(%t[i0, i1]) }
+  output %s, %ti, %c
+})";
+
+// Views: of a computed value, and of a graph input that is itself a graph output.
+const char* kViews = R"(graph @views {
+  input %x : f32[2,6]
+  %y : f32[2,6] = elementwise(%x) { exp(%x[i0, i1]) }
+  %r : f32[12] = view(%y)
+  %s : f32[3,4] = view(%x)
+  %z : f32[3,4] = elementwise(%s) { add(%s[i0, i1], 1:f32) }
+  output %r, %s, %z
+})";
+
+// Outputs that are a graph input, a constant, and one value listed twice.
+const char* kPassThrough = R"(graph @passthrough {
+  input %x : f32[5]
+  input %n : i32[5]
+  const %c : f32[3] = [1, 2.5, -3]
+  %y : f32[5] = elementwise(%x) { tanh(%x[i0]) }
+  %k : i32[5] = elementwise(%n) { add(mul(%n[i0], 3:i32), -1:i32) }
+  output %x, %y, %c, %y, %k, %x
+})";
+
+// No primitive at all: the plan has no steps and no libraries.
+const char* kNoSteps = R"(graph @nosteps {
+  input %x : f32[2,2]
+  const %c : i64[2] = [7, -7]
+  output %c, %x, %c
+})";
+
+// Integer and bool outputs.
+const char* kIntegers = R"(graph @ints {
+  input %a : i32[4,5]
+  input %b : i32[4,5]
+  %s : i32[4,5] = elementwise(%a, %b) { add(mul(%a[i0, i1], %b[i0, i1]), 7:i32) }
+  %v, %i : i32[4], i64[4] = reduce argmax(%s) over [5] { %s[i0, r0]; r0 }
+  %t : i64[4,1] = reduce sum(%s) over [5] { cast<i64>(%s[i0, r0]) }
+  %g : bool[4,5] = elementwise(%a, %b) { gt(%a[i0, i1], %b[i0, i1]) }
+  output %s, %v, %i, %t, %g
+})";
+
+// f16 elementwise, reduction and a layout.
+const char* kHalf = R"(graph @half {
+  input %x : f16[4,16]
+  input %y : f16[4,16]
+  %s : f16[4,16] = elementwise(%x, %y) { add(mul(%x[i0, i1], %y[i0, i1]), 0.5:f16) }
+  %r : f16[4,1] = reduce sum(%s) over [16] { %s[i0, r0] }
+  %t : f16[16,4] = layout(%s) { %s[i1, i0] }
+  output %s, %r, %t
+})";
+
+// ---- Every graph, every strategy ----
+
+class EveryStrategy : public ::testing::TestWithParam<Strategy> {
+ protected:
+  // Compiles g into a fresh directory, checks the files and the outputs on two seeds.
+  runtime::Plan compile_and_check(const ir::Graph& g) {
+    fs::path out = fs::path(dir_.str()) / "out" / "artifact";
+    fs::create_directories(out.parent_path());
+    CompileResult r = compile_graph(g, options_for(out.string(), GetParam()));
+    EXPECT_TRUE(r.verified);
+    EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
+    EXPECT_EQ(r.verify.outputs.size(), g.outputs().size());
+    EXPECT_NE(r.report_summary.find("verified against the interpreter: yes"), std::string::npos) << r.report_summary;
+    expect_artifact_files(out);
+    for (uint64_t seed : {42, 43}) expect_matches_interpreter(out.string(), g, seed);
+    return runtime::read_plan(out.string());
+  }
+
+  testlib::TempDir dir_{"orchid_driver"};
+};
+
+TEST_P(EveryStrategy, OnnxMatMulSoftmax) {
+  runtime::Plan plan = compile_and_check(onnx_mlp());
+  EXPECT_GT(plan.weights.bytes, 0);  // w and b (or what they folded into)
+}
+
+TEST_P(EveryStrategy, OpaqueRoutinesRunAsReferenceSteps) {
+  runtime::Plan plan = compile_and_check(ir::parse_graph(kOpaque));
+  int reference = 0;
+  for (const runtime::PlanStep& s : plan.steps) reference += s.impl == runtime::StepImpl::Reference;
+  EXPECT_EQ(reference, 2);
+}
+
+TEST_P(EveryStrategy, Views) {
+  runtime::Plan plan = compile_and_check(ir::parse_graph(kViews));
+  int aliases = 0;
+  for (const runtime::PlanBuffer& b : plan.buffers) aliases += b.alias >= 0;
+  // Alone in its kernel, a view is an alias of its input's buffer (greedy fuses both views
+  // with their neighbours: graph outputs do not stop fusion).
+  if (GetParam() != Strategy::Greedy) {
+    EXPECT_EQ(aliases, 2);
+  }
+}
+
+TEST_P(EveryStrategy, OutputsThatAreInputsConstantsOrRepeated) {
+  runtime::Plan plan = compile_and_check(ir::parse_graph(kPassThrough));
+  ASSERT_EQ(plan.outputs.size(), 6u);
+  EXPECT_EQ(plan.outputs[0], plan.outputs[5]);
+  EXPECT_EQ(plan.outputs[1], plan.outputs[3]);
+  EXPECT_EQ(plan.buffers[plan.outputs[0]].kind, runtime::BufferKind::Input);
+  EXPECT_EQ(plan.buffers[plan.outputs[2]].kind, runtime::BufferKind::Constant);
+}
+
+TEST_P(EveryStrategy, AGraphWithoutPrimitives) {
+  runtime::Plan plan = compile_and_check(ir::parse_graph(kNoSteps));
+  EXPECT_TRUE(plan.steps.empty());
+  EXPECT_TRUE(plan.libraries.empty());
+}
+
+TEST_P(EveryStrategy, IntegerAndBoolOutputs) { compile_and_check(ir::parse_graph(kIntegers)); }
+
+TEST_P(EveryStrategy, HalfPrecision) { compile_and_check(ir::parse_graph(kHalf)); }
+
+INSTANTIATE_TEST_SUITE_P(Driver, EveryStrategy,
+                         ::testing::Values(Strategy::Primitive, Strategy::PerOp, Strategy::Greedy),
+                         [](const ::testing::TestParamInfo<Strategy>& p) {
+                           std::string name(orchestrate::strategy_name(p.param));
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+// ---- Determinism ----
+
+TEST(DriverDeterminism, TheSameGraphGivesByteIdenticalArtifacts) {
+  testlib::TempDir dir("orchid_driver_det");
+  ir::Graph g = onnx_mlp();
+  std::vector<fs::path> outs;
+  for (const char* name : {"a", "b"}) {
+    CompileOptions o = options_for(dir.file(std::string("out_") + name), Strategy::Greedy);
+    // Caches of their own: the objects are compiled twice, not copied from one cache entry.
+    o.build.compiler.cache_dir = dir.file(std::string("cache_") + name);
+    compile_graph(g, o);
+    outs.push_back(o.out_dir);
+  }
+  runtime::Plan plan = runtime::read_plan(outs[0].string());
+  ASSERT_FALSE(plan.libraries.empty());
+  std::vector<std::string> files = {"plan.json", "weights.bin", "graph.oir"};
+  for (const runtime::PlanLibrary& l : plan.libraries) files.push_back(l.file);
+  for (const std::string& f : files) {
+    ASSERT_TRUE(fs::exists(outs[0] / f)) << f;
+    EXPECT_EQ(read_file(outs[0] / f), read_file(outs[1] / f)) << f << " differs";
+  }
+}
+
+// ---- Verification ----
+
+const char* kExp = R"(graph @g {
+  input %x : f32[3,4]
+  %y : f32[3,4] = elementwise(%x) { exp(%x[i0, i1]) }
+  %z : f32[3,4] = elementwise(%x) { neg(%x[i0, i1]) }
+  output %y, %z
+})";
+
+const char* kExpWrongZ = R"(graph @g {
+  input %x : f32[3,4]
+  %y : f32[3,4] = elementwise(%x) { exp(%x[i0, i1]) }
+  %z : f32[3,4] = elementwise(%x) { abs(%x[i0, i1]) }
+  output %y, %z
+})";
+
+TEST(DriverVerify, AnArtifactCheckedAgainstAnotherGraphFailsNamingTheOutput) {
+  testlib::TempDir dir("orchid_driver_verify");
+  std::string out = dir.file("art");
+  compile_graph(ir::parse_graph(kExp), options_for(out, Strategy::Greedy));
+  VerifyReport same = verify_artifact(out, ir::parse_graph(kExp), 5, 1e-4);
+  EXPECT_TRUE(same.ok()) << same.summary();
+  VerifyReport other = verify_artifact(out, ir::parse_graph(kExpWrongZ), 5, 1e-4);
+  EXPECT_FALSE(other.ok());
+  ASSERT_EQ(other.outputs.size(), 2u);
+  EXPECT_TRUE(other.outputs[0].ok);
+  EXPECT_FALSE(other.outputs[1].ok);
+  EXPECT_EQ(other.outputs[1].name, "z");
+  std::string summary = other.summary();
+  EXPECT_NE(summary.find("output z: relative L2 error"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("(exceeds"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("output y: relative L2 error 0 (exceeds"), std::string::npos) << summary;
+}
+
+TEST(DriverVerify, AFailedVerificationWritesNothingAndKeepsTheEarlierArtifact) {
+  testlib::TempDir dir("orchid_driver_refuse");
+  std::string out = dir.file("art");
+  compile_graph(ir::parse_graph(kExp), options_for(out, Strategy::Greedy));
+  std::string plan_before = read_file(fs::path(out) / "plan.json");
+  // No error is small enough for a negative tolerance: every output fails.
+  CompileOptions o = options_for(out, Strategy::Primitive);
+  o.tolerance = -1;
+  std::string msg = testlib::error_of([&] { compile_graph(ir::parse_graph(kExp), o); });
+  EXPECT_NE(msg.find("test.oir: the compiled artifact does not match the reference interpreter (seed 1); nothing written"),
+            std::string::npos) << msg;
+  EXPECT_NE(msg.find("output y: relative L2 error"), std::string::npos) << msg;
+  EXPECT_EQ(read_file(fs::path(out) / "plan.json"), plan_before);
+  EXPECT_EQ(files_in(dir.str()), std::vector<std::string>{"art"});
+  // Into a new directory: nothing at all.
+  o.out_dir = dir.file("new");
+  EXPECT_NE(testlib::error_of([&] { compile_graph(ir::parse_graph(kExp), o); }), "(no error)");
+  EXPECT_EQ(files_in(dir.str()), std::vector<std::string>{"art"});
+}
+
+TEST(DriverVerify, RelativeL2OfFloatsIntegersAndNonFiniteValues) {
+  ir::Tensor a({ir::DType::F32, {3}}), b({ir::DType::F32, {3}});
+  for (int i = 0; i < 3; ++i) a.set_f64(i, i + 1), b.set_f64(i, i + 1);
+  EXPECT_EQ(relative_l2(a, b, nullptr), 0);
+  b.set_f64(2, 3.5);
+  EXPECT_NEAR(relative_l2(a, b, nullptr), 0.5 / std::sqrt(1 + 4 + 12.25), 1e-12);
+  a.set_f64(1, NAN), b.set_f64(1, NAN), b.set_f64(2, 3);
+  EXPECT_EQ(relative_l2(a, b, nullptr), 0);  // NaN where NaN is expected
+  std::string why;
+  b.set_f64(1, 2);
+  EXPECT_EQ(relative_l2(a, b, &why), INFINITY);
+  EXPECT_NE(why.find("element 1"), std::string::npos) << why;
+  ir::Tensor i32({ir::DType::I32, {3}}), other({ir::DType::I32, {3}});
+  EXPECT_EQ(relative_l2(i32, other, nullptr), 0);
+  other.set_i64(0, 1);
+  EXPECT_EQ(relative_l2(i32, other, &why), 1);
+  EXPECT_EQ(relative_l2(a, i32, &why), INFINITY);
+  EXPECT_NE(why.find("type f32[3], expected i32[3]"), std::string::npos) << why;
+}
+
+// ---- Publishing ----
+
+TEST(DriverPublish, ANonArtifactDirectoryIsNeverReplaced) {
+  testlib::TempDir dir("orchid_driver_publish");
+  std::string taken = dir.file("taken");
+  dir.file("taken/notes.txt", "keep me");
+  std::string staging = dir.file("staging");
+  dir.file("staging/plan.json", "{}");
+  std::string msg = testlib::error_of([&] { publish_artifact(staging, taken); });
+  EXPECT_NE(msg.find(taken + " exists and is not an Orchid artifact; not replacing it"), std::string::npos) << msg;
+  EXPECT_EQ(read_file(fs::path(taken) / "notes.txt"), "keep me");
+  // A file in the way is refused as well.
+  std::string file = dir.file("afile", "data");
+  msg = testlib::error_of([&] { publish_artifact(staging, file); });
+  EXPECT_NE(msg.find("afile exists and is not an Orchid artifact"), std::string::npos) << msg;
+  // An empty directory, or an earlier artifact, is replaced.
+  std::string empty = dir.file("empty");
+  fs::create_directories(empty);
+  publish_artifact(staging, empty);
+  EXPECT_TRUE(fs::exists(fs::path(empty) / "plan.json"));
+  EXPECT_FALSE(fs::exists(staging));
+}
+
+TEST(DriverPublish, CompilingOverAnEarlierArtifactReplacesIt) {
+  testlib::TempDir dir("orchid_driver_replace");
+  std::string out = dir.file("art");
+  compile_graph(ir::parse_graph(kOpaque), options_for(out, Strategy::Primitive));
+  fs::remove(fs::path(out) / "report.html");
+  compile_graph(ir::parse_graph(kOpaque), options_for(out, Strategy::Primitive));
+  expect_artifact_files(out);
+  expect_matches_interpreter(out, ir::parse_graph(kOpaque), 7);
+}
+
+// Libraries are opened RTLD_NODELETE, and dlopen hands back the object already loaded under
+// the same path: kernel libraries are named by their content, so that a process compiling a
+// different graph into the same directory never runs the first one's kernels.
+TEST(DriverPublish, RecompilingAnotherGraphIntoTheSameDirectoryInOneProcess) {
+  testlib::TempDir dir("orchid_driver_reload");
+  std::string out = dir.file("art");
+  compile_graph(ir::parse_graph(kExp), options_for(out, Strategy::Greedy));
+  expect_matches_interpreter(out, ir::parse_graph(kExp), 7);
+  compile_graph(ir::parse_graph(kOpaque), options_for(out, Strategy::Greedy));
+  EXPECT_EQ(runtime::read_plan(out).graph_name, "opaque");
+  expect_matches_interpreter(out, ir::parse_graph(kOpaque), 7);
+}
+
+TEST(DriverPublish, CompilingIntoANonArtifactDirectoryLeavesItAndNothingElse) {
+  testlib::TempDir dir("orchid_driver_taken");
+  std::string taken = dir.file("taken");
+  dir.file("taken/notes.txt", "keep me");
+  std::string msg = testlib::error_of(
+      [&] { compile_graph(ir::parse_graph(kExp), options_for(taken, Strategy::Greedy)); });
+  EXPECT_NE(msg.find("exists and is not an Orchid artifact; not replacing it"), std::string::npos) << msg;
+  EXPECT_EQ(files_in(taken), std::vector<std::string>{"notes.txt"});
+  EXPECT_EQ(files_in(dir.str()), std::vector<std::string>{"taken"});  // no staging left behind
+}
+
+TEST(DriverPublish, AnOutputDirectoryWithATrailingSlash) {
+  testlib::TempDir dir("orchid_driver_slash");
+  std::string out = dir.file("art") + "/";
+  compile_graph(ir::parse_graph(kExp), options_for(out, Strategy::Greedy));
+  expect_artifact_files(dir.file("art"));
+  // And again, over the artifact now there.
+  compile_graph(ir::parse_graph(kExp), options_for(out, Strategy::Greedy));
+  expect_artifact_files(dir.file("art"));
+}
+
+}  // namespace
+}  // namespace orchid::driver

@@ -1,0 +1,241 @@
+// `orchid compile`, `orchid run DIR` and `orchid verify DIR` through the built binary: the
+// artifact directory, output summaries and .npy files, --bench --json, --profile traces,
+// verification and bisection of a tampered graph.oir, measuring with a tuning database, and
+// the messages of bad flags and paths (exit code 1).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/npy.h"
+#include "support/random.h"
+#include "testlib/onnx_builder.h"
+#include "testlib/subprocess.h"
+#include "testlib/temp_dir.h"
+#include "testlib/tensors.h"
+
+namespace orchid {
+namespace {
+
+namespace fs = std::filesystem;
+using testlib::TempDir;
+
+testlib::ProcessResult orchid_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), ORCHID_BIN);
+  return testlib::run_process(args);
+}
+
+// Compiled objects are cached across runs (content-addressed, safe to share).
+std::string object_cache() { return (fs::temp_directory_path() / "orchid-cli-test-objects").string(); }
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << part << "' is not in:\n" << text;
+}
+
+// x f32[4,8] -> MatMul (weights) -> LeakyRelu (alpha 2: a `2:f32` in a body of graph.oir)
+// -> Softmax -> y.
+std::string write_model(const TempDir& dir) {
+  Rng rng(3);
+  testlib::OnnxModel m;
+  m.inputs = {{"x", {ir::DType::F32, {4, 8}}}};
+  m.initializers = {{"w", testlib::random_tensor({ir::DType::F32, {8, 6}}, rng)}};
+  m.nodes = {{"MatMul", {"x", "w"}, {"xw"}, {}, "", "mm"},
+             {"LeakyRelu", {"xw"}, {"h"}, {{"alpha", 2.0}}, "", "leaky"},
+             {"Softmax", {"h"}, {"y"}, {{"axis", int64_t{1}}}, "", "softmax"}};
+  m.outputs = {"y"};
+  std::string path = dir.file("model.onnx");
+  std::ofstream(path, std::ios::binary) << testlib::serialize_model(m);
+  return path;
+}
+
+// `orchid compile MODEL -o OUT --no-measure` into the shared object cache; fails the test on
+// a non-zero exit.
+testlib::ProcessResult compile_no_measure(const std::string& model, const std::string& out) {
+  auto r = orchid_cli({"compile", model, "-o", out, "--no-measure", "--cache-dir", object_cache()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r;
+}
+
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p)); }
+
+TEST(CliCompile, CompileThenRunAnArtifact) {
+  TempDir dir("orchid_cli_compile");
+  std::string model = write_model(dir), out = dir.file("art");
+  auto c = compile_no_measure(model, out);
+  EXPECT_TRUE(contains(c.output, "wrote " + out));
+  EXPECT_TRUE(contains(c.output, "- model: model.onnx, strategy greedy"));
+  EXPECT_TRUE(contains(c.output, "verification (seed 1):\n  output y: relative L2 error"));
+  for (const char* f : {"plan.json", "weights.bin", "graph.oir", "report.md", "report.html"})
+    EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
+  EXPECT_FALSE(fs::exists(out + ".staging"));
+  EXPECT_FALSE(fs::exists(out + ".candidates"));
+
+  auto run = orchid_cli({"run", out});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  size_t steps = read_json(fs::path(out) / "plan.json").at("steps").size();
+  EXPECT_TRUE(contains(run.output, "artifact " + out + ": " + std::to_string(steps) + " steps, 1 inputs, 1 outputs\n"));
+  EXPECT_TRUE(contains(run.output, "  y: f32[4,6]  min "));
+
+  // The artifact's outputs are the interpreter's (both draw the inputs from seed 0).
+  auto written = orchid_cli({"run", out, "--output-dir", dir.file("o")});
+  ASSERT_EQ(written.exit_code, 0) << written.output;
+  EXPECT_TRUE(contains(written.output, "wrote " + dir.file("o") + "/y.npy"));
+  auto reference = orchid_cli({"run", model, "--output-dir", dir.file("ref")});
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+  ir::Tensor got = ir::read_npy(dir.file("o") + "/y.npy"), want = ir::read_npy(dir.file("ref") + "/y.npy");
+  ASSERT_EQ(got.type(), want.type());
+  EXPECT_EQ(testlib::compare_tensors(got, want), "");
+
+  // Another seed gives other outputs.
+  auto seeded = orchid_cli({"run", out, "--seed", "5"});
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.output;
+  EXPECT_NE(seeded.output, run.output);
+}
+
+TEST(CliCompile, BenchJsonAndProfile) {
+  TempDir dir("orchid_cli_bench");
+  std::string out = dir.file("art");
+  compile_no_measure(write_model(dir), out);
+
+  auto bench = orchid_cli({"run", out, "--bench", "--json", "--min-time", "0.01", "--min-runs", "3"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  nlohmann::json j = nlohmann::json::parse(bench.output);  // nothing but the JSON document
+  ASSERT_TRUE(j.at("times_ms").is_array());
+  EXPECT_GE(j["times_ms"].size(), 3u);
+  for (const auto& t : j["times_ms"]) EXPECT_GT(t.get<double>(), 0);
+  EXPECT_GT(j.at("peak_rss_mb").get<double>(), 0);
+
+  std::string trace = dir.file("t.json");
+  auto prof = orchid_cli({"run", out, "--profile", trace});
+  ASSERT_EQ(prof.exit_code, 0) << prof.output;
+  nlohmann::json plan = read_json(fs::path(out) / "plan.json");
+  nlohmann::json t = read_json(trace);
+  const nlohmann::json& events = t.at("traceEvents");
+  ASSERT_EQ(events.size(), plan.at("steps").size());
+  for (size_t s = 0; s < events.size(); ++s) {
+    EXPECT_EQ(events[s].at("ph"), "X");
+    EXPECT_EQ(events[s].at("name"), plan["steps"][s].at("name"));
+    EXPECT_GE(events[s].at("dur").get<double>(), 0);
+  }
+}
+
+TEST(CliCompile, VerifyAndBisectATamperedGraph) {
+  TempDir dir("orchid_cli_verify");
+  std::string out = dir.file("art");
+  compile_no_measure(write_model(dir), out);
+  auto ok = orchid_cli({"verify", out});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_TRUE(contains(ok.output, out + ": every step matches the interpreter (seed 1)"));
+
+  // LeakyRelu's slope 2 becomes 3 in the graph the artifact is checked against; its step
+  // computes with 2, so that step is the first to diverge.
+  std::string oir = read_file(fs::path(out) / "graph.oir");
+  size_t at = oir.find("2:f32");
+  ASSERT_NE(at, std::string::npos) << oir;
+  for (; at != std::string::npos; at = oir.find("2:f32", at)) oir.replace(at, 5, "3:f32");
+  std::ofstream(fs::path(out) / "graph.oir", std::ios::binary) << oir;
+  std::string step;
+  nlohmann::json plan = read_json(fs::path(out) / "plan.json");
+  for (const auto& s : plan.at("steps"))
+    for (const auto& op : s.at("source_ops"))
+      if (op == "leaky" && step.empty()) step = s.at("name").get<std::string>();
+  ASSERT_FALSE(step.empty()) << plan.dump(1);
+
+  auto bad = orchid_cli({"verify", out, "--bisect"});
+  EXPECT_EQ(bad.exit_code, 3) << bad.output;
+  EXPECT_TRUE(contains(bad.output, out + ": first divergence: step " + step + " ("));
+  EXPECT_TRUE(contains(bad.output, "with relative L2 error"));
+  EXPECT_FALSE(fs::exists(out + ".bisect"));
+}
+
+TEST(CliCompile, BadFlagsAndPathsAreUserErrors) {
+  TempDir dir("orchid_cli_errors");
+  std::string model = write_model(dir);
+  auto strategy = orchid_cli({"compile", model, "-o", dir.file("a"), "--orchestrate", "fancy"});
+  EXPECT_EQ(strategy.exit_code, 1);
+  EXPECT_TRUE(contains(strategy.output, "--orchestrate: fancy not in {primitive,per-op,greedy}"));
+
+  auto target = orchid_cli({"compile", model, "-o", dir.file("a"), "--target", "cuda", "--no-measure"});
+  EXPECT_EQ(target.exit_code, 1);
+  EXPECT_TRUE(contains(target.output, "orchid: error: --target cuda: only the host CPU (cpu) has a backend so far"));
+
+  auto missing = orchid_cli({"compile", dir.file("none.onnx"), "-o", dir.file("a"), "--no-measure"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(contains(missing.output, "orchid: error: " + dir.file("none.onnx") + ": cannot open"));
+
+  // A directory that is not an artifact is refused before any work, and left as it was;
+  // with measuring, nothing is left beside it either.
+  std::string taken = dir.file("taken");
+  dir.file("taken/notes.txt", "mine");
+  for (bool measure : {false, true}) {
+    std::vector<std::string> args = {"compile", model, "-o", taken, "--cache-dir", object_cache()};
+    if (measure) {
+      args.push_back("--db");
+      args.push_back(dir.file("t.db"));
+    } else {
+      args.push_back("--no-measure");
+    }
+    auto r = orchid_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "orchid: error: " + taken + " exists and is not an Orchid artifact; not replacing it"));
+    EXPECT_EQ(read_file(fs::path(taken) / "notes.txt"), "mine");
+    EXPECT_FALSE(fs::exists(taken + ".staging"));
+    EXPECT_FALSE(fs::exists(taken + ".candidates"));
+  }
+  EXPECT_FALSE(fs::exists(dir.file("a")));
+
+  // An artifact that fails verification (no error is within a negative tolerance) is not
+  // written, and neither is anything beside it, after measuring too.
+  auto wrong = orchid_cli({"compile", model, "-o", dir.file("v"), "--tolerance", "-1", "--db", dir.file("t.db"),
+                           "--cache-dir", object_cache()});
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_TRUE(contains(wrong.output, "orchid: error: " + model +
+                                         ": the compiled artifact does not match the reference interpreter (seed 1); "
+                                         "nothing written:\n  output y: relative L2 error"));
+  for (const char* suffix : {"", ".staging", ".candidates"}) EXPECT_FALSE(fs::exists(dir.file("v") + suffix)) << suffix;
+
+  auto no_artifact = orchid_cli({"verify", dir.file("nothing")});
+  EXPECT_EQ(no_artifact.exit_code, 1) << no_artifact.output;
+  EXPECT_TRUE(contains(no_artifact.output, "nothing"));
+}
+
+TEST(CliCompile, MeasuringChoosesAnImplementationAndCachesTheTimes) {
+  TempDir dir("orchid_cli_measure");
+  std::string model = write_model(dir), db = dir.file("t.db");
+  // A trailing slash names the same directory: candidates and staging go beside it.
+  auto first = orchid_cli({"compile", model, "-o", dir.file("a") + "/", "--db", db, "--cache-dir", object_cache()});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::string report = read_file(dir.file("a") + "/report.md");
+  EXPECT_TRUE(contains(report, "## Implementations chosen by measuring\n\n- kernel "));
+  EXPECT_TRUE(contains(report, "(mm): oneDNN "));
+  EXPECT_EQ(report.find("(cached)"), std::string::npos) << report;
+  EXPECT_TRUE(fs::exists(db));
+
+  auto second = orchid_cli({"compile", model, "-o", dir.file("b"), "--db", db, "--cache-dir", object_cache()});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  std::string again = read_file(dir.file("b") + "/report.md");
+  EXPECT_TRUE(contains(again, "## Implementations chosen by measuring"));
+  size_t oneDnn = again.find("oneDNN "), cached = again.find("(cached)");
+  EXPECT_NE(oneDnn, std::string::npos);
+  EXPECT_NE(cached, std::string::npos) << again;
+  EXPECT_NE(again.find("(cached)", cached + 1), std::string::npos) << again;  // both candidates
+  // Nothing is left beside the artifacts (the database may keep its WAL files).
+  for (const auto& e : fs::directory_iterator(dir.str())) {
+    std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == "a" || name == "b" || name == "model.onnx" || name.rfind("t.db", 0) == 0) << name;
+  }
+}
+
+}  // namespace
+}  // namespace orchid
