@@ -183,7 +183,9 @@ struct MathCase {
   UnaryF fma_fn;
   UnaryF plain_fn;
   UnaryD reference;
-  int64_t bound_ulps;  // as stated above the function in vmath.inc
+  // Distance from the correctly rounded result, as stated above the function in vmath.inc.
+  int64_t fma_bound_ulps;
+  int64_t plain_bound_ulps;
 };
 
 void check_accuracy(const MathCase& c, uint64_t stride) {
@@ -193,19 +195,26 @@ void check_accuracy(const MathCase& c, uint64_t stride) {
     fma.add(x, c.fma_fn(x), exact);
     plain.add(x, c.plain_fn(x), exact);
   });
-  for (auto [build, a] : {std::pair{"FMA", &fma}, std::pair{"no FMA", &plain}}) {
+  struct Build {
+    const char* name;
+    const Accuracy* accuracy;
+    int64_t bound_ulps;
+  };
+  for (auto [build, a, bound] : {Build{"FMA", &fma, c.fma_bound_ulps},
+                                 Build{"no FMA", &plain, c.plain_bound_ulps}}) {
     std::printf("%s\n", describe(c.name, build, *a).c_str());
-    EXPECT_LE(a->max_ulps, c.bound_ulps) << describe(c.name, build, *a);
+    EXPECT_LE(a->max_ulps, bound) << describe(c.name, build, *a);
     EXPECT_EQ(a->wrong_specials, 0) << c.name << " (" << build << ") wrong at x = "
                                     << std::hexfloat << a->wrong_special_at;
   }
 }
 
-const MathCase kExp{"orc_expf", fma_build::expf_, plain_build::expf_, exp_d, 1};
-const MathCase kLog{"orc_logf", fma_build::logf_, plain_build::logf_, log_d, 1};
-const MathCase kErf{"orc_erff", fma_build::erff_, plain_build::erff_, erf_d, 1};
-const MathCase kTanh{"orc_tanhf", fma_build::tanhf_, plain_build::tanhf_, tanh_d, 1};
-const MathCase kSigmoid{"orc_sigmoidf", fma_build::sigmoidf_, plain_build::sigmoidf_, sigmoid, 1};
+const MathCase kExp{"orc_expf", fma_build::expf_, plain_build::expf_, exp_d, 1, 1};
+const MathCase kLog{"orc_logf", fma_build::logf_, plain_build::logf_, log_d, 1, 1};
+const MathCase kErf{"orc_erff", fma_build::erff_, plain_build::erff_, erf_d, 1, 1};
+const MathCase kTanh{"orc_tanhf", fma_build::tanhf_, plain_build::tanhf_, tanh_d, 1, 1};
+const MathCase kSigmoid{"orc_sigmoidf", fma_build::sigmoidf_, plain_build::sigmoidf_, sigmoid,
+                        1, 2};
 
 TEST(VmathAccuracy, Exp) { check_accuracy(kExp, kStride); }
 TEST(VmathAccuracy, Log) { check_accuracy(kLog, kStride); }
@@ -213,7 +222,7 @@ TEST(VmathAccuracy, Erf) { check_accuracy(kErf, kStride); }
 TEST(VmathAccuracy, Tanh) { check_accuracy(kTanh, kStride); }
 TEST(VmathAccuracy, Sigmoid) { check_accuracy(kSigmoid, kStride); }
 
-// Every float (minutes per function): run with --gtest_also_run_disabled_tests.
+// Every float (about 30 minutes for the five): run with --gtest_also_run_disabled_tests.
 TEST(VmathAccuracy, DISABLED_EveryFloat) {
   for (const MathCase* c : {&kExp, &kLog, &kErf, &kTanh, &kSigmoid}) check_accuracy(*c, 1);
 }
@@ -288,7 +297,8 @@ TEST(VmathHalf, EveryHalfConvertsExactlyAndRoundTrips) {
     float f = fma_build::orc_f16_to_f32(h);
     if (is_f16_nan(h)) {
       // NaN stays NaN, quiet, sign and payload kept.
-      uint32_t expected = (uint32_t(h & 0x8000u) << 16) | 0x7fc00000u | (uint32_t(h & 0x3ffu) << 13);
+      uint32_t expected =
+          (uint32_t(h & 0x8000u) << 16) | 0x7fc00000u | (uint32_t(h & 0x3ffu) << 13);
       EXPECT_EQ(to_bits(f), expected) << std::hex << h;
       EXPECT_EQ(fma_build::orc_f32_to_f16(f), h | 0x200u) << std::hex << h;
     } else {
@@ -445,7 +455,8 @@ TEST(VmathCompiled, LoopsVectorizeAndCallNothing) {
     ASSERT_FALSE(text.empty()) << "no " << symbol << " in the assembly";
     EXPECT_EQ(text.find("call"), std::string::npos) << symbol << " calls:\n" << text;
     for (const char* libm : {"expf", "logf", "erff", "tanhf"})
-      EXPECT_EQ(text.find(std::string(libm) + "@"), std::string::npos) << symbol << " uses " << libm;
+      EXPECT_EQ(text.find(std::string(libm) + "@"), std::string::npos)
+          << symbol << " uses " << libm;
 #if defined(__AVX2__)
     // GCC's preferred vector width for -march=native on AVX2 and AVX-512 machines is 256.
     EXPECT_NE(text.find("ymm"), std::string::npos) << symbol << " is not vectorized:\n" << text;
