@@ -10,6 +10,7 @@
 #include "driver/artifact.h"
 #include "ir/canonical.h"
 #include "ir/subgraph.h"
+#include "runtime/library_step.h"
 #include "support/error.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
@@ -22,7 +23,7 @@ namespace {
 
 std::string impl_key(StepKind k) {
   return std::string("impl=") + std::string(step_kind_name(k)) + " codegen=" +
-         std::to_string(codegen::cpu::kCodegenVersion);
+         std::to_string(codegen::cpu::kCodegenVersion) + " library=" + std::to_string(runtime::kLibraryStepVersion);
 }
 
 // The kernel alone as a graph: its inputs, its weights kept as constants, its outputs.

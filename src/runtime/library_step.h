@@ -16,6 +16,10 @@
 
 namespace orchid::runtime {
 
+// Bump when a library step's implementation changes its speed or results: measured times of
+// library steps in the tuning database are keyed with it.
+constexpr int kLibraryStepVersion = 2;
+
 class LibraryStep {
  public:
   virtual ~LibraryStep() = default;

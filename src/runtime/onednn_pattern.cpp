@@ -231,7 +231,7 @@ std::string start_linear(Walk& w, ir::NodeId n) {
     if (!leaf(w, p.inputs[k]))
       return "operand " + std::to_string(k) + " of " + node_str(w.g, n) + " is computed inside the step";
   if (std::string why = linear_shape_problem(p, w.g); !why.empty()) return why + ", " + node_str(w.g, n);
-  w.pattern = LinearPattern{p.op, p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), p.domain, {}};
+  w.pattern = LinearPattern{p.op, p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), std::nullopt, p.domain, {}};
   w.chain.push_back(p.outputs[0]);
   return "";
 }
@@ -345,6 +345,32 @@ std::string repeated_eltwise_problem(const std::vector<PostOp>& ops) {
   return "";
 }
 
+// An add of one value per output channel: dims all 1 but the channel dim, which is C.
+bool is_channel_add(const PostOp& op, const LinearPattern& p) {
+  const auto* b = std::get_if<BinaryPostOp>(&op);
+  if (!b || b->alg != BinaryAlg::Add) return false;
+  size_t channel = channel_dim(p);
+  for (size_t d = 0; d < b->dims.size(); ++d)
+    if (b->dims[d] != (d == channel ? p.out[d] : 1)) return false;
+  return true;
+}
+
+bool is_full_add(const PostOp& op, const LinearPattern& p) {
+  const auto* b = std::get_if<BinaryPostOp>(&op);
+  return b && b->alg == BinaryAlg::Add && b->dims == p.out;
+}
+
+// The first post-op as the bias when it adds a channel vector; then the first post-op left
+// as a sum when it adds a full tensor (onednn_pattern.h).
+void fold_bias_and_sum(LinearPattern& p) {
+  std::vector<PostOp>& ops = p.post_ops;
+  if (!ops.empty() && is_channel_add(ops[0], p)) {
+    p.bias = std::get<BinaryPostOp>(ops[0]).operand;
+    ops.erase(ops.begin());
+  }
+  if (!ops.empty() && is_full_add(ops[0], p)) ops[0] = SumPostOp{std::get<BinaryPostOp>(ops[0]).operand};
+}
+
 const char* alg_name(BinaryAlg a) {
   switch (a) {
     case BinaryAlg::Add: return "add";
@@ -381,13 +407,18 @@ PatternMatch match_linear_pattern(const ir::Graph& g) {
   merge_linear_post_ops(w.pattern->post_ops);
   if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())
     return {std::nullopt, "onednn: " + why};
+  fold_bias_and_sum(*w.pattern);
   return {w.pattern, ""};
 }
+
+size_t channel_dim(const LinearPattern& p) { return p.op == ir::PrimOp::Conv ? 1 : p.out.size() - 1; }
 
 std::string describe(const PostOp& op) {
   std::ostringstream os;
   if (const auto* b = std::get_if<BinaryPostOp>(&op)) {
     os << "binary " << alg_name(b->alg) << " " << ir::dims_str(b->dims);
+  } else if (std::holds_alternative<SumPostOp>(op)) {
+    os << "sum";
   } else {
     const auto& e = std::get<EltwisePostOp>(op);
     os << alg_name(e.alg);

@@ -22,6 +22,16 @@
 //   mul(X, sigmoid(X)), mul(sigmoid(X), X)                           → swish
 // erf-based GELU is not recognised (fission writes it as several primitives that read x
 // twice, which is not a chain).
+//
+// Two adds become parts of the primitive itself rather than binary post-ops (oneDNN 2.6's
+// gemm-based convolution runs binary post-ops at a fraction of its speed: a 3×3 64→64 56×56
+// conv takes 13 ms on one thread with its bias as a binary post-op, 2.7 ms with it as the
+// bias; and the sum post-op adds a residual in the primitive's own output layout, which
+// lets a convolution with a residual run on channel-blocked copies, onednn_step.h):
+//  - the first post-op, when it adds a tensor with one value per output channel (conv: dim
+//    1; matmul: the last dim N), is the primitive's bias;
+//  - the post-op after that (the first, without a bias), when it adds a tensor of the
+//    output's full shape (a residual), is a sum post-op.
 #pragma once
 
 #include <cstdint>
@@ -61,15 +71,27 @@ struct EltwisePostOp {
   float beta = 0;
 };
 
-using PostOp = std::variant<BinaryPostOp, EltwisePostOp>;
+// dst = dst + operand, the operand of the output's full shape (dims: the output's). Run as
+// oneDNN's sum post-op: the operand is copied into the output before the primitive runs, and
+// the primitive adds its result to it. oneDNN's gemm-based convolution supports a sum only as
+// the first post-op (elsewhere only the reference implementation takes it), the only place
+// the pattern puts it.
+struct SumPostOp {
+  Operand operand;
+};
+
+using PostOp = std::variant<BinaryPostOp, EltwisePostOp, SumPostOp>;
 
 struct LinearPattern {
   ir::PrimOp op = ir::PrimOp::MatMul;  // MatMul or Conv
   ir::PrimAttrs attrs;                 // MatMulAttrs or ConvAttrs
   Operand a;                           // matmul A / conv X
   Operand b;                           // matmul B / conv W
-  ir::Dims out;                        // the linear primitive's output shape
-  std::vector<PostOp> post_ops;        // in order
+  // Added to the linear result before the post-ops: one value per output channel, dense (its
+  // shape is C or N with any number of 1s around it).
+  std::optional<Operand> bias;
+  ir::Dims out;                  // the linear primitive's output shape
+  std::vector<PostOp> post_ops;  // in order
 };
 
 // The pattern of g, or (pattern empty) why g does not fit: "onednn: ...".
@@ -79,7 +101,10 @@ struct PatternMatch {
 };
 PatternMatch match_linear_pattern(const ir::Graph& g);
 
-// "relu", "binary add [1,8,1,1]": for messages and logs.
+// "relu", "binary add [1,8,1,1]", "sum": for messages and logs.
 std::string describe(const PostOp& op);
+
+// The dim of a linear output its channels run along: 1 for a conv, the last for a matmul.
+size_t channel_dim(const LinearPattern& p);
 
 }  // namespace orchid::runtime::onednn

@@ -1,7 +1,10 @@
 // The oneDNN step: a matched LinearPattern (onednn_pattern.h) becomes one oneDNN primitive
-// with post-ops, created once; run() binds the caller's buffers and executes it.
+// with bias and post-ops, created once, plus the reorders into and out of the layouts it
+// chose; run() binds the caller's buffers and executes them.
 #include "runtime/onednn_step.h"
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -74,14 +77,26 @@ dnnl::algorithm eltwise_algorithm(EltwiseAlg a) {
   return dnnl::algorithm::undef;
 }
 
-dnnl::primitive_attr make_attr(const LinearPattern& p) {
+// How the step runs a pattern. `blocked` (convs): src and dst in the layouts the primitive
+// prefers (format any: oneDNN's fast convolutions want channel-blocked activations, and run
+// the dense row-major ones through im2col and gemm at about half the speed), reordered in and
+// out on every run. `sum`: a SumPostOp as oneDNN's sum post-op, else as a binary add.
+struct Variant {
+  bool blocked = false;
+  bool sum = true;
+};
+
+dnnl::primitive_attr make_attr(const LinearPattern& p, Variant v) {
   dnnl::post_ops ops;
   for (const PostOp& op : p.post_ops) {
     if (const auto* b = std::get_if<BinaryPostOp>(&op)) {
       ops.append_binary(binary_algorithm(b->alg), plain_desc(b->dims));
+    } else if (const auto* e = std::get_if<EltwisePostOp>(&op)) {
+      ops.append_eltwise(1.0f, eltwise_algorithm(e->alg), e->alpha, e->beta);
+    } else if (v.sum) {
+      ops.append_sum(1.0f);
     } else {
-      const auto& e = std::get<EltwisePostOp>(op);
-      ops.append_eltwise(1.0f, eltwise_algorithm(e.alg), e.alpha, e.beta);
+      ops.append_binary(dnnl::algorithm::binary_add, plain_desc(p.out));
     }
   }
   dnnl::primitive_attr attr;
@@ -90,16 +105,26 @@ dnnl::primitive_attr make_attr(const LinearPattern& p) {
   return attr;
 }
 
-// The layouts the step's buffers have: src and dst dense row-major, weights as stored.
+// The layouts the step's buffers have: src and dst dense row-major, weights as stored; the
+// bias (zero dims without one) as oneDNN reads it: [C] for a conv, [1.., N] for a matmul.
 struct Layouts {
-  memory::desc src, weights, dst;
+  memory::desc src, weights, dst, bias;
 };
+
+memory::desc bias_desc(const LinearPattern& p) {
+  if (!p.bias) return {};
+  int64_t channels = p.out[onednn::channel_dim(p)];
+  if (p.op == ir::PrimOp::Conv) return plain_desc({channels});
+  ir::Dims dims(p.out.size(), 1);
+  dims.back() = channels;
+  return plain_desc(dims);
+}
 
 Layouts matmul_layouts(const LinearPattern& p) {
   const auto& attrs = std::get<ir::MatMulAttrs>(p.attrs);
   size_t rank = p.out.size();
-  return {matmul_operand_desc(p.a.shape, rank, attrs.trans_a),
-          matmul_operand_desc(p.b.shape, rank, attrs.trans_b), plain_desc(p.out)};
+  return {matmul_operand_desc(p.a.shape, rank, attrs.trans_a), matmul_operand_desc(p.b.shape, rank, attrs.trans_b),
+          plain_desc(p.out), bias_desc(p)};
 }
 
 // Grouped weights [K, C/g, k..] are oneDNN's [g, K/g, C/g, k..] (goihw), the same bytes.
@@ -110,7 +135,11 @@ Layouts conv_layouts(const LinearPattern& p) {
     w[0] /= attrs.groups;
     w.insert(w.begin(), attrs.groups);
   }
-  return {plain_desc(p.a.shape), plain_desc(w), plain_desc(p.out)};
+  return {plain_desc(p.a.shape), plain_desc(w), plain_desc(p.out), bias_desc(p)};
+}
+
+Layouts layouts(const LinearPattern& p) {
+  return p.op == ir::PrimOp::MatMul ? matmul_layouts(p) : conv_layouts(p);
 }
 
 // oneDNN counts dilation from 0 (no gaps); the IR from 1.
@@ -120,49 +149,160 @@ memory::dims onednn_dilations(const ir::Dims& d) {
   return out;
 }
 
-dnnl::primitive_desc conv_pd(const LinearPattern& p, const Layouts& l, const memory::desc& weights,
+memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), kF32, memory::format_tag::any); }
+
+dnnl::primitive_desc conv_pd(const LinearPattern& p, const Layouts& l, const memory::desc& weights, Variant v,
                              const dnnl::engine& engine) {
   const auto& a = std::get<ir::ConvAttrs>(p.attrs);
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                    l.src, weights, l.dst, to_dims(a.strides), onednn_dilations(a.dilations),
-                                    to_dims(a.pads_begin), to_dims(a.pads_end));
-  return dnnl::convolution_forward::primitive_desc(d, make_attr(p), engine);
+  memory::desc src = v.blocked ? any_layout(l.src) : l.src, dst = v.blocked ? any_layout(l.dst) : l.dst;
+  auto direct = dnnl::algorithm::convolution_direct;
+  auto inference = dnnl::prop_kind::forward_inference;
+  if (!p.bias) {
+    dnnl::convolution_forward::desc d(inference, direct, src, weights, dst, to_dims(a.strides),
+                                      onednn_dilations(a.dilations), to_dims(a.pads_begin), to_dims(a.pads_end));
+    return dnnl::convolution_forward::primitive_desc(d, make_attr(p, v), engine);
+  }
+  dnnl::convolution_forward::desc d(inference, direct, src, weights, l.bias, dst, to_dims(a.strides),
+                                    onednn_dilations(a.dilations), to_dims(a.pads_begin), to_dims(a.pads_end));
+  return dnnl::convolution_forward::primitive_desc(d, make_attr(p, v), engine);
 }
 
-// The primitive descriptor; with `any_weights` the primitive picks the weights' layout.
-// UnsupportedError when oneDNN has no implementation, or only its naive reference one.
-dnnl::primitive_desc make_pd(const LinearPattern& p, const Layouts& l, bool any_weights,
-                             const dnnl::engine& engine) {
-  memory::desc weights = any_weights ? memory::desc(l.weights.dims(), kF32, memory::format_tag::any) : l.weights;
+dnnl::primitive_desc matmul_pd(const LinearPattern& p, const Layouts& l, const memory::desc& weights, Variant v,
+                               const dnnl::engine& engine) {
+  dnnl::matmul::desc d = p.bias ? dnnl::matmul::desc(l.src, weights, l.bias, l.dst)
+                                : dnnl::matmul::desc(l.src, weights, l.dst);
+  return dnnl::matmul::primitive_desc(d, make_attr(p, v), engine);
+}
+
+// The primitive descriptor of variant v, or empty with `why` set when oneDNN has no
+// implementation of it, or only its naive reference one. With `any_weights` the primitive
+// picks the weights' layout.
+std::optional<dnnl::primitive_desc> try_pd(const LinearPattern& p, const Layouts& l, bool any_weights, Variant v,
+                                           const dnnl::engine& engine, std::string& why) {
+  memory::desc weights = any_weights ? any_layout(l.weights) : l.weights;
   dnnl::primitive_desc pd;
   try {
-    if (p.op == ir::PrimOp::MatMul)
-      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(l.src, weights, l.dst), make_attr(p), engine);
-    else
-      pd = conv_pd(p, l, weights, engine);
+    pd = p.op == ir::PrimOp::MatMul ? matmul_pd(p, l, weights, v, engine) : conv_pd(p, l, weights, v, engine);
   } catch (const dnnl::error& e) {
-    ORCHID_SUPPORTED(false) << "onednn: no implementation of this " << ir::prim_op_name(p.op) << " ("
-                            << e.what() << ")";
+    why = "onednn: no implementation of this " + std::string(ir::prim_op_name(p.op)) + " (" + e.what() + ")";
+    return std::nullopt;
   }
   std::string impl = pd.impl_info_str();
-  ORCHID_SUPPORTED(impl.rfind("ref", 0) != 0)
-      << "onednn: only the naive reference implementation (" << impl << ") fits this "
-      << ir::prim_op_name(p.op);
+  if (impl.rfind("ref", 0) == 0) {
+    why = "onednn: only the naive reference implementation (" + impl + ") fits this " +
+          std::string(ir::prim_op_name(p.op));
+    return std::nullopt;
+  }
   return pd;
 }
 
-LinearPattern match_or_throw(const ir::Graph& g) {
+// A binary operand oneDNN reads the same whatever the output's layout: a scalar or one value
+// per channel. (A plain operand of another broadcast next to a blocked output is not a
+// combination to trust oneDNN 2.6's JIT kernels with.)
+bool layout_free(const ir::Dims& dims, const LinearPattern& p) {
+  size_t channel = onednn::channel_dim(p);
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] != 1 && d != channel) return false;
+  return true;
+}
+
+// Whether some output position of a conv reads only padding (every kernel tap outside the
+// input) along some dim. oneDNN 2.6's brgconv, which the blocked layouts select, crashes on
+// such convs when a sum post-op is followed by an eltwise one (a fuzz over shapes found no
+// other crash); they keep the plain layouts.
+bool has_padding_only_outputs(const LinearPattern& p) {
+  const auto& a = std::get<ir::ConvAttrs>(p.attrs);
+  for (size_t d = 0; d < a.strides.size(); ++d) {
+    int64_t in = p.a.shape[d + 2], taps = p.b.shape[d + 2];
+    for (int64_t o = 0; o < p.out[d + 2]; ++o) {
+      int64_t first = o * a.strides[d] - a.pads_begin[d];
+      bool reads_input = false;
+      for (int64_t k = 0; k < taps && !reads_input; ++k) {
+        int64_t at = first + k * a.dilations[d];
+        reads_input = at >= 0 && at < in;
+      }
+      if (!reads_input) return true;
+    }
+  }
+  return false;
+}
+
+// The variants worth trying, best first: blocked layouts for a conv whose binary operands
+// allow them, the sum post-op before a binary add.
+std::vector<Variant> variants(const LinearPattern& p) {
+  bool blocked = p.op == ir::PrimOp::Conv && !has_padding_only_outputs(p), sum = false;
+  for (const PostOp& op : p.post_ops) {
+    if (const auto* b = std::get_if<BinaryPostOp>(&op)) blocked = blocked && layout_free(b->dims, p);
+    sum = sum || std::holds_alternative<onednn::SumPostOp>(op);
+  }
+  std::vector<Variant> out;
+  if (blocked) out.push_back({true, true});
+  out.push_back({false, true});
+  if (sum) out.push_back({false, false});
+  return out;
+}
+
+struct Lowering {
+  Variant variant;
+  dnnl::primitive_desc pd;
+};
+
+// The first variant oneDNN has a proper implementation of; UnsupportedError saying why the
+// last (the plainest) has none when none has.
+Lowering lower(const LinearPattern& p, const Layouts& l, bool any_weights, const dnnl::engine& engine) {
+  std::string why;
+  for (Variant v : variants(p))
+    if (auto pd = try_pd(p, l, any_weights, v, engine, why)) return {v, *pd};
+  ORCHID_SUPPORTED(false) << why;
+  return {};
+}
+
+// A binary operand's dims over a matmul's output [b.., M, N] read as [R, N] (R = b..·M rows),
+// or empty when they do not fold: it must be the same for every row, or the output's shape (a
+// per-row operand [R, 1] would fold, but oneDNN 2.6 has only its reference implementation
+// for it).
+ir::Dims fold_rows(const ir::Dims& dims, const ir::Dims& out) {
+  if (dims == out) return {ir::numel(out) / out.back(), out.back()};
+  for (size_t d = 0; d + 1 < out.size(); ++d)
+    if (dims[d] != 1) return {};
+  return {1, dims.back()};
+}
+
+// A matmul whose B has no batch (its batch dims all 1) and whose A is read untransposed is one
+// GEMM of all of A's rows: [b.., M, K] x [K, N] as [b..·M, K] x [K, N], the same bytes. oneDNN
+// runs the batch of small-M products that fission writes for a linear layer on a sequence
+// ([197,1,128] x [1,128,384]) several times slower than the one GEMM.
+void fold_matmul_rows(LinearPattern& p) {
+  if (p.op != ir::PrimOp::MatMul || p.out.size() < 3 || std::get<ir::MatMulAttrs>(p.attrs).trans_a) return;
+  for (size_t d = 0; d + 2 < p.b.shape.size(); ++d)
+    if (p.b.shape[d] != 1) return;
+  std::vector<PostOp> ops = p.post_ops;
+  for (PostOp& op : ops)
+    if (auto* b = std::get_if<BinaryPostOp>(&op)) {
+      b->dims = fold_rows(b->dims, p.out);
+      if (b->dims.empty()) return;
+    }
+  int64_t rows = ir::numel(p.out) / p.out.back();
+  p.a.shape = {rows, p.a.shape.back()};
+  p.b.shape = {p.b.shape.end()[-2], p.b.shape.back()};
+  p.out = {rows, p.out.back()};
+  p.post_ops = std::move(ops);
+}
+
+// The pattern of g as the step runs it; UnsupportedError with the reason when g does not fit.
+LinearPattern step_pattern(const ir::Graph& g) {
   onednn::PatternMatch m = onednn::match_linear_pattern(g);
   ORCHID_SUPPORTED(m.pattern.has_value()) << m.reason;
+  fold_matmul_rows(*m.pattern);
   return *m.pattern;
 }
 
-Layouts layouts(const LinearPattern& p) {
-  return p.op == ir::PrimOp::MatMul ? matmul_layouts(p) : conv_layouts(p);
-}
+constexpr size_t kAlign = 64;
 
-// Scratchpads for concurrent runs: each run leases its own buffer, and buffers are kept for
-// later runs (a large scratchpad allocated per run would fault its pages in every time).
+size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// Per-run buffers for concurrent runs: each run leases its own, and buffers are kept for
+// later runs (a large buffer allocated per run would fault its pages in every time).
 class ScratchPool {
  public:
   explicit ScratchPool(size_t bytes) : bytes_(bytes) {}
@@ -173,7 +313,7 @@ class ScratchPool {
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     ~Lease() { pool_.release(std::move(buf_)); }
-    void* data() { return aligned(buf_); }
+    std::byte* data() { return aligned(buf_); }
 
    private:
     const ScratchPool& pool_;
@@ -189,8 +329,7 @@ class ScratchPool {
   }
 
  private:
-  static constexpr size_t kAlign = 64;
-  static void* aligned(std::vector<std::byte>& b) {
+  static std::byte* aligned(std::vector<std::byte>& b) {
     auto addr = reinterpret_cast<uintptr_t>(b.data());
     return b.data() + ((kAlign - addr % kAlign) % kAlign);
   }
@@ -211,6 +350,25 @@ struct DataRef {
   void* get(void* const* args) const { return const_cast<void*>(fixed ? fixed : args[arg]); }
 };
 
+// A primitive run with a user scratchpad (the start of a run's leased buffer): oneDNN's own
+// (library-mode) scratchpad is not safe for a primitive that runs on several threads at once.
+struct Runnable {
+  dnnl::primitive primitive;
+  memory::desc scratch;
+
+  void run(dnnl::stream& s, std::unordered_map<int, memory> args, std::byte* scratchpad, const dnnl::engine& e) const {
+    if (scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch, e, scratchpad));
+    primitive.execute(s, args);
+  }
+};
+
+Runnable make_reorder(const memory::desc& from, const memory::desc& to, const dnnl::engine& e) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::reorder::primitive_desc pd(e, from, e, to, attr);
+  return {dnnl::reorder(pd), pd.scratchpad_desc()};
+}
+
 class OnednnStep final : public LibraryStep {
  public:
   OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::vector<const void*>& constant_inputs);
@@ -225,18 +383,26 @@ class OnednnStep final : public LibraryStep {
 
   DataRef reference(const ir::Graph& g, const Operand& o);
   void pack_weights(const dnnl::primitive_desc& pd, const void* weights);
+  void add_reorders(const dnnl::primitive_desc& pd);
   void check_no_overlap(void* const* args) const;
+  memory residual_into_dst(void* const* args, std::byte* buf, dnnl::stream& s) const;
 
   dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
   std::map<int32_t, std::vector<std::byte>> constants_;  // graph constants read, by value id
   Layouts layouts_;
   DataRef src_, weights_;
+  std::optional<DataRef> bias_;
+  std::optional<DataRef> sum_;  // the residual a sum post-op adds: copied into dst first
   std::optional<memory> packed_weights_;
   std::vector<BinaryArg> binary_args_;
   int32_t output_arg_ = 0;
-  dnnl::primitive primitive_;
-  memory::desc scratch_desc_;
-  std::unique_ptr<ScratchPool> scratch_;
+  Runnable primitive_;
+  // Blocked layouts: the primitive's src and dst, the reorders into and out of them, and
+  // where in a run's buffer (after the scratchpads) they live.
+  memory::desc src_desc_, dst_desc_;
+  std::optional<Runnable> src_in_, residual_in_, dst_out_;
+  size_t src_offset_ = 0, dst_offset_ = 0;
+  std::unique_ptr<ScratchPool> buffers_;
 };
 
 OnednnStep::OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::vector<const void*>& constant_inputs)
@@ -245,17 +411,24 @@ OnednnStep::OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::ve
       << "constant_inputs has " << constant_inputs.size() << " entries for " << g.inputs().size() << " inputs";
   src_ = reference(g, p.a);
   weights_ = reference(g, p.b);
+  if (p.bias) bias_ = reference(g, *p.bias);
   const void* constant_weights = weights_.fixed;
   if (!constant_weights && !constant_inputs.empty()) constant_weights = constant_inputs[static_cast<size_t>(p.b.input)];
-  dnnl::primitive_desc pd = make_pd(p, layouts_, constant_weights != nullptr, engine_);
-  if (constant_weights) pack_weights(pd, constant_weights);
-  for (size_t k = 0; k < p.post_ops.size(); ++k)
-    if (const auto* b = std::get_if<BinaryPostOp>(&p.post_ops[k]))
-      binary_args_.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1,
-                              plain_desc(b->dims), reference(g, b->operand)});
-  scratch_desc_ = pd.scratchpad_desc();
-  scratch_ = std::make_unique<ScratchPool>(scratch_desc_.get_size());
-  primitive_ = dnnl::primitive(pd);
+  Lowering low = lower(p, layouts_, constant_weights != nullptr, engine_);
+  if (constant_weights) pack_weights(low.pd, constant_weights);
+  for (size_t k = 0; k < p.post_ops.size(); ++k) {
+    int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1;
+    if (const auto* b = std::get_if<BinaryPostOp>(&p.post_ops[k])) {
+      binary_args_.push_back({arg, plain_desc(b->dims), reference(g, b->operand)});
+    } else if (const auto* s = std::get_if<onednn::SumPostOp>(&p.post_ops[k])) {
+      if (low.variant.sum)
+        sum_ = reference(g, s->operand);
+      else
+        binary_args_.push_back({arg, layouts_.dst, reference(g, s->operand)});
+    }
+  }
+  primitive_ = {dnnl::primitive(low.pd), low.pd.scratchpad_desc()};
+  add_reorders(low.pd);
 }
 
 DataRef OnednnStep::reference(const ir::Graph& g, const Operand& o) {
@@ -276,6 +449,25 @@ void OnednnStep::pack_weights(const dnnl::primitive_desc& pd, const void* weight
   s.wait();
 }
 
+// The reorders between the caller's layouts and the primitive's where they differ, and the
+// per-run buffer: the largest scratchpad (the primitives of a run execute one after another),
+// then the primitive's src and dst when they are blocked.
+void OnednnStep::add_reorders(const dnnl::primitive_desc& pd) {
+  src_desc_ = pd.src_desc();
+  dst_desc_ = pd.dst_desc();
+  if (src_desc_ != layouts_.src) src_in_ = make_reorder(layouts_.src, src_desc_, engine_);
+  if (dst_desc_ != layouts_.dst) {
+    dst_out_ = make_reorder(dst_desc_, layouts_.dst, engine_);
+    if (sum_) residual_in_ = make_reorder(layouts_.dst, dst_desc_, engine_);
+  }
+  size_t scratch = primitive_.scratch.get_size();
+  for (const auto* r : {&src_in_, &residual_in_, &dst_out_})
+    if (*r) scratch = std::max(scratch, (*r)->scratch.get_size());
+  src_offset_ = align_up(scratch);
+  dst_offset_ = src_offset_ + (src_in_ ? align_up(src_desc_.get_size()) : 0);
+  buffers_ = std::make_unique<ScratchPool>(dst_offset_ + (dst_out_ ? dst_desc_.get_size() : 0));
+}
+
 // oneDNN may write parts of the result before it has read all of its operands.
 void OnednnStep::check_no_overlap(void* const* args) const {
   auto* out = static_cast<const std::byte*>(args[output_arg_]);
@@ -285,38 +477,62 @@ void OnednnStep::check_no_overlap(void* const* args) const {
     return in + bytes <= out || out + out_bytes <= in;
   };
   bool ok = disjoint(src_.get(args), layouts_.src.get_size()) &&
-            (packed_weights_ || disjoint(weights_.get(args), layouts_.weights.get_size()));
+            (packed_weights_ || disjoint(weights_.get(args), layouts_.weights.get_size())) &&
+            (!bias_ || disjoint(bias_->get(args), layouts_.bias.get_size())) &&
+            (!sum_ || disjoint(sum_->get(args), out_bytes));
   for (const BinaryArg& b : binary_args_) ok = ok && disjoint(b.data.get(args), b.desc.get_size());
   ORCHID_CHECK(ok) << "onednn step: the output buffer overlaps an input";
 }
 
+// The memory the primitive writes, holding the residual when a sum post-op adds one.
+memory OnednnStep::residual_into_dst(void* const* args, std::byte* buf, dnnl::stream& s) const {
+  if (!dst_out_) {
+    if (sum_) std::memcpy(args[output_arg_], sum_->get(args), layouts_.dst.get_size());
+    return memory(layouts_.dst, engine_, args[output_arg_]);
+  }
+  memory dst(dst_desc_, engine_, buf + dst_offset_);
+  if (sum_) residual_in_->run(s, {{DNNL_ARG_FROM, memory(layouts_.dst, engine_, sum_->get(args))}, {DNNL_ARG_TO, dst}},
+                              buf, engine_);
+  return dst;
+}
+
 void OnednnStep::run(void* const* args) const {
   check_no_overlap(args);
+  ScratchPool::Lease lease = buffers_->acquire();
+  std::byte* buf = lease.data();
+  dnnl::stream s(engine_);
+  memory src(layouts_.src, engine_, src_.get(args));
+  if (src_in_) {
+    memory blocked(src_desc_, engine_, buf + src_offset_);
+    src_in_->run(s, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, blocked}}, buf, engine_);
+    src = blocked;
+  }
+  memory dst = residual_into_dst(args, buf, s);
   std::unordered_map<int, memory> m;
-  m.emplace(DNNL_ARG_SRC, memory(layouts_.src, engine_, src_.get(args)));
+  m.emplace(DNNL_ARG_SRC, src);
   m.emplace(DNNL_ARG_WEIGHTS,
             packed_weights_ ? *packed_weights_ : memory(layouts_.weights, engine_, weights_.get(args)));
-  m.emplace(DNNL_ARG_DST, memory(layouts_.dst, engine_, args[output_arg_]));
+  if (bias_) m.emplace(DNNL_ARG_BIAS, memory(layouts_.bias, engine_, bias_->get(args)));
+  m.emplace(DNNL_ARG_DST, dst);
   for (const BinaryArg& b : binary_args_) m.emplace(b.arg, memory(b.desc, engine_, b.data.get(args)));
-  ScratchPool::Lease scratch = scratch_->acquire();
-  if (scratch_desc_.get_size() > 0) m.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_desc_, engine_, scratch.data()));
-  dnnl::stream s(engine_);
-  primitive_.execute(s, m);
+  primitive_.run(s, std::move(m), buf, engine_);
+  if (dst_out_)
+    dst_out_->run(s, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, memory(layouts_.dst, engine_, args[output_arg_])}}, buf,
+                  engine_);
   s.wait();
 }
 
 }  // namespace
 
 std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vector<const void*>& constant_inputs) {
-  return std::make_unique<OnednnStep>(g, match_or_throw(g), constant_inputs);
+  return std::make_unique<OnednnStep>(g, step_pattern(g), constant_inputs);
 }
 
 std::string onednn_step_unsupported(const ir::Graph& g) {
-  onednn::PatternMatch m = onednn::match_linear_pattern(g);
-  if (!m.pattern) return m.reason;
   try {
+    LinearPattern p = step_pattern(g);
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    make_pd(*m.pattern, layouts(*m.pattern), false, engine);
+    lower(p, layouts(p), false, engine);
   } catch (const UnsupportedError& e) {
     return e.what();
   }
@@ -324,9 +540,12 @@ std::string onednn_step_unsupported(const ir::Graph& g) {
 }
 
 std::string onednn_implementation(const ir::Graph& g, bool constant_weights) {
-  LinearPattern p = match_or_throw(g);
+  LinearPattern p = step_pattern(g);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return make_pd(p, layouts(p), constant_weights, engine).impl_info_str();
+  Layouts l = layouts(p);
+  Lowering low = lower(p, l, constant_weights, engine);
+  bool reorders = low.pd.src_desc() != l.src || low.pd.dst_desc() != l.dst;
+  return std::string(low.pd.impl_info_str()) + (reorders ? " (src/dst reordered)" : "");
 }
 
 }  // namespace orchid::runtime

@@ -1,13 +1,22 @@
 // The "onednn" library step: one oneDNN matmul or convolution (f32, CPU engine) with the
 // elementwise primitives after it applied as post-ops (onednn_pattern.h says which graphs
-// fit). Activations and post-op operands are read and written in place, dense row-major
-// (matmul transposes through strides, never copies); constant weights are reordered once,
-// when the step is made, into the layout the primitive prefers.
+// fit). A leading per-channel add is the primitive's bias argument, and a residual add right
+// after it oneDNN's sum post-op (the residual is copied into the output first). Constant
+// weights are reordered once, when the step is made, into the layout the primitive prefers.
+//
+// Activations: a matmul reads and writes them in place, dense row-major (transposes through
+// strides, never copies; with no batch in B, the batch folds into M: one GEMM). A conv lets
+// oneDNN choose their layouts and reorders src in and dst out (and the residual in) on every
+// run: its fast convolutions want channel-blocked activations and run dense row-major ones
+// through im2col and gemm at about half the speed. It keeps the dense row-major
+// layouts where a binary post-op operand other than a scalar or per-channel one would have
+// to be read next to a blocked output, and where oneDNN 2.6 has a bug (onednn_step.cpp).
 //
 // run() is safe to call concurrently: oneDNN primitives are immutable, each run uses its
-// own stream, and scratchpads come from a pool where concurrent runs take different ones.
-// The output must not overlap an input (oneDNN may write part of the result before it has
-// read all of its operands): an InternalError, checked on every run.
+// own stream, and scratchpads and blocked copies come from a pool where concurrent runs take
+// different buffers. The output must not overlap an input (oneDNN may write part of the
+// result before it has read all of its operands; the residual is copied over it): an
+// InternalError, checked on every run.
 #pragma once
 
 #include <memory>
@@ -26,8 +35,9 @@ std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vec
 // an implementation of it other than its naive reference one.
 std::string onednn_step_unsupported(const ir::Graph& g);
 
-// The oneDNN implementation that runs g ("gemm:jit", "brg:avx512_core", ...), with the
-// weights packed or read as stored; for logs and benchmarks. UnsupportedError as above.
+// The oneDNN implementation that runs g ("gemm:jit", "brg:avx512_core", ..., followed by
+// " (src/dst reordered)" when it runs on blocked copies), with the weights packed or read as
+// stored; for logs and benchmarks. UnsupportedError as above.
 std::string onednn_implementation(const ir::Graph& g, bool constant_weights);
 
 }  // namespace orchid::runtime

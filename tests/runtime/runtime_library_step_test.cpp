@@ -87,6 +87,13 @@ class ChainText {
   void input(const std::string& name, const Dims& shape) {
     inputs_ += "  input %" + name + " : f32" + dims_list(shape) + "\n";
   }
+  // A graph constant of seeded random values in [-1, 1).
+  void constant(const std::string& name, const Dims& shape, Rng& rng) {
+    std::string values;
+    for (int64_t k = 0; k < ir::numel(shape); ++k)
+      values += (k ? ", " : "") + std::to_string(rng.uniform(-1, 1));
+    inputs_ += "  const %" + name + " : f32" + dims_list(shape) + " = [" + values + "]\n";
+  }
   void linear(const std::string& rhs, const Dims& out) {
     out_ = out;
     current_ = "y0";
@@ -281,16 +288,186 @@ TEST(OnednnStep, RandomConvolutionsWithPostOpsMatchTheInterpreter) {
   EXPECT_GE(ran, 50);
 }
 
-// ---- Graphs as fission builds them from ONNX (bias through a view, constants) ----
+// ---- Bias and residual: the primitive's bias argument and oneDNN's sum post-op ----
 
+// The post-ops of g's pattern, "bias" first when it has one.
 std::vector<std::string> post_op_names(const ir::Graph& g) {
   onednn::PatternMatch m = onednn::match_linear_pattern(g);
   EXPECT_TRUE(m.pattern) << m.reason;
   std::vector<std::string> out;
+  if (m.pattern && m.pattern->bias) out.push_back("bias");
   if (m.pattern)
     for (const onednn::PostOp& op : m.pattern->post_ops) out.push_back(onednn::describe(op));
   return out;
 }
+
+// A channel bias as the first post-op: an input or a constant, stored as [C] and read through
+// a view in the broadcast shape, or stored in that shape; then maybe a residual (full-shape
+// add, either operand order), then random post-ops. The bias must become the primitive's
+// bias and the residual its sum post-op.
+void bias_and_residual(ChainText& c, size_t channel, bool constant_bias, Rng& rng) {
+  const Dims& out = c.out();
+  Dims shape(out.size() - channel, 1);
+  shape[0] = out[channel];
+  if (rng.coin(0.3) && shape.size() < out.size()) shape.insert(shape.begin(), 1);  // a leading 1 more
+  bool view = rng.coin();
+  Dims stored = view ? Dims{out[channel]} : shape;
+  if (constant_bias)
+    c.constant("bias", stored, rng);
+  else
+    c.input("bias", stored);
+  std::string bias = "%bias";
+  if (view) {
+    c.raw("%bias_v : f32" + dims_list(shape) + " = view(%bias)");
+    bias = "%bias_v";
+  }
+  std::string idx = shape.size() > out.size() - channel ? "0, i" : "i";
+  idx += std::to_string(channel);
+  for (size_t j = channel + 1; j < out.size(); ++j) idx += ", 0";
+  c.post(", " + bias, rng.coin() ? "add(X, " + bias + "[" + idx + "])" : "add(" + bias + "[" + idx + "], X)");
+  if (rng.coin(0.6)) {
+    c.input("res", out);
+    std::string r = "%res[" + index_vars(out.size()) + "]";
+    c.post(", %res", rng.coin() ? "add(X, " + r + ")" : "add(" + r + ", X)");
+  }
+  random_post_ops(c, channel, rng);
+}
+
+void expect_bias_and_sum(const ir::Graph& g, bool residual) {
+  std::vector<std::string> names = post_op_names(g);
+  ASSERT_GE(names.size(), residual ? 2u : 1u);
+  EXPECT_EQ(names[0], "bias");
+  if (residual) {
+    EXPECT_EQ(names[1], "sum");
+  }
+}
+
+TEST(OnednnStep, RandomBiasAndResidualMatchTheInterpreter) {
+  int ran = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Rng rng(seed * 15485863);
+    bool conv = seed % 2 == 1, constant_bias = rng.coin(), constant_w = rng.coin(0.7);
+    ChainText c;
+    int64_t reduction = 0;
+    if (conv) {
+      ConvCase cc = random_conv(rng);
+      c.input("a", cc.x);
+      c.input("b", cc.w);
+      TensorType out = ir::conv_result_type({ir::DType::F32, cc.x}, {ir::DType::F32, cc.w}, cc.attrs);
+      c.linear(conv_rhs(cc.attrs), out.shape);
+      reduction = cc.reduction;
+    } else {
+      MatMulCase mc = random_matmul(rng);
+      c.input("a", mc.a);
+      c.input("b", mc.b);
+      TensorType out = ir::matmul_result_type({ir::DType::F32, mc.a}, {ir::DType::F32, mc.b}, {mc.ta, mc.tb});
+      c.linear(matmul_rhs(mc.ta, mc.tb), out.shape);
+      reduction = mc.k;
+    }
+    bias_and_residual(c, conv ? 1 : c.out().size() - 1, constant_bias, rng);
+    ir::Graph g = c.graph();
+    SCOPED_TRACE("seed " + std::to_string(seed) + (constant_w ? " (constant weights)" : "") + "\n" + c.text());
+    if (refused_as_expected(g)) continue;
+    expect_bias_and_sum(g, c.text().find("%res") != std::string::npos);
+    ++ran;
+    std::vector<bool> constant(g.inputs().size(), false);
+    constant[1] = constant_w;
+    check_onednn(g, seed, reduction, constant);
+  }
+  EXPECT_GE(ran, 50);
+}
+
+// Only the first post-op can be the bias, and only the first after it the sum; adds elsewhere
+// stay binary post-ops. Channel-blocked layouts are used only where every binary operand is a
+// scalar or per channel: the relu-then-residual chain here runs with plain ones.
+TEST(OnednnStep, BiasAndSumOnlyFirst) {
+  ChainText c;
+  c.input("a", {2, 5, 9, 9});
+  c.input("b", {7, 5, 3, 3});
+  c.input("bias", {7, 1, 1});
+  c.input("r1", {2, 7, 9, 9});
+  c.input("r2", {2, 7, 9, 9});
+  c.linear(conv_rhs({{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1}), {2, 7, 9, 9});
+  c.post(", %bias", "add(X, %bias[i1, 0, 0])");
+  c.post(", %r1", "add(X, %r1[i0, i1, i2, i3])");
+  c.post(", %r2", "add(X, %r2[i0, i1, i2, i3])");
+  c.post(", %bias", "add(X, %bias[i1, 0, 0])");
+  EXPECT_EQ(post_op_names(c.graph()),
+            (std::vector<std::string>{"bias", "sum", "binary add [2,7,9,9]", "binary add [1,7,1,1]"}));
+  check_onednn(c.graph(), 31, 45, {false, true});
+
+  ChainText late;
+  late.input("a", {2, 5, 9, 9});
+  late.input("b", {7, 5, 3, 3});
+  late.input("r", {2, 7, 9, 9});
+  late.input("bias", {7, 1, 1});
+  late.linear(conv_rhs({{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1}), {2, 7, 9, 9});
+  late.post("", "max(X, 0:f32)");
+  late.post(", %r", "add(X, %r[i0, i1, i2, i3])");
+  late.post(", %bias", "add(X, %bias[i1, 0, 0])");
+  EXPECT_EQ(post_op_names(late.graph()),
+            (std::vector<std::string>{"relu", "binary add [2,7,9,9]", "binary add [1,7,1,1]"}));
+  EXPECT_EQ(onednn_implementation(late.graph(), true).find("reordered"), std::string::npos);
+  check_onednn(late.graph(), 32, 45, {false, true});
+
+  ChainText sub;  // a subtracted bias is no bias
+  sub.input("a", {2, 5, 9, 9});
+  sub.input("b", {7, 5, 3, 3});
+  sub.input("bias", {7, 1, 1});
+  sub.linear(conv_rhs({{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1}), {2, 7, 9, 9});
+  sub.post(", %bias", "sub(X, %bias[i1, 0, 0])");
+  EXPECT_EQ(post_op_names(sub.graph()), (std::vector<std::string>{"binary sub [1,7,1,1]"}));
+  check_onednn(sub.graph(), 33, 45, {false, true});
+}
+
+// A matmul whose B has no batch runs as one GEMM over all of A's rows (the step folds the
+// batch into M); binary operands of the output's shape or the same for every row fold with it.
+TEST(OnednnStep, MatMulWithoutBatchInB) {
+  ChainText seq;  // a linear layer on a sequence, as fission writes it
+  seq.input("a", {37, 1, 24});
+  seq.input("b", {1, 24, 40});
+  seq.input("bias", {40});
+  seq.input("res", {37, 1, 40});
+  seq.input("gate", {37, 1, 40});
+  seq.input("scale", {1, 40});
+  seq.linear(matmul_rhs(false, false), {37, 1, 40});
+  seq.post(", %bias", "add(X, %bias[i2])");
+  seq.post(", %res", "add(X, %res[i0, i1, i2])");
+  seq.post(", %gate", "mul(X, %gate[i0, i1, i2])");
+  seq.post(", %scale", "div(X, %scale[0, i2])");
+  seq.post("", "max(X, 0:f32)");
+  EXPECT_EQ(post_op_names(seq.graph()),
+            (std::vector<std::string>{"bias", "sum", "binary mul [37,1,40]", "binary div [1,1,40]", "relu"}));
+  check_onednn(seq.graph(), 35, 24, {false, true});
+
+  ChainText trans;  // A read transposed: its rows are not contiguous, no fold
+  trans.input("a", {3, 16, 5});
+  trans.input("b", {6, 16});
+  trans.input("bias", {6});
+  trans.linear(matmul_rhs(true, true), {3, 5, 6});
+  trans.post(", %bias", "add(%bias[i2], X)");
+  EXPECT_EQ(library_step_unsupported("onednn", trans.graph()), "");
+  check_onednn(trans.graph(), 36, 16, {false, true});
+}
+
+// oneDNN 2.6's brgconv (which channel-blocked layouts select) crashes when some output reads
+// only padding and a sum post-op is followed by an eltwise one: such convs keep plain layouts.
+TEST(OnednnStep, ConvWithPaddingOnlyOutputsAndSumThenEltwise) {
+  ChainText c;
+  c.input("a", {2, 3, 2, 7});
+  c.input("b", {3, 3, 1, 3});
+  c.input("bias", {3, 1, 1});
+  c.input("res", {2, 3, 2, 3});
+  c.linear("conv(%a, %b) {strides=[3,3], dilations=[2,1], pads_begin=[2,2], pads_end=[2,1], groups=1}", {2, 3, 2, 3});
+  c.post(", %bias", "add(X, %bias[i1, 0, 0])");
+  c.post(", %res", "add(X, %res[i0, i1, i2, i3])");
+  c.post("", "max(X, 0:f32)");
+  EXPECT_EQ(post_op_names(c.graph()), (std::vector<std::string>{"bias", "sum", "relu"}));
+  EXPECT_EQ(onednn_implementation(c.graph(), true).find("reordered"), std::string::npos);
+  check_onednn(c.graph(), 34, 3, {false, true});
+}
+
+// ---- Graphs as fission builds them from ONNX (bias through a view, constants) ----
 
 Tensor random_f32(const Dims& shape, uint64_t seed) {
   ir::Graph g;
@@ -308,7 +485,7 @@ TEST(OnednnStep, FissionedConvWithBiasAndReluIsOnePrimitive) {
   m.nodes = {{"Conv", {"x", "w", "b"}, {"c"}, conv, ""}, {"Relu", {"c"}, {"y"}, {}, ""}};
   m.outputs = {"y"};
   ir::Graph g = testlib::import_model(m);
-  EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"binary add [1,8,1,1]", "relu"}));
+  EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"bias", "relu"}));
   EXPECT_EQ(library_step_unsupported("onednn", g), "");
   check_onednn(g, 3, 27, {});
 }
@@ -320,7 +497,7 @@ TEST(OnednnStep, FissionedGemmAndVectorMatMul) {
   gemm.nodes = {{"Gemm", {"a", "w", "c"}, {"g"}, {{"transB", int64_t{1}}}, ""}, {"Sigmoid", {"g"}, {"y"}, {}, ""}};
   gemm.outputs = {"y"};
   ir::Graph g = testlib::import_model(gemm);
-  EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"binary add [1,7]", "logistic"}));
+  EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"bias", "logistic"}));
   check_onednn(g, 6, 12, {});
   // numpy.matmul of a vector: views around the matmul, the result a view of it.
   ir::Graph v = testlib::import_model(testlib::single_node("MatMul", {{ir::DType::F32, {9}}, {ir::DType::F32, {3, 9, 4}}}));
@@ -439,6 +616,7 @@ TEST(OnednnStep, ConcurrentRunsGiveIdenticalResults) {
   c.post(", %res", "add(X, %res[i0, i1, i2, i3])");
   c.post("", "max(X, 0:f32)");
   ir::Graph g = c.graph();
+  EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"bias", "sum", "relu"}));
   std::vector<Tensor> inputs = interp::random_inputs(g, 21);
   auto step = make_library_step("onednn", g, constants_for(inputs, {false, true, false, false}));
   Tensor once = run_step(*step, g, inputs)[0];
@@ -479,11 +657,14 @@ double median_seconds(const LibraryStep& step, std::vector<void*>& args, int rep
   return times[times.size() / 2];
 }
 
+// Input 1 (the weights) constant, the others (bias, residual) not.
 void report_gflops(const std::string& what, const ir::Graph& g, double flops) {
   std::vector<Tensor> inputs = interp::random_inputs(g, 1);
   auto step = make_library_step("onednn", g, constants_for(inputs, {false, true}));
   std::vector<Tensor> outputs = {Tensor(g.type(g.outputs()[0]))};
-  std::vector<void*> args = {inputs[0].data(), inputs[1].data(), outputs[0].data()};
+  std::vector<void*> args;
+  for (Tensor& t : inputs) args.push_back(t.data());
+  args.push_back(outputs[0].data());
   double s = median_seconds(*step, args, 20);
   std::printf("[ bench    ] %s: %.3f ms, %.1f GFLOP/s (%s, constant weights)\n", what.c_str(), s * 1e3,
               flops / s * 1e-9, onednn_implementation(g, true).c_str());
@@ -499,7 +680,17 @@ TEST(OnednnStep, PrintsGflops) {
   conv.input("a", {1, 64, 56, 56});
   conv.input("b", {64, 64, 3, 3});
   conv.linear(conv_rhs({{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1}), {1, 64, 56, 56});
-  report_gflops("conv 3x3 64->64 56x56", conv.graph(), 2.0 * 64 * 64 * 9 * 56 * 56);
+  double conv_flops = 2.0 * 64 * 64 * 9 * 56 * 56;
+  report_gflops("conv 3x3 64->64 56x56", conv.graph(), conv_flops);
+  conv.input("bias", {64, 1, 1});  // as in resnet18's layer1
+  conv.post(", %bias", "add(X, %bias[i1, 0, 0])");
+  ChainText residual = conv;
+  conv.post("", "max(X, 0:f32)");
+  report_gflops("conv 3x3 64->64 56x56 + bias + relu", conv.graph(), conv_flops);
+  residual.input("res", {1, 64, 56, 56});
+  residual.post(", %res", "add(X, %res[i0, i1, i2, i3])");
+  residual.post("", "max(X, 0:f32)");
+  report_gflops("conv 3x3 64->64 56x56 + bias + residual + relu", residual.graph(), conv_flops);
 }
 
 }  // namespace
