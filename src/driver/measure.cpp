@@ -116,7 +116,7 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
       };
       const std::string& op = g.node(steps[i].kernel.nodes.front()).name;
       notes->push_back("kernel " + std::to_string(i) + " (" + (op.empty() ? "?" : op) + "): oneDNN " + show(t_dnn) + ", generated " + show(t_gen) +
-                       " -> " + (use_gen ? "generated" : "oneDNN"));
+                       " → " + (use_gen ? "generated" : "oneDNN"));
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "driver/implement.h"
+#include "driver/optimal_costs.h"
 #include "driver/report.h"
 #include "fission/fission.h"
 #include "ir/dce.h"
@@ -69,9 +70,14 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   check_publishable(result.out_dir);  // refuse before the work, not after it
   // 2. Clean-ups: weights' own primitives folded, BatchNorm folded into Conv, dead code removed.
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
-  // 3. Orchestration: which primitives run together in one kernel.
-  std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] { return orchestrate::orchestrate(g, o.strategy); });
-  orchestrate::check_kernels(g, kernels);
+  // 3. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
+  //    every convex candidate with measured costs (optimal).
+  std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] {
+    if (o.strategy != orchestrate::Strategy::Optimal) return orchestrate::orchestrate(g, o.strategy);
+    OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure);
+    result.orchestration = p.notes;
+    return p.kernels;
+  });
   // 4. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
   //    oneDNN or generated code for linear kernels by measuring both.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
@@ -96,7 +102,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   }
   // 7. The report: every step, its primitives, bytes, FLOPs and measured time.
   ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
-                     result.verified, stages.times(), result.choices};
+                     result.verified, stages.times(), result.choices, result.orchestration};
   result.report_summary = stages.run("report", [&] {
     return write_reports(staging, report, o.host_target ? o.measure_seconds : 0);
   });

@@ -10,6 +10,7 @@
 #include "driver/plan_builder.h"
 #include "frontend/onnx_loader.h"
 #include "orchestrate/strategies.h"
+#include "target/target.h"
 
 namespace orchid::driver {
 
@@ -20,6 +21,7 @@ struct CompileOptions {
   std::string out_dir;
   BuildOptions build;
   MeasureOptions measure;         // choosing between implementations by timing them
+  target::Target target;          // the machine: the optimal strategy's analytic costs
   bool host_target = true;        // false: built for another target, written unverified
   uint64_t verify_seed = 1;
   double tolerance = 1e-4;        // relative L2 error of each f32 output
@@ -39,6 +41,7 @@ struct CompileResult {
   std::vector<StageTime> stages;
   std::string report_summary;  // the totals of report.md, for the terminal
   std::vector<std::string> choices;  // implementation choices made by measuring
+  std::vector<std::string> orchestration;  // the optimal strategy's solve, for the report
 };
 
 // UserError for bad input (the model, options) and for an artifact that fails verification

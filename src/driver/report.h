@@ -21,6 +21,7 @@ struct ReportInput {
   bool verified = false;
   std::vector<StageTime> stages;
   std::vector<std::string> choices;  // implementation choices made by measuring
+  std::vector<std::string> orchestration;  // the optimal strategy's solve
 };
 
 // Times the artifact in `dir` per step (for `measure_seconds`; 0: no timing), writes both

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "orchestrate/grouping.h"
+#include "support/error.h"
 
 namespace orchid::orchestrate {
 
@@ -77,7 +78,7 @@ std::vector<tile::Kernel> per_op_kernels(const ir::Graph& g) {
 }  // namespace
 
 std::optional<Strategy> parse_strategy(std::string_view text) {
-  for (Strategy s : {Strategy::Primitive, Strategy::PerOp, Strategy::Greedy})
+  for (Strategy s : {Strategy::Primitive, Strategy::PerOp, Strategy::Greedy, Strategy::Optimal})
     if (strategy_name(s) == text) return s;
   return std::nullopt;
 }
@@ -87,6 +88,7 @@ std::string_view strategy_name(Strategy s) {
     case Strategy::Primitive: return "primitive";
     case Strategy::PerOp: return "per-op";
     case Strategy::Greedy: return "greedy";
+    case Strategy::Optimal: return "optimal";
   }
   return "?";
 }
@@ -97,6 +99,9 @@ std::vector<tile::Kernel> orchestrate(const ir::Graph& g, Strategy s) {
     case Strategy::Primitive: kernels = primitive_kernels(g); break;
     case Strategy::PerOp: kernels = per_op_kernels(g); break;
     case Strategy::Greedy: kernels = detail::greedy_kernels(g); break;
+    case Strategy::Optimal:
+      ORCHID_CHECK(false) << "the optimal strategy needs costs: orchestrate_optimal (optimal.h)";
+      break;
   }
   check_kernels(g, kernels);
   return kernels;

@@ -83,9 +83,10 @@
 
 namespace orchid::orchestrate {
 
-enum class Strategy { Primitive, PerOp, Greedy };
+// Optimal is the BLP of optimal.h: it needs costs, so orchestrate() does not take it.
+enum class Strategy { Primitive, PerOp, Greedy, Optimal };
 
-// "primitive", "per-op", "greedy"; nullopt for anything else.
+// "primitive", "per-op", "greedy", "optimal"; nullopt for anything else.
 std::optional<Strategy> parse_strategy(std::string_view text);
 std::string_view strategy_name(Strategy s);
 

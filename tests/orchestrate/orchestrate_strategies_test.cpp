@@ -51,7 +51,8 @@ std::string problems_of(const ir::Graph& g, const std::vector<Kernel>& ks) {
 TEST(Strategies, NamesRoundTrip) {
   for (Strategy s : kAll) EXPECT_EQ(parse_strategy(strategy_name(s)), s);
   EXPECT_EQ(strategy_name(Strategy::PerOp), "per-op");
-  EXPECT_FALSE(parse_strategy("optimal"));
+  EXPECT_EQ(parse_strategy("optimal"), Strategy::Optimal);
+  EXPECT_FALSE(parse_strategy("best"));
   EXPECT_FALSE(parse_strategy("Greedy"));
 }
 

@@ -11,6 +11,7 @@
 #include "support/cache_paths.h"
 #include "support/error.h"
 #include "target/detect.h"
+#include "target/host.h"
 
 namespace orchid::cli {
 
@@ -44,10 +45,15 @@ int compile(const CompileFlags& f) {
   o.strategy = *orchestrate::parse_strategy(f.strategy);
   o.out_dir = f.out;
   o.build.compiler.cache_dir = f.cache_dir.empty() ? default_cache_root() / "objects" : std::filesystem::path(f.cache_dir);
-  target::Target host = target::detect_host();
+  // The optimal strategy prices candidates with the measured target (cached after the first
+  // probe, as `orchid target` does).
+  target::Target host = f.strategy == "optimal"
+                            ? target::host_target({}, (default_cache_root() / "target.json").string()).target
+                            : target::detect_host();
   o.build.cores = std::max(1, host.cores);
   o.build.isa = target::host_isa();
   o.build.target = host.name + " (" + host.fingerprint() + ")";
+  o.target = host;
   o.verify_seed = f.seed;
   o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
@@ -79,8 +85,9 @@ Command add_compile(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("compile", "Compile an ONNX model into a verified artifact directory");
   add_model_options(cmd, f->model);
   cmd->add_option("-o,--output", f->out, "the artifact directory to write")->required();
-  cmd->add_option("--orchestrate", f->strategy, "primitive, per-op or greedy (default)")
-      ->check(CLI::IsMember({"primitive", "per-op", "greedy"}));
+  cmd->add_option("--orchestrate", f->strategy,
+                  "greedy (default), optimal (the BLP over every convex kernel, measured costs), per-op or primitive")
+      ->check(CLI::IsMember({"primitive", "per-op", "greedy", "optimal"}));
   cmd->add_option("--target", f->target, "cpu (the host; default)");
   cmd->add_option("--cache-dir", f->cache_dir, "compiled-kernel cache (default ~/.cache/orchid/objects)");
   cmd->add_option("--db", f->db, "tuning database of measured times (default ~/.cache/orchid/tuning.db)");

@@ -1,0 +1,85 @@
+// The cost loop of the optimal orchestration (optimal_costs.h).
+#include "driver/optimal_costs.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "driver/implement.h"
+
+namespace orchid::driver {
+
+namespace {
+
+std::string identity(const tile::Kernel& k) {
+  std::vector<ir::NodeId> nodes = k.nodes;
+  std::vector<ir::ValueId> outs = k.outputs;
+  std::sort(nodes.begin(), nodes.end());
+  std::sort(outs.begin(), outs.end());
+  std::string s;
+  for (ir::NodeId n : nodes) s += std::to_string(n.v) + ",";
+  s += "|";
+  for (ir::ValueId v : outs) s += std::to_string(v.v) + ",";
+  return s;
+}
+
+// Seconds of the kernel as it would run: aliases are free; a failed candidate never runs.
+double measure_kernel(const ir::Graph& g, const tile::Kernel& k, const BuildOptions& build, const MeasureOptions& m) {
+  StepChoice s = implement(g, {k}).front();
+  if (s.kind == StepKind::Alias) return 0;
+  CandidateTime t = measure_candidate(g, s, build, m);
+  return t.ms ? *t.ms * 1e-3 : INFINITY;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void describe(const OptimalPlan& p, std::vector<std::string>& notes) {
+  const orchestrate::OptimalResult& r = p.last;
+  notes.push_back("optimal: " + std::to_string(p.rounds) + " rounds, " + std::to_string(p.measured) +
+                  " kernels measured; plan cost " + fmt("%.4f", r.cost * 1e3) + " ms, " +
+                  (r.optimal ? "proven optimal" : "gap " + fmt("%.2f", r.gap() * 100) + " %") + ", " +
+                  std::to_string(r.cuts.size()) + " cuts, solve " + fmt("%.2f", r.seconds) + " s");
+  const orchestrate::SubgraphStats* largest = nullptr;
+  for (const orchestrate::SubgraphStats& s : r.subgraphs)
+    if (largest == nullptr || s.states > largest->states) largest = &s;
+  if (largest != nullptr)
+    notes.push_back("largest subgraph: " + std::to_string(largest->nodes) + " primitives, " +
+                    std::to_string(largest->states) + " states, " + std::to_string(largest->candidates) +
+                    " candidates, " + fmt("%.3f", largest->solve_seconds) + " s to solve");
+  for (const orchestrate::PruneRow& row : r.pruning)
+    notes.push_back("pruning rule " + row.rule + ": " + std::to_string(row.before) + " → " + std::to_string(row.after));
+}
+
+}  // namespace
+
+OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
+                                 const MeasureOptions& measure, int max_rounds) {
+  orchestrate::CostOracle roofline = orchestrate::roofline_cost(g, target);
+  std::map<std::string, double> measured;
+  orchestrate::CostOracle cost = [&](const tile::Kernel& k) {
+    auto it = measured.find(identity(k));
+    return it != measured.end() ? it->second : roofline(k);
+  };
+  OptimalPlan p;
+  for (p.rounds = 1;; ++p.rounds) {
+    p.last = orchestrate::orchestrate_optimal(g, cost, {});
+    int fresh = 0;
+    if (!measure.orchid_exe.empty())
+      for (const tile::Kernel& k : p.last.kernels)
+        if (measured.emplace(identity(k), 0).second) {
+          measured[identity(k)] = measure_kernel(g, k, build, measure);
+          ++fresh;
+        }
+    p.measured += fresh;
+    if (fresh == 0 || p.rounds >= max_rounds) break;
+  }
+  p.kernels = p.last.kernels;
+  describe(p, p.notes);
+  return p;
+}
+
+}  // namespace orchid::driver

@@ -1,0 +1,102 @@
+// The optimal orchestration strategy (Korch §4; DESIGN.md "orchestrate", "Cost loop"):
+// partition the primitive graph (partition.h), enumerate each subgraph's execution states and
+// candidate kernels with their output sets (states.h), prune them by the rule table, price
+// each with a cost oracle, and choose the cheapest schedulable cover by binary linear
+// programming (blp.h). Kernels may write several values, and a primitive may be computed in
+// more than one kernel (redundant computation) when that is cheaper.
+//
+// Pipeline, per subgraph:
+//   local_graph → execution_states → enumerate_candidates (pruning table) → cost oracle
+//   (drops candidates priced +inf: the "finite-cost" row) → solve_blp (one writer per value,
+//   Eq. 3, aggregated Eq. 4 and lazily added cycle cuts) → chosen kernels in an execution
+//   order (repeatedly the first ready kernel, candidates sorted by their nodes).
+// The values crossing a cut are required outputs of the subgraph before it (forced to
+// memory), so the subgraphs' plans, concatenated, are a plan of the graph.
+//
+// Plans. A plan is a list of tile::Kernel in an execution order. Unlike the partitions of
+// strategies.h, a node may appear in several kernels (it is recomputed), but each value is
+// written by one kernel at most. plan_problems states what every plan must meet.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "orchestrate/blp.h"
+#include "orchestrate/partition.h"
+#include "orchestrate/states.h"
+#include "target/target.h"
+#include "tile/kernel.h"
+
+namespace orchid::orchestrate {
+
+// Seconds one run of a candidate kernel takes (its nodes and the values it writes, ids of the
+// graph being orchestrated), or +infinity where no kernel can be generated for it. Called once
+// per candidate; must be deterministic. The driver plugs in analytic or measured costs.
+using CostOracle = std::function<double(const tile::Kernel&)>;
+
+// The analytic default: the roofline bound of the kernel — max(its FLOPs / the target's
+// peak, the bytes of its inputs and outputs / main-memory bandwidth), see target/roofline.h;
+// the target must have both (measured, or a preset) —
+// plus a fixed launch overhead per kernel, so that fusion is rewarded. `g` must outlive the
+// oracle; the target is copied.
+CostOracle roofline_cost(const ir::Graph& g, const target::Target& t, double launch_seconds = 2e-6);
+
+struct OptimalOptions {
+  PartitionOptions partition;
+  CandidateOptions candidates;
+  BlpOptions blp;
+};
+
+// One subgraph's problem and solve, for the report.
+struct SubgraphStats {
+  ir::NodeId first;            // its first node
+  int32_t nodes = 0;
+  int64_t states = 0;          // execution states
+  int64_t node_sets = 0;       // convex sets that passed the node-set rules
+  int64_t candidates = 0;      // priced candidates (node set + output set): BLP variables
+  int64_t columns = 0;         // variables left after removing those that can never run
+  int64_t rows = 0;            // constraints of the last solve
+  int rounds = 0;              // solves
+  int cycle_cuts = 0;
+  int32_t kernels = 0;         // chosen
+  double cost = 0;             // Σ cost of the chosen kernels
+  double bound = 0;            // proven lower bound
+  bool optimal = false;
+  bool used_fallback = false;  // one kernel per primitive, the solver having found nothing
+  double enumerate_seconds = 0;  // states, candidates and costs
+  double solve_seconds = 0;
+};
+
+struct OptimalResult {
+  std::vector<tile::Kernel> kernels;  // in an execution order; passes plan_problems
+  std::vector<double> kernel_costs;   // per kernel, from the oracle
+  double cost = 0;                    // Σ kernel_costs
+  double bound = 0;                   // Σ of the subgraphs' bounds
+  bool optimal = false;               // every subgraph proven optimal
+  double gap() const { return cost > bound ? (cost - bound) / cost : 0; }  // relative
+  std::vector<Cut> cuts;
+  std::vector<SubgraphStats> subgraphs;
+  std::vector<PruneRow> pruning;      // summed over subgraphs; "finite-cost" last
+  double seconds = 0;                 // the whole orchestration
+};
+
+// Orchestrates g (a verified primitive graph). Throws InternalError if no plan exists (a
+// primitive the oracle cannot price even alone).
+OptimalResult orchestrate_optimal(const ir::Graph& g, const CostOracle& cost, const OptimalOptions& o = {});
+
+// What keeps `kernels` from being a plan of g, one message per problem (empty when valid):
+// an empty kernel; a node that does not exist or is listed twice in one kernel; an output that
+// no node of its kernel computes or that is listed twice; a kernel that is not convex; a
+// kernel reading a value that no earlier kernel writes (graph inputs and constants are always
+// present); a value written by two kernels; a graph output that no kernel writes.
+// Recomputation is allowed: a node may be in several kernels. Kernels' outputs need not be
+// read by anyone (a plan may write more than it must).
+std::vector<std::string> plan_problems(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
+
+// InternalError listing plan_problems unless there are none.
+void check_plan(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
+
+}  // namespace orchid::orchestrate
