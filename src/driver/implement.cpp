@@ -1,5 +1,7 @@
 #include "driver/implement.h"
 
+#include <algorithm>
+
 #include "ir/subgraph.h"
 #include "runtime/library_step.h"
 
@@ -34,16 +36,61 @@ StepKind choose(const ir::Graph& g, const StepChoice& s) {
   return StepKind::Generated;
 }
 
+StepChoice make_choice(const ir::Graph& g, tile::Kernel k) {
+  StepChoice s;
+  s.kernel = std::move(k);
+  std::sort(s.kernel.nodes.begin(), s.kernel.nodes.end());
+  s.inputs = tile::kernel_inputs(g, s.kernel);
+  s.kind = choose(g, s);
+  return s;
+}
+
+// The values of `part` that `rest` reads, with the kernel's own outputs produced in `part`.
+std::vector<ir::ValueId> part_outputs(const ir::Graph& g, const std::vector<ir::NodeId>& part,
+                                      const std::vector<ir::NodeId>& rest, const std::vector<ir::ValueId>& outputs) {
+  std::vector<ir::ValueId> out;
+  for (ir::NodeId n : part)
+    for (ir::ValueId v : g.node(n).outputs) {
+      bool needed = std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+      for (ir::NodeId r : rest)
+        for (ir::ValueId i : g.node(r).inputs) needed |= i == v;
+      if (needed && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+  return out;
+}
+
+// A linear kernel that oneDNN cannot run whole: the linear primitive with the longest run of
+// the nodes after it that oneDNN can take as post-ops, then the rest as its own kernel.
+std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s) {
+  std::vector<ir::NodeId> nodes = s.kernel.nodes;
+  std::sort(nodes.begin(), nodes.end());
+  size_t at = 0;
+  while (at < nodes.size() && g.node(nodes[at]).kind() != ir::PrimKind::Linear) ++at;
+  if (at != 0 || nodes.size() < 2) return {s};  // a prologue: the kernel stays whole
+  for (size_t cut = nodes.size() - 1; cut >= 1; --cut) {
+    std::vector<ir::NodeId> part(nodes.begin(), nodes.begin() + cut), rest(nodes.begin() + cut, nodes.end());
+    tile::Kernel a{part, part_outputs(g, part, rest, s.kernel.outputs)};
+    StepChoice first = make_choice(g, a);
+    if (first.kind != StepKind::OneDnn) continue;
+    std::vector<ir::ValueId> rest_outs;
+    for (ir::ValueId v : s.kernel.outputs)
+      if (std::find(a.outputs.begin(), a.outputs.end(), v) == a.outputs.end()) rest_outs.push_back(v);
+    if (rest_outs.empty()) return {first};
+    return {first, make_choice(g, tile::Kernel{rest, rest_outs})};
+  }
+  return {s};
+}
+
 }  // namespace
 
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels) {
   std::vector<StepChoice> out;
   for (const tile::Kernel& k : kernels) {
-    StepChoice s;
-    s.kernel = k;
-    s.inputs = tile::kernel_inputs(g, k);
-    s.kind = choose(g, s);
-    out.push_back(std::move(s));
+    StepChoice s = make_choice(g, k);
+    bool linear = false;
+    for (ir::NodeId n : s.kernel.nodes) linear |= g.node(n).kind() == ir::PrimKind::Linear;
+    std::vector<StepChoice> parts = s.kind == StepKind::Generated && linear ? split_linear(g, s) : std::vector{s};
+    for (StepChoice& p : parts) out.push_back(std::move(p));
   }
   return out;
 }

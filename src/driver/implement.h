@@ -20,8 +20,10 @@ struct StepChoice {
 };
 
 // Linear kernels go to oneDNN where it can run them (one matmul or conv and the post-ops it
-// supports, f32); kernels with an opaque primitive to the interpreter; a lone view whose
-// output has the input's bytes to an alias; all others to generated code.
+// supports, f32); a linear kernel oneDNN cannot run whole is split into the linear primitive
+// with the post-ops oneDNN takes (oneDNN) and the rest (generated) when that works; kernels
+// with an opaque primitive go to the interpreter; a lone view whose output has the input's
+// bytes to an alias; all others to generated code. One kernel may give several steps.
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
 
 // The kernel as a graph of its own (its inputs, then its outputs), for library steps.

@@ -1,8 +1,9 @@
 // The optimal orchestration with the cost loop of DESIGN.md: the BLP first sees analytic costs
 // that are lower bounds (the roofline of the target), every kernel it chooses is implemented
 // and measured (in a helper process, through the tuning database), and it is solved again,
-// until every chosen kernel has a measured cost (or a round limit). Without measuring, the
-// roofline costs decide alone.
+// until every chosen kernel has a measured cost (or a round limit). The plan kept is then the
+// faster, by measured time, of the last solve's and greedy's, so that `optimal` is never
+// measured slower than `greedy`. Without measuring, the roofline costs decide alone.
 #pragma once
 
 #include <string>
@@ -24,6 +25,6 @@ struct OptimalPlan {
 };
 
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
-                                 const MeasureOptions& measure, int max_rounds = 8);
+                                 const MeasureOptions& measure, int max_rounds = 12);
 
 }  // namespace orchid::driver
