@@ -57,7 +57,7 @@ BENCH_ARGS ?=
 BENCH_EXPORT = OMP_NUM_THREADS=$(JOBS) /usr/bin/python3 -m bench.models.export --cache $(BENCH_CACHE) --orchid $(ORCHID)
 BENCH_RUN = $(BENCH_VENV)/bin/python -m bench.harness.run --cache $(BENCH_CACHE) --orchid $(ORCHID)
 
-.PHONY: bench bench-full bench-deps bench-tune-tvm
+.PHONY: bench bench-full bench-deps bench-tune-tvm bench-micro
 
 bench-deps: build
 	@scripts/install-deps.sh --torch
@@ -78,3 +78,8 @@ bench-tune-tvm: bench-deps
 	$(BENCH_EXPORT) --models default
 	$(BENCH_RUN) --models default --runtimes onnxruntime,tvm --tvm-tune --load-timeout 14400 --rounds 1 \
 	  --out-dir $(BUILD)/bench-logs --name tvm-tuning $(BENCH_ARGS)
+
+# Micro-benchmarks of fused kernels against the DRAM bound (bench/micro/): softmax and
+# layernorm over f32[4096,4096], each one greedy kernel; writes bench/results/<date>-fused-rows.md.
+bench-micro: build
+	/usr/bin/python3 bench/micro/fused_rows.py --orchid $(ORCHID) --threads $(JOBS)

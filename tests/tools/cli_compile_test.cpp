@@ -164,7 +164,7 @@ TEST(CliCompile, BadFlagsAndPathsAreUserErrors) {
   std::string model = write_model(dir);
   auto strategy = orchid_cli({"compile", model, "-o", dir.file("a"), "--orchestrate", "fancy"});
   EXPECT_EQ(strategy.exit_code, 1);
-  EXPECT_TRUE(contains(strategy.output, "--orchestrate: fancy not in {primitive,per-op,greedy}"));
+  EXPECT_TRUE(contains(strategy.output, "--orchestrate: fancy not in {primitive,per-op,greedy,optimal}"));
 
   auto target = orchid_cli({"compile", model, "-o", dir.file("a"), "--target", "cuda", "--no-measure"});
   EXPECT_EQ(target.exit_code, 1);

@@ -2,12 +2,14 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 
 #include "driver/artifact.h"
 #include "ir/parser.h"
+#include "runtime/aligned_buffer.h"
 #include "runtime/model.h"
 #include "runtime/profile.h"
 #include "runtime/session.h"
@@ -69,12 +71,23 @@ int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b)
   const runtime::Plan& plan = model->plan();
   ir::Graph g = input_graph(dir, plan.inputs.size());
   std::vector<ir::Tensor> all = make_inputs(g, io);
+  // Inputs and outputs in ORCHID_ALIGN-aligned memory, as a caller that wants no copies passes
+  // them: a tensor's bytes are only malloc-aligned, and the session would copy misaligned
+  // buffers through its arena on every run (which --bench would time).
+  std::vector<runtime::AlignedBuffer> in_bufs, out_bufs;
   std::vector<const void*> in;
-  for (size_t i = 0; i < plan.inputs.size(); ++i) in.push_back(all[i].data());
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    in_bufs.emplace_back(static_cast<int64_t>(all[i].bytes().size()));
+    std::copy(all[i].bytes().begin(), all[i].bytes().end(), in_bufs.back().data());
+    in.push_back(in_bufs.back().data());
+  }
   std::vector<ir::Tensor> outs;
   std::vector<void*> out;
-  for (int32_t b_id : plan.outputs) outs.emplace_back(plan.buffers[b_id].type);
-  for (ir::Tensor& t : outs) out.push_back(t.data());
+  for (int32_t b_id : plan.outputs) {
+    outs.emplace_back(plan.buffers[b_id].type);
+    out_bufs.emplace_back(static_cast<int64_t>(outs.back().bytes().size()));
+    out.push_back(out_bufs.back().data());
+  }
   runtime::SessionOptions so;
   so.threads = b.threads;
   runtime::Session session(model, so);
@@ -85,6 +98,8 @@ int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b)
     print_bench(bench_times(session, in, out, b), b.json);
     if (b.json) return 0;
   }
+  for (size_t k = 0; k < outs.size(); ++k)
+    std::copy_n(out_bufs[k].data(), outs[k].bytes().size(), outs[k].data());
   std::printf("artifact %s: %zu steps, %zu inputs, %zu outputs\n", dir.c_str(), plan.steps.size(), plan.inputs.size(),
               plan.outputs.size());
   for (size_t k = 0; k < outs.size(); ++k)

@@ -2,9 +2,13 @@
 // schedule become a C++ function with the kernel ABI (include/orchid/kernel_abi.h), computed as
 // a tile-graph (Welder §3.1): each task computes one tile of the kernel's outputs, and for it
 // the region of every computed primitive that the tile needs, in topological order, in
-// per-task scratch; primitives without a reduction that one consumer reads are inlined into
-// it; innermost loops are contiguous and vectorized (`#pragma omp simd`), reductions over a
-// row accumulate the row at once. Transcendentals of f32 come from vmath.inc.
+// per-task scratch; primitives without a reduction that one consumer reads (at most once per
+// element) are inlined into it. Innermost loops are contiguous and vectorized (`#pragma omp
+// simd`): reductions along their innermost dim over independent lanes (emit_lanes.cpp), and
+// one along the rows an elementwise primitive computes in that primitive's loop; reductions
+// whose output rows are long accumulate a row at once. Large outputs are written with
+// streaming stores and large inputs prefetched a task ahead (schedule.h). Transcendentals of
+// f32 come from vmath.inc.
 //
 // Identifiers in the generated source are Orchid's own (arguments a0.., values by number);
 // nothing from the model (names, strings) is ever written into it.
@@ -21,7 +25,7 @@
 namespace orchid::codegen::cpu {
 
 // Bump when generated code changes meaning or speed: it is part of every cache key.
-constexpr int kCodegenVersion = 1;
+constexpr int kCodegenVersion = 2;
 
 struct GeneratedKernel {
   std::string symbol;                // the function's name
@@ -43,7 +47,9 @@ GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const
 std::string library_source(const std::vector<GeneratedKernel>& kernels);
 
 // Extra flags generated code is compiled with, beyond the compiler's -O3 -march=native:
-// wrapping signed arithmetic (integer semantics of docs/ir.md).
+// wrapping signed arithmetic (integer semantics of docs/ir.md); no errno from math functions
+// (nothing reads it, and setting it keeps sqrt, for one, from vectorizing); vectors as wide as
+// the target has (the schedule's simdlen decides the width of each loop).
 std::vector<std::string> codegen_flags();
 
 }  // namespace orchid::codegen::cpu

@@ -1,7 +1,9 @@
 // C++ text of expressions and of kernels (internal to codegen/cpu).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/cpu/lower.h"
@@ -21,29 +23,45 @@ class ExprEmitter {
  public:
   ExprEmitter(const ir::Graph& g, const KernelLowering& kl) : g_(g), kl_(kl) {}
 
-  // Loop variables of the primitive being emitted, as C expressions.
+  // Loop variables of the primitive being emitted, as C expressions, and which of them the
+  // innermost (vectorized) loop runs over. Where `hoist` is set, the caller emits
+  // take_hoisted() in front of that loop: an f32 division by a value invariant in it then
+  // multiplies by the reciprocal, computed there once (see expr()).
   struct Scope {
     const ir::Primitive* prim = nullptr;
     std::vector<std::string> dvars;
     std::vector<std::string> rvars;
+    int32_t inner = -1;
+    ir::VarKind inner_kind = ir::VarKind::Domain;
+    bool hoist = false;
   };
   std::string expr(const ir::Expr& e, const Scope& s);
   // Element of value v at the given C index expressions, in v's storage (an lvalue).
   std::string element(ir::ValueId v, const std::vector<std::string>& idx) const;
   // What failed index checks mean, by check number - 1.
   const std::vector<std::string>& checks() const { return checks_; }
+  // Loads of v read `value` (a C expression in v's compute type), whatever their indices,
+  // until unbound: the element being computed, in a loop that computes v and consumes it.
+  void bind(ir::ValueId v, const std::string& value) { bound_[v] = value; }
+  void unbind(ir::ValueId v) { bound_.erase(v); }
+  // Declarations of the values hoisted out of the innermost loop since the last call.
+  std::vector<std::string> take_hoisted() { return std::exchange(hoisted_, {}); }
 
  private:
   std::string load(const ir::Expr& e, const Scope& s);
   std::string inlined(ir::NodeId producer, const std::vector<std::string>& idx);
   std::string unary(const ir::Expr& e, const std::string& a) const;
   std::string binary(const ir::Expr& e, const std::string& a, const std::string& b) const;
+  bool invariant(const ir::Expr& e, const Scope& s) const;
+  bool checks_index(const ir::Expr& e, const ir::Primitive& p) const;
   std::string cast(ir::DType from, ir::DType to, const std::string& a) const;
 
   const ir::Graph& g_;
   const KernelLowering& kl_;
   int fresh_ = 0;
   std::vector<std::string> checks_;
+  std::map<ir::ValueId, std::string> bound_;
+  std::vector<std::string> hoisted_;
 };
 
 // Names used across the emitted kernel.

@@ -166,12 +166,52 @@ std::string ExprEmitter::expr(const Expr& e, const Scope& s) {
     case ir::ExprCategory::Load: return load(e, s);
     case ir::ExprCategory::Unary: return unary(e, expr(e.arg(0), s));
     case ir::ExprCategory::Binary:
+      // a / b for floats, b invariant in the innermost loop: a times (1/b in f64, rounded once),
+      // rounded to float, is a / b correctly rounded. The product is within 2^-52 (relative) of
+      // a/b, which a quotient of floats never comes closer than 2^-49 to a rounding boundary
+      // without being on it; zeros, infinities and NaNs of a and b come out as IEEE division's.
+      // A multiplication and two conversions in the loop, not the slow division.
+      if (e.op() == ExprOp::Div && cls(e.dtype()) == Cls::F32 && s.hoist && invariant(e.arg(1), s)) {
+        std::string r = "dz" + std::to_string(fresh_++);
+        hoisted_.push_back("const double " + r + " = 1.0 / (double)" + expr(e.arg(1), s) + ";");
+        return "((float)((double)" + expr(e.arg(0), s) + " * " + r + "))";
+      }
+      return binary(e, expr(e.arg(0), s), expr(e.arg(1), s));
     case ir::ExprCategory::Compare: return binary(e, expr(e.arg(0), s), expr(e.arg(1), s));
     case ir::ExprCategory::Select:
       return "(" + expr(e.arg(0), s) + " ? " + expr(e.arg(1), s) + " : " + expr(e.arg(2), s) + ")";
     case ir::ExprCategory::Cast: return cast(e.arg(0).dtype(), e.dtype(), expr(e.arg(0), s));
   }
   return "";
+}
+
+// Whether e takes the same value in every iteration of the innermost loop, and may be
+// computed in front of it: it does not read that loop's variable (loads at indices free of it
+// read one element; an inlined producer's value is a function of its indices), and has no
+// load with a checked index (which must not report an error for a loop that does not run).
+bool ExprEmitter::invariant(const Expr& e, const Scope& s) const {
+  if (s.inner < 0) return false;
+  bool free = true;
+  ir::visit_post(e, [&](const Expr& x) {
+    free &= !(x.op() == ExprOp::Var && x->var_kind == s.inner_kind && x->index == s.inner);
+  });
+  return free && !checks_index(e, *s.prim);
+}
+
+// Whether evaluating e (a body of p) checks an index: a load at an index that loads, here or
+// in a producer inlined into it.
+bool ExprEmitter::checks_index(const Expr& e, const ir::Primitive& p) const {
+  bool checks = false;
+  ir::visit_post(e, [&](const Expr& x) {
+    if (checks || x.op() != ExprOp::Load) return;
+    for (size_t d = 0; d < x.num_args(); ++d)
+      ir::visit_post(x.arg(d), [&](const Expr& y) { checks |= y.op() == ExprOp::Load; });
+    const ir::Value& v = g_.value(p.inputs[x->index]);
+    if (v.origin != ir::ValueOrigin::Node) return;
+    for (const NodeLowering& nl : kl_.nodes)
+      if (nl.node == v.node && nl.inlined) checks |= checks_index(g_.node(nl.node).bodies[0], g_.node(nl.node));
+  });
+  return checks;
 }
 
 std::string ExprEmitter::unary(const Expr& e, const std::string& a) const {

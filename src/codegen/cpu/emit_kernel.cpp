@@ -136,6 +136,7 @@ GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const
       for (const auto& [v, h] : nl.homes)
         if (h.copy_out) emit_copy_out(g, kl, ex, v, nl, w);
     w.close();
+    if (s.stream) w.line("orc_stream_fence();");
     gk.checks = ex.checks();
   }
   w.close();
@@ -143,6 +144,8 @@ GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const
   return gk;
 }
 
-std::vector<std::string> codegen_flags() { return {"-fwrapv", "-fopenmp-simd"}; }
+std::vector<std::string> codegen_flags() {
+  return {"-fwrapv", "-fopenmp-simd", "-fno-math-errno", "-mprefer-vector-width=512"};
+}
 
 }  // namespace orchid::codegen::cpu

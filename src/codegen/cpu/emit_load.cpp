@@ -71,6 +71,7 @@ std::string ExprEmitter::inlined(ir::NodeId producer, const std::vector<std::str
 
 std::string ExprEmitter::load(const Expr& e, const Scope& s) {
   ValueId v = s.prim->inputs.at(e->index);
+  if (auto b = bound_.find(v); b != bound_.end()) return b->second;
   const ir::Dims& shape = g_.type(v).shape;
   std::vector<std::string> idx;
   for (size_t d = 0; d < shape.size(); ++d) {

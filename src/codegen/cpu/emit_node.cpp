@@ -1,19 +1,19 @@
 // Loop nests of computed primitives: elementwise-shaped ones (no reduction) vectorized along
-// their innermost dim; reductions either per output element (every combiner) or a row at a
-// time (sum, prod, max, min: the innermost output dim is vectorized and the reduction loops
-// run outside it, accumulating into a row of scratch — the i-k-j order of a matmul).
-#include "codegen/cpu/emit_reduce.h"
+// their innermost dim (rows of kernel outputs streamed, in chunks, when the schedule says so);
+// reductions either per output element (every combiner; over lanes in emit_lanes.cpp) or a row
+// at a time (sum, prod, max, min: the innermost output dim is vectorized and the reduction
+// loops run outside it, accumulating into a row of scratch — the i-k-j order of a matmul).
 #include <cmath>
 #include <functional>
+#include <set>
 
+#include "codegen/cpu/emit_reduce.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cpu::detail {
 
 using ir::DType;
 using ir::ReduceOp;
-
-namespace {
 
 std::string var(const char* prefix, size_t d) { return prefix + std::to_string(d); }
 
@@ -25,11 +25,15 @@ void open_domain(const NodeLowering& nl, size_t from, size_t to, Writer& w) {
   for (size_t d = from; d < to; ++d) open_loop(var("v", d), region_lo(nl.node, d), region_hi(nl.node, d), w);
 }
 
-void open_reduce(const ir::Primitive& p, Writer& w, const std::string& innermost_pragma = "") {
+void open_reduce(const ir::Primitive& p, Writer& w, const std::string& innermost_pragma) {
   for (size_t d = 0; d < p.reduce_domain.size(); ++d) {
     if (d + 1 == p.reduce_domain.size() && !innermost_pragma.empty()) w.line(innermost_pragma);
     open_loop(var("r", d), "0", std::to_string(p.reduce_domain[d]) + "LL", w);
   }
+}
+
+void open_reduce_outer(const ir::Primitive& p, size_t count, Writer& w) {
+  for (size_t d = 0; d < count; ++d) open_loop(var("r", d), "0", std::to_string(p.reduce_domain[d]) + "LL", w);
 }
 
 void close_n(size_t n, Writer& w) {
@@ -40,6 +44,9 @@ ExprEmitter::Scope scope_of(const ir::Primitive& p) {
   ExprEmitter::Scope s{&p, {}, {}};
   for (size_t d = 0; d < p.domain.size(); ++d) s.dvars.push_back(var("v", d));
   for (size_t d = 0; d < p.reduce_domain.size(); ++d) s.rvars.push_back(var("r", d));
+  bool reducing = !p.reduce_domain.empty();
+  s.inner = static_cast<int32_t>(reducing ? p.reduce_domain.size() : p.domain.size()) - 1;
+  s.inner_kind = reducing ? ir::VarKind::Reduce : ir::VarKind::Domain;
   return s;
 }
 
@@ -48,19 +55,19 @@ std::string store(const ir::Graph& g, ExprEmitter& ex, ir::ValueId v, const Expr
   return ex.element(v, s.dvars) + " = " + to_storage(g.type(v).dtype, value) + ";";
 }
 
-// ---- Combiners of sum, prod, max, min. ----
-std::string combine(ReduceOp r, DType t, const std::string& acc, const std::string& x) {
+std::string combine(ReduceOp r, DType t, const std::string& acc, const std::string& x, bool lane) {
   std::string ct = compute_type(t);
   bool f32 = ct == "float", f64 = ct == "double";
+  std::string sfx = lane ? "_acc(" : "(";
   switch (r) {
     case ReduceOp::Sum: return acc + " + " + x;
     case ReduceOp::Prod: return acc + " * " + x;
     case ReduceOp::Max:
-      if (f32 || f64) return std::string(f32 ? "orc_fmaxf(" : "orc_fmax(") + acc + ", " + x + ")";
+      if (f32 || f64) return std::string(f32 ? "orc_fmaxf" : "orc_fmax") + sfx + acc + ", " + x + ")";
       if (ct == "bool") return "(bool)(" + acc + " | " + x + ")";
       return std::string(ct == "uint64_t" ? "orc_maxu64(" : "orc_max64(") + acc + ", " + x + ")";
     case ReduceOp::Min:
-      if (f32 || f64) return std::string(f32 ? "orc_fminf(" : "orc_fmin(") + acc + ", " + x + ")";
+      if (f32 || f64) return std::string(f32 ? "orc_fminf" : "orc_fmin") + sfx + acc + ", " + x + ")";
       if (ct == "bool") return "(bool)(" + acc + " & " + x + ")";
       return std::string(ct == "uint64_t" ? "orc_minu64(" : "orc_min64(") + acc + ", " + x + ")";
     default: break;
@@ -69,7 +76,6 @@ std::string combine(ReduceOp r, DType t, const std::string& acc, const std::stri
   return acc;
 }
 
-// The identity of a combiner (or the result over an empty domain), in t's compute type.
 std::string identity(ReduceOp r, DType t) {
   bool fl = ir::is_float(t);
   switch (r) {
@@ -91,21 +97,133 @@ bool simple(ReduceOp r) {
   return r == ReduceOp::Sum || r == ReduceOp::Prod || r == ReduceOp::Max || r == ReduceOp::Min;
 }
 
+namespace {
+
+// Whether a primitive after `n` in the kernel's order loads v.
+bool read_later(const ir::Graph& g, const KernelLowering& kl, ir::NodeId n, ir::ValueId v) {
+  bool after = false, read = false;
+  for (const NodeLowering& o : kl.nodes) {
+    if (after) {
+      const ir::Primitive& q = g.node(o.node);
+      for (const ir::Expr& b : q.bodies)
+        ir::visit_post(b, [&](const ir::Expr& e) { read |= e.op() == ir::ExprOp::Load && q.inputs[e->index] == v; });
+    }
+    after |= o.node == n;
+  }
+  return read;
+}
+
+}  // namespace
+
+void emit_prefetches(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, ExprEmitter& ex,
+                     const ExprEmitter::Scope& s, const ir::Expr& x, const std::string& start, int64_t len,
+                     Writer& w) {
+  if (kl.schedule.prefetch <= 0) return;
+  ir::NodeId self = g.value(p.outputs[0]).node;
+  auto is_x = [&](const ir::Expr& e) {
+    return e.op() == ir::ExprOp::Var && e->var_kind == x->var_kind && e->index == x->index;
+  };
+  auto free_of_x = [&](const ir::Expr& e) {
+    bool free = true;
+    ir::visit_post(e, [&](const ir::Expr& y) { free &= !is_x(y) && y.op() != ir::ExprOp::Load; });
+    return free;
+  };
+  std::set<std::string> done;
+  for (const ir::Expr& b : p.bodies)
+    ir::visit_post(b, [&](const ir::Expr& e) {
+      if (e.op() != ir::ExprOp::Load || e->predicated) return;
+      ir::ValueId v = p.inputs[e->index];
+      size_t rank = g.type(v).shape.size();
+      if (std::find(kl.inputs.begin(), kl.inputs.end(), v) == kl.inputs.end() || rank == 0 ||
+          !is_x(e.arg(rank - 1)) || read_later(g, kl, self, v))
+        return;
+      int64_t size = ir::dtype_bytes(g.type(v).dtype);
+      if (g.type(v).numel() * size < 64 * static_cast<int64_t>(kl.schedule.prefetch)) return;
+      for (size_t d = 0; d + 1 < rank; ++d)
+        if (!free_of_x(e.arg(d))) return;
+      ExprEmitter::Scope ahead = s;
+      std::string at = "(" + start + " + pf + " + std::to_string(kl.schedule.prefetch / size) + "LL)";
+      (x->var_kind == ir::VarKind::Domain ? ahead.dvars : ahead.rvars)[x->index] = at;
+      std::vector<std::string> idx;
+      for (size_t d = 0; d < rank; ++d) idx.push_back(ex.expr(e.arg(d), ahead));
+      std::string addr = "&" + ex.element(v, idx);
+      if (!done.insert(addr).second) return;
+      w.line("for (int64_t pf = 0; pf < " + std::to_string(len) + "LL; pf += " +
+             std::to_string(std::max<int64_t>(1, 64 / size)) + "LL) __builtin_prefetch(" + addr + ");");
+    });
+}
+
+namespace {
+
 std::string exp_of(DType t) { return compute_type(t) == "float" ? "orc_expf" : "__builtin_exp"; }
+
+// Elements per chunk of a row written with streaming stores.
+constexpr int64_t kStreamChunk = 256;
+
+// Whether a primitive's outputs are streamed: all written in place to the kernel's outputs.
+bool streamed(const KernelLowering& kl, const NodeLowering& nl, const ir::Primitive& p) {
+  if (!kl.schedule.stream || p.domain.empty()) return false;
+  for (ir::ValueId v : p.outputs)
+    if (!nl.homes.at(v).global) return false;
+  return true;
+}
+
+// The innermost loop of a streamed primitive: chunks of a row computed into buffers on the
+// stack (vectorized as usual), each then streamed to its place in the output.
+void emit_streamed_row(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl,
+                       ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
+  const ir::Primitive& p = g.node(nl.node);
+  size_t last = p.domain.size() - 1;
+  std::string v = var("v", last), lo = region_lo(nl.node, last), hi = region_hi(nl.node, last);
+  std::vector<std::string> at = s.dvars;
+  at[last] = "cb";
+  std::string first = "&" + ex.element(p.outputs[0], at), size = "sizeof(" + storage_type(g.type(p.outputs[0]).dtype) + ")";
+  std::vector<std::string> body;
+  for (size_t k = 0; k < p.bodies.size(); ++k)
+    body.push_back("buf" + std::to_string(k) + "[" + v + " - cb] = " +
+                   to_storage(g.type(p.outputs[k]).dtype, ex.expr(p.bodies[k], s)) + ";");
+  for (const std::string& h : ex.take_hoisted()) w.line(h);
+  w.open("for (int64_t cb = " + lo + "; cb < " + hi + ";) {");
+  w.line("const int64_t ce = orc_min64(" + hi + ", cb + orc_stream_chunk(" + first + ", " + size + ", " +
+         std::to_string(kStreamChunk) + "LL));");
+  emit_prefetches(g, kl, p, ex, s, ir::dvar(static_cast<int32_t>(last)), "cb", kStreamChunk, w);
+  for (size_t k = 0; k < p.bodies.size(); ++k)
+    w.line(storage_type(g.type(p.outputs[k]).dtype) + " buf" + std::to_string(k) + "[" + std::to_string(kStreamChunk) +
+           "] __attribute__((aligned(64)));");
+  w.simd_pragmas(kl.schedule);
+  open_loop(v, "cb", "ce", w);
+  for (const std::string& b : body) w.line(b);
+  w.close();
+  for (size_t k = 0; k < p.bodies.size(); ++k)
+    w.line("orc_stream(&" + ex.element(p.outputs[k], at) + ", buf" + std::to_string(k) + ", (ce - cb) * sizeof(" +
+           storage_type(g.type(p.outputs[k]).dtype) + "));");
+  w.line("cb = ce;");
+  w.close();
+}
 
 void emit_elementwise(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl,
                       ExprEmitter& ex, Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
   size_t n = p.domain.size();
+  ExprEmitter::Scope s = scope_of(p);
+  s.hoist = n > 0;
+  if (streamed(kl, nl, p)) {
+    open_domain(nl, 0, n - 1, w);
+    emit_streamed_row(g, kl, nl, ex, s, w);
+    close_n(n - 1, w);
+    return;
+  }
   open_domain(nl, 0, n == 0 ? 0 : n - 1, w);
+  std::vector<std::string> body;
+  for (size_t k = 0; k < p.bodies.size(); ++k) body.push_back(store(g, ex, p.outputs[k], s, ex.expr(p.bodies[k], s)));
   if (n > 0) {
+    for (const std::string& h : ex.take_hoisted()) w.line(h);
     w.simd_pragmas(kl.schedule);
     open_domain(nl, n - 1, n, w);
   } else {
     w.open("{");
   }
-  ExprEmitter::Scope s = scope_of(p);
-  for (size_t k = 0; k < p.bodies.size(); ++k) w.line(store(g, ex, p.outputs[k], s, ex.expr(p.bodies[k], s)));
+  for (const std::string& b : body) w.line(b);
   close_n(n == 0 ? 1 : n, w);
 }
 
@@ -193,6 +311,8 @@ void emit_rows(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   open_domain(nl, 0, n - 1, w);
   w.open("{");
   ExprEmitter::Scope s = scope_of(p);
+  s.inner = static_cast<int32_t>(n - 1);  // the row loop is the innermost
+  s.inner_kind = ir::VarKind::Domain;
   std::vector<std::string> acc;
   for (size_t k = 0; k < p.bodies.size(); ++k) {
     std::string ct = compute_type(g.type(p.outputs[k]).dtype), a = "row" + std::to_string(k);
@@ -244,9 +364,12 @@ void Writer::table(const std::string& name, const std::vector<int64_t>& values) 
 void emit_node(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
                Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
+  if (nl.fused) return;  // computed with the primitive whose rows it reduces
   w.line("// primitive " + std::to_string(nl.node.v) + ": " + std::string(ir::prim_op_name(p.op)));
+  if (nl.fused_reduction >= 0) return emit_fused(g, kl, nl, ex, w);
   if (p.reduce == ReduceOp::None) return emit_elementwise(g, kl, nl, ex, w);
   if (nl.accumulate_rows) return emit_rows(g, kl, nl, ex, w);
+  if (over_lanes(p, kl.schedule)) return emit_lanes(g, kl, nl, ex, w);
   emit_per_element(g, kl, nl, ex, w);
 }
 

@@ -1,4 +1,4 @@
-// Loop nests of computed primitives, and the text writer (internal to codegen/cpu).
+// Loop nests of computed primitives, their pieces, and the text writer (internal to codegen/cpu).
 #pragma once
 
 #include <string>
@@ -29,5 +29,52 @@ class Writer {
 // The loop nest computing a primitive over its region in the current task.
 void emit_node(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
                Writer& w);
+
+// ---- Pieces of loop nests (emit_node.cpp), shared with emit_lanes.cpp. ----
+
+std::string var(const char* prefix, size_t d);  // "v0", "r1", ...
+void open_loop(const std::string& v, const std::string& lo, const std::string& hi, Writer& w);
+// Loops over dims [from, to) of the primitive's region in this task.
+void open_domain(const NodeLowering& nl, size_t from, size_t to, Writer& w);
+// Loops over the reduction domain (the pragma in front of the innermost one).
+void open_reduce(const ir::Primitive& p, Writer& w, const std::string& innermost_pragma = "");
+void open_reduce_outer(const ir::Primitive& p, size_t count, Writer& w);  // the first `count` dims
+void close_n(size_t n, Writer& w);
+// v<d> and r<d>; the innermost loop is over the last reduction dim, or else the last dim.
+ExprEmitter::Scope scope_of(const ir::Primitive& p);
+// The statement storing `value` (in v's compute type) to v's element at s's domain variables.
+std::string store(const ir::Graph& g, ExprEmitter& ex, ir::ValueId v, const ExprEmitter::Scope& s,
+                  const std::string& value);
+// Sum, prod, max, min: acc combined with x in t's compute type (`lane`: float max / min in
+// the cheaper form for lanes of a reduction, where which NaN results is unspecified).
+std::string combine(ir::ReduceOp r, ir::DType t, const std::string& acc, const std::string& x, bool lane = false);
+// The identity of a combiner (the result over an empty domain), in t's compute type.
+std::string identity(ir::ReduceOp r, ir::DType t);
+bool simple(ir::ReduceOp r);  // sum, prod, max or min
+
+// Prefetches (schedule.prefetch bytes ahead) for the chunk of `len` iterations from `start`
+// of the loop over variable x: the lines that the chunk that far ahead loads of each kernel
+// input read contiguously along x (x the last index, the other indices free of x and of
+// loads), one prefetch per cache line. Only the last primitive of the kernel to read an input
+// prefetches it: a task's last pass over its rows then brings in the next task's, which its
+// first pass finds in cache (a first pass streaming through its rows would issue its
+// prefetches in a burst, and too late). Inputs of less than 64 times the distance (weights
+// that every task reads) stay in cache and are not prefetched.
+void emit_prefetches(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, ExprEmitter& ex,
+                     const ExprEmitter::Scope& s, const ir::Expr& x, const std::string& start, int64_t len,
+                     Writer& w);
+
+// ---- Reductions over lanes (emit_lanes.cpp). ----
+
+// Whether a per-element reduction is computed over lanes: sum, prod, max, min or welford
+// with reduction_lanes > 0.
+bool over_lanes(const ir::Primitive& p, const Schedule& s);
+void emit_lanes(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
+                Writer& w);
+// An elementwise primitive and the reduction along its rows (NodeLowering::fused_reduction)
+// in one loop nest: per row, its values computed and stored in chunks of lanes, each folded
+// into the reduction's partials as it is computed; then the reduction's element of the row.
+void emit_fused(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
+                Writer& w);
 
 }  // namespace orchid::codegen::cpu::detail

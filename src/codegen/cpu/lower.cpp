@@ -46,6 +46,13 @@ OutputTiling tiling_for(const Dims& shape, const Dims& anchor, const Dims& grid)
 
 }  // namespace
 
+int64_t reduction_lanes(const Schedule& s, int64_t extent) {
+  if (s.vector_width <= 1) return 0;
+  int64_t lanes = static_cast<int64_t>(s.vector_width) * s.unroll;
+  while (lanes > s.vector_width && lanes > extent) lanes /= 2;
+  return lanes <= extent ? lanes : 0;
+}
+
 Dims grid_coords(int64_t task, const Dims& grid) {
   Dims c(grid.size());
   for (size_t d = grid.size(); d-- > 0;) {
@@ -93,16 +100,46 @@ bool index_only(const ir::Primitive& p) {
   return p.kind() == ir::PrimKind::Layout || p.op == ir::PrimOp::Broadcast;
 }
 
-bool inlinable(const ir::Graph& g, const ir::Primitive& p, const std::map<ValueId, int>& uses,
+double numel_f(const Dims& d) {
+  double n = 1;
+  for (int64_t e : d) n *= static_cast<double>(e);
+  return n;
+}
+
+// Inlined into its one consumer, a primitive's body is evaluated once per element the consumer
+// reads (`reads`, counted through inlined consumers); it is inlined only where that is at most
+// once per element of its own, so that inlining never computes a value more often (a per-row
+// value read by every element of the row is computed into scratch, once per row).
+bool inlinable(const ir::Primitive& p, const std::map<ValueId, int>& uses, const std::map<ValueId, double>& reads,
                const std::vector<ValueId>& outputs, const Schedule& s) {
   if (p.reduce != ir::ReduceOp::None || p.bodies.size() != 1 || p.kind() == ir::PrimKind::Opaque)
     return false;
   ValueId v = p.outputs[0];
   if (std::find(outputs.begin(), outputs.end(), v) != outputs.end()) return false;
+  if (index_only(p)) return true;
   auto it = uses.find(v);
-  int n = it == uses.end() ? 0 : it->second;
-  (void)g;
-  return index_only(p) || (s.inline_single_use && n == 1);
+  auto r = reads.find(v);
+  bool once = r == reads.end() || r->second <= numel_f(p.domain);
+  return s.inline_single_use && it != uses.end() && it->second == 1 && once;
+}
+
+// Which of the kernel's nodes (in topological order) are inlined, decided from the last to the
+// first, as reads are known once every consumer is.
+std::vector<bool> inlined_nodes(const ir::Graph& g, const std::vector<NodeId>& nodes,
+                                const std::vector<ValueId>& outputs, const Schedule& s) {
+  std::map<ValueId, int> uses = uses_in_kernel(g, nodes);
+  std::map<ValueId, double> reads;
+  std::vector<bool> inl(nodes.size());
+  for (size_t i = nodes.size(); i-- > 0;) {
+    const ir::Primitive& p = g.node(nodes[i]);
+    inl[i] = inlinable(p, uses, reads, outputs, s);
+    double evals = inl[i] ? reads[p.outputs[0]] : numel_f(p.domain) * numel_f(p.reduce_domain);
+    for (const ir::Expr& b : p.bodies)
+      ir::visit_post(b, [&](const ir::Expr& e) {
+        if (e.op() == ir::ExprOp::Load) reads[p.inputs[e->index]] += evals;
+      });
+  }
+  return inl;
 }
 
 bool row_combiner(ir::ReduceOp r) {
@@ -114,6 +151,8 @@ bool row_combiner(ir::ReduceOp r) {
 struct TaskRegions {
   std::vector<std::vector<Region>> node;             // per lowering node, per task
   std::vector<std::vector<std::vector<Region>>> out;  // per node, per output slot, per task
+  int64_t most_io_bytes = 0;                          // input regions + output tiles, largest task
+  int64_t most_part_bytes = 0;  // regions of the inputs the task reads part of, largest task
 };
 
 Region empty_region(size_t rank) { return Region{Dims(rank, 0), Dims(rank, 0)}; }
@@ -128,6 +167,11 @@ TaskRegions task_regions(const ir::Graph& g, const tile::Kernel& k, const Kernel
     for (size_t o = 0; o < k.outputs.size(); ++o)
       kt.outputs.push_back(output_tile(kl.tilings[o], g.type(k.outputs[o]).shape, coords));
     tile::TileStats st = tile::propagate_kernel(g, k, kt);
+    tr.most_io_bytes = std::max(tr.most_io_bytes, st.load_bytes + st.store_bytes);
+    int64_t part = 0;
+    for (const auto& [v, bytes] : st.input_bytes)
+      if (bytes < g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype)) part += bytes;
+    tr.most_part_bytes = std::max(tr.most_part_bytes, part);
     for (size_t i = 0; i < kl.nodes.size(); ++i) {
       const ir::Primitive& p = g.node(kl.nodes[i].node);
       std::optional<Region> hull;
@@ -260,6 +304,62 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
   kl.scratch_bytes = offset;
 }
 
+// Whether reduction r reads along the rows of elementwise primitive e only, each term from
+// the element it reduces over: r's domain is e's but the last dim (dropped or of extent 1), its
+// one reduction dim is e's last, and its bodies load e (nothing else) at [i0, .., r0].
+bool reduces_rows_of(const ir::Primitive& e, const ir::Primitive& r) {
+  size_t n = e.domain.size();
+  if (n == 0 || r.reduce_domain.size() != 1 || r.reduce_domain[0] != e.domain[n - 1]) return false;
+  bool kept = r.domain.size() == n && r.domain[n - 1] == 1;
+  if (!kept && r.domain.size() + 1 != n) return false;
+  for (size_t d = 0; d + 1 < n; ++d)
+    if (r.domain[d] != e.domain[d]) return false;
+  bool ok = true;
+  for (const ir::Expr& b : r.bodies)
+    ir::visit_post(b, [&](const ir::Expr& x) {
+      if (x.op() != ir::ExprOp::Load) return;
+      ok &= r.inputs[x->index] == e.outputs[0] && !x->predicated;
+      for (size_t d = 0; ok && d < x.num_args(); ++d) {
+        const ir::Expr& i = x.arg(d);
+        bool last = d + 1 == x.num_args();
+        ok &= i.op() == ir::ExprOp::Var && i->var_kind == (last ? ir::VarKind::Reduce : ir::VarKind::Domain) &&
+              i->index == (last ? 0 : static_cast<int32_t>(d));
+      }
+    });
+  return ok;
+}
+
+// Fuses each simple reduction along the rows of a computed elementwise primitive into its
+// loop, where every task computes the same rows of both, and whole ones of the elementwise
+// primitive, and the reduction goes over lanes.
+void fuse_row_reductions(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr) {
+  for (size_t i = 0; i < kl.nodes.size(); ++i) {
+    const ir::Primitive& e = g.node(kl.nodes[i].node);
+    if (kl.nodes[i].inlined || e.reduce != ir::ReduceOp::None || e.bodies.size() != 1 || e.domain.empty()) continue;
+    for (size_t j = i + 1; j < kl.nodes.size(); ++j) {
+      const ir::Primitive& r = g.node(kl.nodes[j].node);
+      bool simple = r.reduce == ir::ReduceOp::Sum || r.reduce == ir::ReduceOp::Prod ||
+                    r.reduce == ir::ReduceOp::Max || r.reduce == ir::ReduceOp::Min;
+      if (!simple || kl.nodes[j].fused || kl.nodes[j].accumulate_rows ||
+          reduction_lanes(kl.schedule, e.domain.back()) == 0 || !reduces_rows_of(e, r))
+        continue;
+      size_t n = e.domain.size();
+      bool same = true;
+      for (int64_t t = 0; same && t < kl.tasks; ++t) {
+        const Region& re = tr.node[i][t];
+        const Region& rr = tr.node[j][t];
+        same = re.lo[n - 1] == 0 && re.hi[n - 1] == e.domain[n - 1];
+        for (size_t d = 0; same && d + 1 < n; ++d)
+          same = re.lo[d] == rr.lo[d] && re.hi[d] == rr.hi[d];
+      }
+      if (!same) continue;
+      kl.nodes[i].fused_reduction = static_cast<int>(j);
+      kl.nodes[j].fused = true;
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 const NodeLowering& KernelLowering::node(NodeId n) const {
@@ -293,19 +393,22 @@ KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Sch
     kl.tasks *= kl.grid.back();
   }
   for (ValueId o : k.outputs) kl.tilings.push_back(tiling_for(g.type(o).shape, anchor, kl.grid));
-  std::map<ValueId, int> uses = uses_in_kernel(g, nodes);
-  for (NodeId n : nodes) {
-    const ir::Primitive& p = g.node(n);
-    ORCHID_CHECK(p.kind() != ir::PrimKind::Opaque) << "opaque primitives have no generated code";
+  for (NodeId n : nodes)
+    ORCHID_CHECK(g.node(n).kind() != ir::PrimKind::Opaque) << "opaque primitives have no generated code";
+  std::vector<bool> inl = inlined_nodes(g, nodes, k.outputs, s);
+  for (size_t i = 0; i < nodes.size(); ++i) {
     NodeLowering nl;
-    nl.node = n;
-    nl.inlined = inlinable(g, p, uses, k.outputs, s);
+    nl.node = nodes[i];
+    nl.inlined = inl[i];
     kl.nodes.push_back(nl);
   }
   if (kl.tasks == 0) return kl;
   TaskRegions tr = task_regions(g, k, kl);
+  kl.task_io_bytes = tr.most_io_bytes;
+  kl.task_part_bytes = tr.most_part_bytes;
   fit_regions(kl, tr);
   place_values(g, kl, tr);
+  fuse_row_reductions(g, kl, tr);
   return kl;
 }
 

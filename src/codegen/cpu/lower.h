@@ -40,6 +40,11 @@ struct NodeLowering {
   bool inlined = false;
   std::vector<TaskBound> lo, hi;  // computed region per dim (empty region: lo == hi)
   std::map<ir::ValueId, ValueHome> homes;  // per output of the node
+  // An elementwise primitive computing rows: the reduction along them (sum of softmax's exp)
+  // computed in the same loop, from the values as they are computed (its index in
+  // KernelLowering::nodes; -1: none). That reduction's `fused` is set and it emits no loop.
+  int fused_reduction = -1;
+  bool fused = false;
   bool accumulate_rows = false;   // reduction accumulated a row at a time (vectorized)
   int64_t acc_offset = 0;         // scratch offset of the accumulator row(s)
   int64_t acc_row = 0;            // elements per accumulator row
@@ -61,11 +66,18 @@ struct KernelLowering {
   std::vector<int64_t> table;                // tasks x table_columns
   int table_columns = 0;
   int64_t scratch_bytes = 0;
+  int64_t task_io_bytes = 0;    // the largest task's input regions and output tiles, in bytes
+  int64_t task_part_bytes = 0;  // the largest task's regions of inputs it reads part of (bytes)
   Schedule schedule;
 
   const NodeLowering& node(ir::NodeId n) const;
   int arg_of(ir::ValueId v) const;  // -1 when not an argument
 };
+
+// Lanes a reduction over `extent` terms (along its innermost reduction dim) is computed over:
+// the schedule's vector_width x unroll, halved (not below vector_width) while more than the
+// terms; 0 where it is not computed over lanes (scalar schedules, fewer terms than lanes).
+int64_t reduction_lanes(const Schedule& s, int64_t extent);
 
 // Coordinates of a task in the grid (row-major task numbering).
 ir::Dims grid_coords(int64_t task, const ir::Dims& grid);

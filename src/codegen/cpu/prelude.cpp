@@ -35,6 +35,12 @@ ORC_INLINE float orc_fmaxf(float a, float b) { return a != a ? a : b != b ? b : 
 ORC_INLINE float orc_fminf(float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
 ORC_INLINE double orc_fmax(double a, double b) { return a != a ? a : b != b ? b : (a < b ? b : a); }
 ORC_INLINE double orc_fmin(double a, double b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
+/* Max / min as a combiner of lanes of a reduction, branch-free: NaN propagates (which NaN is
+ * left unspecified) and of equal operands the accumulator wins. */
+ORC_INLINE float orc_fmaxf_acc(float acc, float x) { return ((x > acc) | (x != x)) ? x : acc; }
+ORC_INLINE float orc_fminf_acc(float acc, float x) { return ((x < acc) | (x != x)) ? x : acc; }
+ORC_INLINE double orc_fmax_acc(double acc, double x) { return ((x > acc) | (x != x)) ? x : acc; }
+ORC_INLINE double orc_fmin_acc(double acc, double x) { return ((x < acc) | (x != x)) ? x : acc; }
 ORC_INLINE float orc_signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
 ORC_INLINE double orc_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
 ORC_INLINE bool orc_isinff(float x) { return __builtin_fabsf(x) == __builtin_inff(); }
@@ -80,6 +86,48 @@ ORC_INLINE uint64_t orc_maxu64(uint64_t a, uint64_t b) { return a < b ? b : a; }
 ORC_INLINE uint64_t orc_minu64(uint64_t a, uint64_t b) { return b < a ? b : a; }
 ORC_INLINE int64_t orc_iabs(int64_t x) { return x < 0 ? -x : x; }
 ORC_INLINE int64_t orc_isign(int64_t x) { return (x > 0) - (x < 0); }
+/* Streaming (non-temporal) stores: `bytes` from src to dst past the caches, in the widest
+ * aligned vector stores the target has (the bytes before dst's first aligned address and after
+ * its last are stored as usual); orc_stream_fence orders them before what follows, as the
+ * kernel's caller expects of its stores. Elsewhere than on x86, plain copies. */
+#if defined(__x86_64__) && defined(__AVX512F__)
+typedef long long orc_ntv __attribute__((vector_size(64)));
+ORC_INLINE void orc_nt_store(char* p, orc_ntv v) { __builtin_ia32_movntdq512((orc_ntv*)p, v); }
+#elif defined(__x86_64__) && defined(__AVX__)
+typedef long long orc_ntv __attribute__((vector_size(32)));
+ORC_INLINE void orc_nt_store(char* p, orc_ntv v) { __builtin_ia32_movntdq256((orc_ntv*)p, v); }
+#elif defined(__x86_64__)
+typedef long long orc_ntv __attribute__((vector_size(16)));
+ORC_INLINE void orc_nt_store(char* p, orc_ntv v) { __builtin_ia32_movntdq((orc_ntv*)p, v); }
+#else
+typedef long long orc_ntv __attribute__((vector_size(16)));
+ORC_INLINE void orc_nt_store(char* p, orc_ntv v) { __builtin_memcpy(p, &v, sizeof v); }
+#endif
+ORC_INLINE void orc_stream(void* dst, const void* src, int64_t bytes) {
+  char* d = (char*)dst;
+  const char* s = (const char*)src;
+  const int64_t w = (int64_t)sizeof(orc_ntv);
+  int64_t head = (int64_t)((0 - (uintptr_t)d) % (uintptr_t)w), i = 0;
+  if (head > bytes) head = bytes;
+  for (; i < head; ++i) d[i] = s[i];
+  for (; i + w <= bytes; i += w) {
+    orc_ntv v;
+    __builtin_memcpy(&v, s + i, sizeof v);
+    orc_nt_store(d + i, v);
+  }
+  for (; i < bytes; ++i) d[i] = s[i];
+}
+/* Elements of `size` bytes from p to the end of a streaming chunk of at most n elements: the
+ * chunk ends at a vector-aligned address where it can, so that the next starts on one. */
+ORC_INLINE int64_t orc_stream_chunk(const void* p, int64_t size, int64_t n) {
+  int64_t off = (int64_t)((uintptr_t)p % (uintptr_t)sizeof(orc_ntv));
+  return off % size == 0 && n * size > off ? n - off / size : n;
+}
+ORC_INLINE void orc_stream_fence(void) {
+#if defined(__x86_64__)
+  __builtin_ia32_sfence();
+#endif
+}
 )ORCHID_PRELUDE";
 }
 

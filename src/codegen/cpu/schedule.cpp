@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "codegen/cpu/lower.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cpu {
@@ -31,7 +32,8 @@ std::string schedule_str(const Schedule& s) {
   std::string tile;
   for (size_t d = 0; d < s.tile.size(); ++d) tile += (d ? "x" : "") + std::to_string(s.tile[d]);
   return "tile=" + (tile.empty() ? std::string("-") : tile) + " vec=" + std::to_string(s.vector_width) +
-         " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0");
+         " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0") +
+         " stream=" + (s.stream ? "1" : "0") + " prefetch=" + std::to_string(s.prefetch);
 }
 
 Schedule parse_schedule(const std::string& text) {
@@ -57,12 +59,72 @@ Schedule parse_schedule(const std::string& text) {
     } else if (key == "inline") {
       ORCHID_USER_CHECK(value == "0" || value == "1") << "schedule \"" << text << "\": inline must be 0 or 1";
       s.inline_single_use = value == "1";
+    } else if (key == "stream") {
+      ORCHID_USER_CHECK(value == "0" || value == "1") << "schedule \"" << text << "\": stream must be 0 or 1";
+      s.stream = value == "1";
+    } else if (key == "prefetch") {
+      int64_t bytes = parse_int(value, text);
+      ORCHID_USER_CHECK(bytes % 64 == 0 && bytes <= (1 << 20))
+          << "schedule \"" << text << "\": prefetch must be a multiple of 64 up to 1048576";
+      s.prefetch = static_cast<int>(bytes);
     } else {
       ORCHID_USER_ERROR() << "schedule \"" << text << "\": unknown key \"" << key << "\"";
     }
   }
   return s;
 }
+
+namespace {
+
+// What a task should touch: its input regions, its output tiles and its scratch then stay in
+// the core's L1 and L2 between the passes over them (a softmax row of 4096 floats with its
+// output and scratch rows is 48 KiB).
+constexpr int64_t kTaskBudget = 64 * 1024;
+// Tasks are not cut below this many elements of the anchor, nor into more than kMaxTasks.
+constexpr int64_t kMinTaskElements = 4096;
+constexpr int64_t kMaxTasks = 1 << 16;
+// Kernels writing this much stream their outputs past the caches; kernels reading this much
+// prefetch the next task's inputs, one task's part of them ahead but from kMinPrefetch to
+// kMaxPrefetch bytes (further ahead, lines arrive too early to stay in L1).
+constexpr int64_t kStreamBytes = 16 << 20;
+constexpr int64_t kMinPrefetch = 4 << 10, kMaxPrefetch = 16 << 10;
+
+struct TaskBytes {
+  int64_t touched = 0;  // scratch, input regions and output tiles
+  int64_t part = 0;     // regions of the inputs it reads part of
+};
+
+TaskBytes task_bytes(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
+  KernelLowering kl = lower_kernel(g, k, s);
+  return {kl.scratch_bytes + kl.task_io_bytes, kl.task_part_bytes};
+}
+
+// Halves tile dims, outermost first, while a task touches more than the budget and halving
+// shrinks that by a quarter at least (when it does not — a whole matrix every task reads, say
+// — smaller tasks would only read it more often). Returns what a task then reads part of.
+int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, Schedule& s) {
+  TaskBytes bytes = task_bytes(g, k, s);
+  for (size_t d = 0; d < s.tile.size() && bytes.touched > kTaskBudget; ++d) {
+    while (s.tile[d] > 1 && bytes.touched > kTaskBudget) {
+      Schedule half = s;
+      half.tile[d] = (s.tile[d] + 1) / 2;
+      int64_t tasks = 1, elements = 1;
+      for (size_t j = 0; j < shape.size(); ++j) {
+        int64_t t = std::max<int64_t>(1, half.tile[j]);
+        tasks *= (shape[j] + t - 1) / t;
+        elements *= std::min(t, shape[j]);
+      }
+      if (tasks > kMaxTasks || elements < kMinTaskElements) return bytes.part;
+      TaskBytes smaller = task_bytes(g, k, half);
+      if (smaller.touched * 4 > bytes.touched * 3) break;
+      s = half;
+      bytes = smaller;
+    }
+  }
+  return bytes.part;
+}
+
+}  // namespace
 
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) {
   ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
@@ -72,6 +134,11 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
     if (g.type(v).numel() > ir::numel(shape)) shape = g.type(v).shape;
   Schedule s;
   s.tile = shape;
+  s.vector_width = 16;
+  s.unroll = 4;
+  int64_t written = 0;
+  for (ir::ValueId v : k.outputs) written += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+  s.stream = written >= kStreamBytes;
   const int64_t min_task = 16 * 1024;
   const int64_t want_tasks = 4 * std::max(1, cores);
   // Split outer dims first (whole rows stay in one task) while tasks stay big enough.
@@ -84,6 +151,12 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
     s.tile[d] = (shape[d] + split - 1) / split;
     tasks *= split;
   }
+  if (total == 0) return s;
+  int64_t part = fit_task(g, k, shape, s);
+  // The next task's part of the inputs lies about one task's part ahead.
+  int64_t read = 0;
+  for (ir::ValueId v : tile::kernel_inputs(g, k)) read += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+  if (read >= kStreamBytes) s.prefetch = static_cast<int>(std::clamp((part + 63) / 64 * 64, kMinPrefetch, kMaxPrefetch));
   return s;
 }
 

@@ -21,19 +21,34 @@ struct Schedule {
   // Unroll factor of the innermost loop: 1, 2, 4 or 8 (vectorized: vector_width x unroll
   // lanes per iteration).
   int unroll = 1;
-  // Primitives without a reduction that one consumer reads are computed inside it (inlined)
-  // rather than into scratch memory.
+  // Primitives without a reduction that one consumer reads, at most once per element, are
+  // computed inside it (inlined) rather than into scratch memory.
   bool inline_single_use = true;
+  // Kernel outputs computed by elementwise loops are written with non-temporal (streaming)
+  // stores, past the caches: an output much larger than the caches then costs no read of its
+  // lines before they are written, nor the eviction of data the kernel still reads. Values go
+  // through a small buffer per chunk of a row, copied out with aligned vector stores.
+  bool stream = false;
+  // Bytes ahead (a multiple of 64, at most 1 MiB; 0: none) at which the loops cut into chunks
+  // (streamed rows, reductions over lanes) prefetch the contiguous loads of kernel inputs,
+  // a cache line at a time: a loop with much arithmetic per element keeps too few reads in
+  // flight to stream from memory at full speed.
+  int prefetch = 0;
 
   bool operator==(const Schedule&) const = default;
 };
 
-// "tile=8x0 vec=8 unroll=1 inline=1": canonical, parsed back by parse_schedule.
+// "tile=8x0 vec=8 unroll=1 inline=1 stream=0 prefetch=0": canonical, parsed back by
+// parse_schedule.
 std::string schedule_str(const Schedule& s);
 Schedule parse_schedule(const std::string& text);  // UserError on malformed text
 
 // A sensible default: tasks of at least ~16K output elements (or fewer tasks than 4 per
-// core), whole innermost rows where the row is not huge, 8 lanes.
+// core), whole innermost rows where the row is not huge, then tiles halved (outer dims first)
+// until what a task touches (input regions, output tiles, scratch) fits in 64 KiB (tasks of
+// 4K elements at least); 16 lanes unrolled 4 times; streaming stores where the kernel writes
+// 16 MiB or more, and where it reads that much, prefetches one task's inputs ahead (4 to
+// 16 KiB).
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores);
 
 }  // namespace orchid::codegen::cpu

@@ -1,0 +1,243 @@
+// Reductions over lanes (emit_reduce.h): the innermost reduction loop cut into chunks of P
+// terms (P = reduction_lanes), term l of every chunk combined into partial l. The P partials
+// are independent chains, so the chunk loop vectorizes and is not bound by the latency of one
+// chain; they are combined pairwise at the end. Sums and products are reassociated (floats
+// differ in rounding only); max and min are order-independent except for which NaN, or which
+// zero of equal ones, is returned. A reduction along the rows an elementwise primitive
+// computes is folded into that primitive's loop the same way (NodeLowering::fused_reduction).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/emit_reduce.h"
+
+namespace orchid::codegen::cpu::detail {
+
+using ir::DType;
+using ir::ReduceOp;
+
+namespace {
+
+int64_t lanes(const ir::Primitive& p, const Schedule& s) { return reduction_lanes(s, p.reduce_domain.back()); }
+
+// Terms of the innermost reduction dim in whole chunks of P.
+int64_t whole_chunks(const ir::Primitive& p, const Schedule& s) {
+  int64_t n = p.reduce_domain.back();
+  return n - n % lanes(p, s);
+}
+
+// Opens the loop over the whole chunks of the innermost reduction dim (after the outer ones);
+// its bounds are constants, which lets the compiler keep the partials in registers.
+void open_chunks(const ir::Primitive& p, const Schedule& s, Writer& w) {
+  std::string P = std::to_string(lanes(p, s)) + "LL";
+  w.open("for (int64_t rb = 0; rb < " + std::to_string(whole_chunks(p, s)) + "LL; rb += " + P + ") {");
+}
+
+// Opens the loop over the terms past the whole chunks.
+void open_rest(const ir::Primitive& p, const Schedule& s, Writer& w) {
+  std::string r = var("r", p.reduce_domain.size() - 1);
+  w.open("for (int64_t " + r + " = " + std::to_string(whole_chunks(p, s)) + "LL; " + r + " < " +
+         std::to_string(p.reduce_domain.back()) + "LL; ++" + r + ") {");
+}
+
+void open_lane_loop(const ir::Primitive& p, const Schedule& s, Writer& w) {
+  std::string P = std::to_string(lanes(p, s)) + "LL";
+  w.line("#pragma omp simd simdlen(" + std::to_string(lanes(p, s)) + ")");
+  w.open("for (int64_t ln = 0; ln < " + P + "; ++ln) {");
+  w.line("const int64_t " + var("r", p.reduce_domain.size() - 1) + " = rb + ln;");
+}
+
+void emit_lanes_simple(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p,
+                       ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
+  std::string P = std::to_string(lanes(p, kl.schedule)) + "LL";
+  size_t outer = p.reduce_domain.size() - 1;
+  auto part = [](size_t k, const std::string& l) { return "acc" + std::to_string(k) + "p[" + l + "]"; };
+  auto rest = [](size_t k) { return "acc" + std::to_string(k) + "t"; };
+  for (size_t k = 0; k < p.bodies.size(); ++k) {
+    DType t = g.type(p.outputs[k]).dtype;
+    w.line(compute_type(t) + " " + part(k, P) + ", " + rest(k) + " = " + identity(p.reduce, t) + ";");
+    w.line("for (int64_t ln = 0; ln < " + P + "; ++ln) " + part(k, "ln") + " = " + identity(p.reduce, t) + ";");
+  }
+  open_reduce_outer(p, outer, w);
+  auto update = [&](const std::function<std::string(size_t)>& acc) {
+    std::vector<std::string> lines;
+    for (size_t k = 0; k < p.bodies.size(); ++k)
+      lines.push_back(acc(k) + " = " + combine(p.reduce, g.type(p.outputs[k]).dtype, acc(k), ex.expr(p.bodies[k], s), true) + ";");
+    return lines;
+  };
+  // The terms past the last whole chunk go to an accumulator of their own (an array indexed
+  // by anything but the lane would be kept in memory, not in vector registers).
+  bool tail = whole_chunks(p, kl.schedule) < p.reduce_domain.back();
+  std::vector<std::string> in_lanes = update([&](size_t k) { return part(k, "ln"); });
+  std::vector<std::string> in_tail = tail ? update(rest) : std::vector<std::string>{};
+  for (const std::string& h : ex.take_hoisted()) w.line(h);
+  open_chunks(p, kl.schedule, w);
+  emit_prefetches(g, kl, p, ex, s, ir::rvar(static_cast<int32_t>(outer)), "rb", lanes(p, kl.schedule), w);
+  open_lane_loop(p, kl.schedule, w);
+  for (const std::string& l : in_lanes) w.line(l);
+  w.close();
+  w.close();
+  if (tail) {
+    open_rest(p, kl.schedule, w);
+    for (const std::string& l : in_tail) w.line(l);
+    w.close();
+  }
+  close_n(outer, w);
+  // The partials combined pairwise, halving their number: a tree of depth log2(P).
+  for (size_t k = 0; k < p.bodies.size(); ++k) {
+    DType t = g.type(p.outputs[k]).dtype;
+    for (int64_t half = lanes(p, kl.schedule) / 2; half > 0; half /= 2) {
+      w.line("#pragma omp simd");
+      w.line("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) " + part(k, "ln") + " = " +
+             combine(p.reduce, t, part(k, "ln"), part(k, "ln + " + std::to_string(half) + "LL"), true) + ";");
+    }
+    w.line(store(g, ex, p.outputs[k], s, combine(p.reduce, t, part(k, "0"), rest(k), true)));
+  }
+}
+
+// Welford over lanes: every lane of the whole chunks has seen nf terms (one division per
+// chunk, not per term); the terms past them are accumulated in order, apart; the lanes and
+// that rest are merged (Chan et al.) at the end.
+void emit_lanes_welford(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p,
+                        ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
+  std::string P = std::to_string(lanes(p, kl.schedule)) + "LL", ct = compute_type(g.type(p.outputs[0]).dtype);
+  size_t outer = p.reduce_domain.size() - 1;
+  w.line("int64_t nf = 0, nt = 0;");
+  w.line(ct + " mean_p[" + P + "], m2_p[" + P + "], mean_t = 0, m2_t = 0;");
+  w.line("for (int64_t ln = 0; ln < " + P + "; ++ln) { mean_p[ln] = 0; m2_p[ln] = 0; }");
+  open_reduce_outer(p, outer, w);
+  std::string x = ex.expr(p.bodies[0], s);
+  for (const std::string& h : ex.take_hoisted()) w.line(h);
+  open_chunks(p, kl.schedule, w);
+  emit_prefetches(g, kl, p, ex, s, ir::rvar(static_cast<int32_t>(outer)), "rb", lanes(p, kl.schedule), w);
+  w.line("nf += 1;");
+  w.line("const " + ct + " inv = (" + ct + ")1 / (" + ct + ")nf;");
+  open_lane_loop(p, kl.schedule, w);
+  w.line("const " + ct + " x = " + x + ";");
+  w.line("const " + ct + " d = x - mean_p[ln];");
+  w.line("mean_p[ln] += d * inv;");
+  w.line("m2_p[ln] += d * (x - mean_p[ln]);");
+  w.close();
+  w.close();
+  if (whole_chunks(p, kl.schedule) < p.reduce_domain.back()) {
+    open_rest(p, kl.schedule, w);
+    w.line("const " + ct + " x = " + x + ";");
+    w.line("nt += 1;");
+    w.line("const " + ct + " d = x - mean_t;");
+    w.line("mean_t += d / (" + ct + ")nt;");
+    w.line("m2_t += d * (x - mean_t);");
+    w.close();
+  }
+  close_n(outer, w);
+  // Lanes merged pairwise (all of a level's partitions have the same count, so the merge of
+  // Chan et al. takes no division), then the rest merged into the result.
+  for (int64_t half = lanes(p, kl.schedule) / 2; half > 0; half /= 2) {
+    std::string side = std::to_string(lanes(p, kl.schedule) / (2 * half));
+    w.line("#pragma omp simd");
+    w.open("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) {");
+    w.line("const " + ct + " delta = mean_p[ln + " + std::to_string(half) + "LL] - mean_p[ln];");
+    w.line("mean_p[ln] += delta * (" + ct + ")0.5;");
+    w.line("m2_p[ln] += m2_p[ln + " + std::to_string(half) + "LL] + delta * delta * ((" + ct + ")nf * (" + ct + ")" +
+           side + " * (" + ct + ")0.5);");
+    w.close();
+  }
+  w.line("int64_t n = nf * " + P + ";");
+  w.line(ct + " mean = mean_p[0], m2 = m2_p[0];");
+  w.open("if (nt > 0) {");
+  w.line("const " + ct + " delta = mean_t - mean, fb = (" + ct + ")nt / (" + ct + ")(n + nt);");
+  w.line("mean += delta * fb;");
+  w.line("m2 += m2_t + delta * delta * (" + ct + ")n * fb;");
+  w.line("n += nt;");
+  w.close();
+  w.line(store(g, ex, p.outputs[0], s, "n ? mean : (" + ct + ")__builtin_nan(\"\")"));
+  w.line(store(g, ex, p.outputs[1], s, "n ? m2 / (" + ct + ")n : (" + ct + ")__builtin_nan(\"\")"));
+}
+
+}  // namespace
+
+bool over_lanes(const ir::Primitive& p, const Schedule& s) {
+  if (p.reduce_domain.empty()) return false;
+  if (!simple(p.reduce) && p.reduce != ReduceOp::Welford) return false;
+  return lanes(p, s) > 0;
+}
+
+void emit_lanes(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
+                Writer& w) {
+  const ir::Primitive& p = g.node(nl.node);
+  size_t n = p.domain.size();
+  open_domain(nl, 0, n, w);
+  w.open("{");
+  ExprEmitter::Scope s = scope_of(p);
+  s.hoist = true;
+  if (p.reduce == ReduceOp::Welford)
+    emit_lanes_welford(g, kl, p, ex, s, w);
+  else
+    emit_lanes_simple(g, kl, p, ex, s, w);
+  w.close();
+  close_n(n, w);
+}
+
+void emit_fused(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
+                Writer& w) {
+  const ir::Primitive& e = g.node(nl.node);
+  const ir::Primitive& r = g.node(kl.nodes[static_cast<size_t>(nl.fused_reduction)].node);
+  size_t n = e.domain.size();
+  std::string last = var("v", n - 1), P = std::to_string(lanes(r, kl.schedule)) + "LL";
+  int64_t extent = e.domain[n - 1], whole = extent - extent % lanes(r, kl.schedule);
+  ExprEmitter::Scope se = scope_of(e), sr{&r, {}, {last}, 0, ir::VarKind::Reduce, true};
+  se.hoist = true;
+  for (size_t d = 0; d < r.domain.size(); ++d) sr.dvars.push_back(d + 1 < n ? se.dvars[d] : "0LL");
+  ir::ValueId ev = e.outputs[0];
+  DType et = g.type(ev).dtype;
+  w.line("// and primitive " + std::to_string(kl.nodes[static_cast<size_t>(nl.fused_reduction)].node.v) +
+         ": reduce, along its rows");
+  open_domain(nl, 0, n - 1, w);
+  w.open("{");
+  auto part = [](size_t k, const std::string& l) { return "acc" + std::to_string(k) + "p[" + l + "]"; };
+  auto rest = [](size_t k) { return "acc" + std::to_string(k) + "t"; };
+  for (size_t k = 0; k < r.bodies.size(); ++k) {
+    DType t = g.type(r.outputs[k]).dtype;
+    w.line(compute_type(t) + " " + part(k, P) + ", " + rest(k) + " = " + identity(r.reduce, t) + ";");
+    w.line("for (int64_t ln = 0; ln < " + P + "; ++ln) " + part(k, "ln") + " = " + identity(r.reduce, t) + ";");
+  }
+  // One element: e's value, stored and folded into accumulator acc(k).
+  auto element = [&](const std::function<std::string(size_t)>& acc) {
+    std::vector<std::string> lines{"const " + storage_type(et) + " ev = " + to_storage(et, ex.expr(e.bodies[0], se)) + ";",
+                                   ex.element(ev, se.dvars) + " = ev;"};
+    ex.bind(ev, to_compute(et, "ev"));
+    for (size_t k = 0; k < r.bodies.size(); ++k)
+      lines.push_back(acc(k) + " = " + combine(r.reduce, g.type(r.outputs[k]).dtype, acc(k), ex.expr(r.bodies[k], sr), true) + ";");
+    ex.unbind(ev);
+    return lines;
+  };
+  std::vector<std::string> in_lanes = element([&](size_t k) { return part(k, "ln"); });
+  std::vector<std::string> in_tail = whole < extent ? element(rest) : std::vector<std::string>{};
+  for (const std::string& h : ex.take_hoisted()) w.line(h);
+  w.open("for (int64_t rb = 0; rb < " + std::to_string(whole) + "LL; rb += " + P + ") {");
+  emit_prefetches(g, kl, e, ex, se, ir::dvar(static_cast<int32_t>(n - 1)), "rb", lanes(r, kl.schedule), w);
+  w.line("#pragma omp simd simdlen(" + std::to_string(lanes(r, kl.schedule)) + ")");
+  w.open("for (int64_t ln = 0; ln < " + P + "; ++ln) {");
+  w.line("const int64_t " + last + " = rb + ln;");
+  for (const std::string& l : in_lanes) w.line(l);
+  w.close();
+  w.close();
+  if (whole < extent) {
+    w.open("for (int64_t " + last + " = " + std::to_string(whole) + "LL; " + last + " < " + std::to_string(extent) +
+           "LL; ++" + last + ") {");
+    for (const std::string& l : in_tail) w.line(l);
+    w.close();
+  }
+  for (size_t k = 0; k < r.bodies.size(); ++k) {
+    DType t = g.type(r.outputs[k]).dtype;
+    for (int64_t half = lanes(r, kl.schedule) / 2; half > 0; half /= 2) {
+      w.line("#pragma omp simd");
+      w.line("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) " + part(k, "ln") + " = " +
+             combine(r.reduce, t, part(k, "ln"), part(k, "ln + " + std::to_string(half) + "LL"), true) + ";");
+    }
+    w.line(store(g, ex, r.outputs[k], sr, combine(r.reduce, t, part(k, "0"), rest(k), true)));
+  }
+  w.close();
+  close_n(n - 1, w);
+}
+
+}  // namespace orchid::codegen::cpu::detail

@@ -1,0 +1,76 @@
+// Schedules: the canonical text round-trips, malformed text is a UserError naming the field,
+// and the default schedule of row kernels (softmax, layernorm over f32[4096,4096]) takes whole
+// rows per task, streams its output and prefetches its input a task ahead.
+#include <gtest/gtest.h>
+
+#include "codegen/cpu/schedule.h"
+#include "ir/parser.h"
+#include "support/random.h"
+#include "testlib/errors.h"
+
+namespace orchid::codegen::cpu {
+namespace {
+
+TEST(Schedule, CanonicalTextRoundTrips) {
+  Rng rng(7);
+  const int widths[] = {1, 4, 8, 16}, unrolls[] = {1, 2, 4, 8}, prefetches[] = {0, 64, 16384, 1 << 20};
+  for (int i = 0; i < 200; ++i) {
+    Schedule s;
+    s.tile.clear();
+    for (uint64_t d = rng.next() % 4; d > 0; --d) s.tile.push_back(static_cast<int64_t>(rng.next() % 100));
+    s.vector_width = widths[rng.next() % 4];
+    s.unroll = unrolls[rng.next() % 4];
+    s.inline_single_use = rng.next() % 2 == 0;
+    s.stream = rng.next() % 2 == 0;
+    s.prefetch = prefetches[rng.next() % 4];
+    EXPECT_EQ(parse_schedule(schedule_str(s)), s) << schedule_str(s);
+  }
+  EXPECT_EQ(schedule_str(Schedule{{8, 0}, 16, 4, true, true, 16384}),
+            "tile=8x0 vec=16 unroll=4 inline=1 stream=1 prefetch=16384");
+}
+
+TEST(Schedule, MalformedFieldsAreUserErrorsNamingThem) {
+  auto error = [](const std::string& text) { return testlib::error_of([&] { parse_schedule(text); }); };
+  EXPECT_NE(error("stream=2").find("stream must be 0 or 1"), std::string::npos);
+  EXPECT_NE(error("prefetch=100").find("prefetch must be a multiple of 64 up to 1048576"), std::string::npos);
+  EXPECT_NE(error("prefetch=2097152").find("prefetch must be a multiple of 64"), std::string::npos);
+  EXPECT_NE(error("prefetch=-64").find("\"-64\" is not a non-negative integer"), std::string::npos);
+  EXPECT_NE(error("vec=3").find("vec must be 1, 4, 8 or 16"), std::string::npos);
+  EXPECT_NE(error("fancy=1").find("unknown key \"fancy\""), std::string::npos);
+}
+
+tile::Kernel whole(const ir::Graph& g) {
+  tile::Kernel k;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
+  k.outputs = g.outputs();
+  return k;
+}
+
+TEST(Schedule, DefaultOfRowKernelsTakesRowsStreamsAndPrefetches) {
+  ir::Graph softmax = ir::parse_graph(R"(
+graph @softmax {
+  input %x : f32[4096,4096]
+  %m : f32[4096,1] = reduce max(%x) over [4096] { %x[i0, r0] }
+  %e : f32[4096,4096] = elementwise(%x, %m) { exp(sub(%x[i0, i1], %m[i0, 0])) }
+  %s : f32[4096,1] = reduce sum(%e) over [4096] { %e[i0, r0] }
+  %y : f32[4096,4096] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }
+  output %y
+}
+)");
+  Schedule s = default_schedule(softmax, whole(softmax), 2);
+  EXPECT_EQ(schedule_str(s), "tile=1x4096 vec=16 unroll=4 inline=1 stream=1 prefetch=16384");
+  // Small kernels neither stream nor prefetch.
+  ir::Graph small = ir::parse_graph(R"(
+graph @small {
+  input %x : f32[64,256]
+  %y : f32[64,256] = elementwise(%x) { exp(%x[i0, i1]) }
+  output %y
+}
+)");
+  Schedule t = default_schedule(small, whole(small), 2);
+  EXPECT_FALSE(t.stream);
+  EXPECT_EQ(t.prefetch, 0);
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cpu
