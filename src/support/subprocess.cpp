@@ -68,12 +68,6 @@ Pipe make_pipe(bool parent_reads) {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-// The caller's PATH, as execvp would search it (its default when unset).
-std::string caller_search_path() {
-  const char* path = std::getenv("PATH");
-  return path ? path : "/bin:/usr/bin";
-}
-
 // The argument vector to spawn and the program file it starts.
 struct Command {
   std::filesystem::path program;
@@ -82,7 +76,7 @@ struct Command {
 
 Command resolve_command(const std::vector<std::string>& argv, const SubprocessOptions& options) {
   ORCHID_CHECK(!argv.empty() && !argv[0].empty()) << "run_subprocess needs a program";
-  std::filesystem::path program = find_program(argv[0], caller_search_path());
+  std::filesystem::path program = find_program(argv[0], options.search_path);
   ORCHID_USER_CHECK(!program.empty()) << "cannot run " << quoted(argv[0]) << ": no such program";
   if (options.address_space_limit <= 0) return {program, argv};
   ORCHID_USER_CHECK(::access(kPrlimit, X_OK) == 0)

@@ -38,6 +38,9 @@ struct SubprocessOptions {
   int64_t address_space_limit = 0;
   // The complete environment as NAME=value strings; nullopt: the caller's environment.
   std::optional<std::vector<std::string>> environment;
+  // Where a program named without a '/' is looked up (PATH-style); library code never reads
+  // the environment, so the system directories unless the caller passes its own.
+  std::string search_path = "/usr/local/bin:/usr/bin:/bin";
   // Send standard error into the standard-output pipe, so that `out` holds both, interleaved
   // as the child wrote them, and `err` stays empty.
   bool merge_stderr = false;
@@ -53,7 +56,7 @@ struct SubprocessResult {
   bool ok() const { return exit_code == 0; }
 };
 
-// Runs argv[0] (searched on the caller's PATH when it has no '/') with arguments argv and
+// Runs argv[0] (searched on options.search_path when it has no '/') with arguments argv and
 // waits for it, capturing standard output and error separately (both pipes are polled, so
 // large outputs on either never deadlock). A program that cannot be started (missing, not
 // executable, a missing working directory) is a UserError naming it; anything the started
