@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "driver/artifact.h"
 #include "driver/pipeline.h"
 #include "fission/fission.h"
 #include "runtime/model.h"
@@ -29,15 +30,9 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-double relative_l2(const ir::Tensor& got, const ir::Tensor& want) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    double d = got.get_as_double(i) - want.get_as_double(i);
-    num += d * d;
-    den += want.get_as_double(i) * want.get_as_double(i);
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
+// The artifact check's measure (driver/artifact.h), for the printed error.
+double relative_l2(const ir::Tensor& got, const ir::Tensor& want) { return driver::relative_l2(got, want, nullptr); }
+
 // Compiles g into DIR/orchid-STRATEGY and compares the artifact's output with `want`.
 int check_compiled(const ir::Graph& g, const std::string& dir, const std::string& strategy, const ir::Tensor& x,
                    const ir::Tensor& want, double rtol, double atol) {

@@ -19,11 +19,9 @@ namespace orchid::cli {
 
 namespace {
 
-// The artifact's graph reduced to its real inputs (graph.oir lists the constants after them).
-ir::Graph input_graph(const std::string& dir, size_t inputs) {
-  ir::Graph g = ir::parse_graph_file((std::filesystem::path(dir) / driver::kGraphFileName).string());
-  (void)inputs;
-  return g;
+// The artifact's graph (graph.oir: the real inputs first, then the constants as inputs).
+ir::Graph artifact_graph(const std::string& dir) {
+  return ir::parse_graph_file((std::filesystem::path(dir) / driver::kGraphFileName).string());
 }
 
 std::vector<double> bench_times(runtime::Session& s, const std::vector<const void*>& in,
@@ -69,7 +67,7 @@ void add_bench_options(CLI::App* cmd, BenchOptions& b) {
 int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b) {
   auto model = runtime::Model::load(dir);
   const runtime::Plan& plan = model->plan();
-  ir::Graph g = input_graph(dir, plan.inputs.size());
+  ir::Graph g = artifact_graph(dir);
   std::vector<ir::Tensor> all = make_inputs(g, io);
   // Inputs and outputs in ORCHID_ALIGN-aligned memory, as a caller that wants no copies passes
   // them: a tensor's bytes are only malloc-aligned, and the session would copy misaligned
