@@ -71,6 +71,7 @@ Schedule random_schedule(const ir::Graph& g, const tile::Kernel& k, Rng& rng) {
   s.stream = rng.next() % 3 == 0;
   const int prefetches[] = {0, 64, 1024, 16384};
   s.prefetch = prefetches[rng.next() % 4];
+  s.gemm = rng.next() % 4 != 0;
   return s;
 }
 
@@ -231,6 +232,59 @@ TEST(RowKernels, MatchInterpreter) {
       if (rep != 2) s.tile.back() = 0;  // whole rows in a task, as in the default schedule
       SCOPED_TRACE(texts[i]);
       GeneratedKernel gk = generate_kernel(g, k, s, "orc_r" + std::to_string(cases.size()));
+      cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
+    }
+  check_cases(cases);
+}
+
+// A matmul kernel for the GEMM micro-kernel (emit_gemm.cpp): A [b?, m, k] (or transposed,
+// through a layout primitive inlined into the packing: a prologue), B [k, n] or [b, k, n]
+// (broadcast over A's batch, or transposed), then a bias and a relu (the epilogue).
+std::string gemm_graph(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool batched_b) {
+  auto dims = [](std::vector<int64_t> d) {
+    std::string s;
+    for (int64_t e : d) s += (s.empty() ? "" : ",") + std::to_string(e);
+    return s;
+  };
+  std::string a_in = trans_a ? dims({batch, k, m}) : dims({batch, m, k});
+  std::string b_in = batched_b ? dims({batch, trans_b ? n : k, trans_b ? k : n}) : dims({trans_b ? n : k, trans_b ? k : n});
+  std::string out = dims({batch, m, n});
+  std::string text = "graph @g {\n  input %a : f32[" + a_in + "]\n  input %b : f32[" + b_in + "]\n  input %c : f32[" +
+                     std::to_string(n) + "]\n";
+  std::string a = "%a";
+  if (trans_a) {
+    text += "  %at : f32[" + dims({batch, m, k}) + "] = layout(%a) { %a[i0, i2, i1] }\n";
+    a = "%at";
+  }
+  text += "  %y : f32[" + out + "] = matmul(" + a + ", %b) {trans_a=false, trans_b=" + (trans_b ? "true" : "false") + "}\n";
+  text += "  %z : f32[" + out + "] = elementwise(%y, %c) { max(add(%y[i0, i1, i2], %c[i2]), 0:f32) }\n";
+  return text + "  output %z\n}\n";
+}
+
+TEST(GemmKernels, MatchInterpreter) {
+  struct Shape {
+    int64_t batch, m, n, k;
+  };
+  // Edges of the 6 x 16 register block and of the 256-term blocks: 1, 5, 7, 17, 300, 513;
+  // and matmuls too thin for it.
+  const Shape shapes[] = {{1, 1, 1, 1}, {1, 5, 17, 7}, {2, 13, 33, 300}, {1, 64, 48, 513},
+                          {3, 7, 100, 40}, {1, 97, 130, 256}, {2, 30, 16, 1}};
+  std::vector<Case> cases;
+  for (size_t i = 0; i < std::size(shapes); ++i)
+    for (int variant = 0; variant < 4; ++variant) {
+      const Shape& sh = shapes[i];
+      uint64_t seed = 95000 + 10 * i + variant;
+      ir::Graph g = ir::parse_graph(gemm_graph(sh.batch, sh.m, sh.n, sh.k, variant & 1, variant & 2, variant == 3));
+      tile::Kernel k;
+      for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
+      k.outputs = g.outputs();
+      Rng rng(seed);
+      Schedule s = variant == 0 ? default_schedule(g, k, 2) : random_schedule(g, k, rng);
+      s.gemm = true;
+      GeneratedKernel gk = generate_kernel(g, k, s, "orc_g" + std::to_string(cases.size()));
+      // Thinner matmuls stream B row by row instead (lower.h, uses_gemm).
+      bool gemm = sh.m >= 6 && sh.n >= 8;
+      ASSERT_EQ(gk.source.find("orc_gemm_panels(") != std::string::npos, gemm) << gk.source;
       cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
     }
   check_cases(cases);

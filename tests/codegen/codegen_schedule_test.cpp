@@ -23,14 +23,16 @@ TEST(Schedule, CanonicalTextRoundTrips) {
     s.inline_single_use = rng.next() % 2 == 0;
     s.stream = rng.next() % 2 == 0;
     s.prefetch = prefetches[rng.next() % 4];
+    s.gemm = rng.next() % 2 == 0;
     EXPECT_EQ(parse_schedule(schedule_str(s)), s) << schedule_str(s);
   }
-  EXPECT_EQ(schedule_str(Schedule{{8, 0}, 16, 4, true, true, 16384}),
-            "tile=8x0 vec=16 unroll=4 inline=1 stream=1 prefetch=16384");
+  EXPECT_EQ(schedule_str(Schedule{{8, 0}, 16, 4, true, true, 16384, false}),
+            "tile=8x0 vec=16 unroll=4 inline=1 stream=1 prefetch=16384 gemm=0");
 }
 
 TEST(Schedule, MalformedFieldsAreUserErrorsNamingThem) {
   auto error = [](const std::string& text) { return testlib::error_of([&] { parse_schedule(text); }); };
+  EXPECT_NE(error("gemm=yes").find("gemm must be 0 or 1"), std::string::npos);
   EXPECT_NE(error("stream=2").find("stream must be 0 or 1"), std::string::npos);
   EXPECT_NE(error("prefetch=100").find("prefetch must be a multiple of 64 up to 1048576"), std::string::npos);
   EXPECT_NE(error("prefetch=2097152").find("prefetch must be a multiple of 64"), std::string::npos);
@@ -58,7 +60,7 @@ graph @softmax {
 }
 )");
   Schedule s = default_schedule(softmax, whole(softmax), 2);
-  EXPECT_EQ(schedule_str(s), "tile=1x4096 vec=16 unroll=4 inline=1 stream=1 prefetch=16384");
+  EXPECT_EQ(schedule_str(s), "tile=1x4096 vec=16 unroll=4 inline=1 stream=1 prefetch=16384 gemm=1");
   // Small kernels neither stream nor prefetch.
   ir::Graph small = ir::parse_graph(R"(
 graph @small {

@@ -50,5 +50,6 @@ function(orchid_embed_text target name input)
 endfunction()
 
 orchid_embed_text(orchid_codegen_cpu vmath_source ${CMAKE_CURRENT_LIST_DIR}/vmath.inc)
+orchid_embed_text(orchid_codegen_cpu gemm_source ${CMAKE_CURRENT_LIST_DIR}/gemm.inc)
 orchid_embed_text(orchid_codegen_cpu kernel_abi_source
                   ${CMAKE_SOURCE_DIR}/include/orchid/kernel_abi.h)

@@ -368,6 +368,7 @@ void emit_node(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.line("// primitive " + std::to_string(nl.node.v) + ": " + std::string(ir::prim_op_name(p.op)));
   if (nl.fused_reduction >= 0) return emit_fused(g, kl, nl, ex, w);
   if (p.reduce == ReduceOp::None) return emit_elementwise(g, kl, nl, ex, w);
+  if (nl.gemm) return emit_gemm(g, kl, nl, ex, w);
   if (nl.accumulate_rows) return emit_rows(g, kl, nl, ex, w);
   if (over_lanes(p, kl.schedule)) return emit_lanes(g, kl, nl, ex, w);
   emit_per_element(g, kl, nl, ex, w);

@@ -77,4 +77,8 @@ void emit_lanes(const ir::Graph& g, const KernelLowering& kl, const NodeLowering
 void emit_fused(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
                 Writer& w);
 
+// ---- Matmuls by the packed GEMM micro-kernel (emit_gemm.cpp; NodeLowering::gemm). ----
+
+void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex, Writer& w);
+
 }  // namespace orchid::codegen::cpu::detail

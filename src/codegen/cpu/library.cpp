@@ -1,4 +1,4 @@
-// A kernel library's source: the kernel ABI, vmath.inc, the prelude, the kernels and their
+// A kernel library's source: the kernel ABI, vmath.inc, the prelude, gemm.inc, the kernels and their
 // table (codegen.h).
 #include "codegen/cpu/codegen.h"
 #include "codegen/cpu/prelude.h"
@@ -14,6 +14,8 @@ std::string library_source(const std::vector<GeneratedKernel>& kernels) {
   out += vmath_source();
   out += "\n";
   out += prelude_source();
+  out += "\n";
+  out += gemm_source();
   for (const GeneratedKernel& k : kernels) out += "\n" + k.source;
   out += "\nextern \"C\" const orchid_kernel_desc* orchid_kernel_table(int64_t* count) {\n";
   out += "  static const orchid_kernel_desc table[] = {\n";

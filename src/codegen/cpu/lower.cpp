@@ -257,6 +257,54 @@ void fit_regions(KernelLowering& kl, const TaskRegions& tr) {
   add_table_columns(kl, columns);
 }
 
+int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
+
+// Whether a task's region of v is exactly the tile of a kernel output that it writes (then v
+// is computed in place there).
+bool computed_in_place(const ir::Graph& g, const KernelLowering& kl, const std::vector<Region>& regions,
+                       const ir::Primitive& p, ValueId v) {
+  // A rank-0 output is written by task 0 alone, so other tasks keep their copy in scratch.
+  bool exact = kl.arg_of(v) >= 0 && (!p.domain.empty() || kl.tasks == 1);
+  auto oi = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
+  for (int64_t t = 0; exact && t < kl.tasks; ++t) {
+    Region tile = output_tile(kl.tilings[oi], g.type(v).shape, grid_coords(t, kl.grid));
+    const Region& r = regions[t];
+    exact = tile.empty() ? r.empty() || r.numel() == 0 : r == tile;
+  }
+  return exact;
+}
+
+// Scratch for a matmul the GEMM micro-kernel computes (NodeLowering::gemm), from its largest
+// region `most`: A panels, B panels and the tile they accumulate into, which is the matmul's
+// home where that is scratch and each task computes one batch index (no copy then).
+void place_gemm(const ir::Primitive& p, const Dims& most, NodeLowering& nl, int64_t& offset) {
+  int64_t k = p.reduce_domain[0];
+  size_t r = most.size();
+  nl.gemm = true;
+  nl.gemm_kc = ceil_div(k, ceil_div(k, kGemmKc));  // equal blocks
+  int64_t mp = round_up(most[r - 2], kGemmMr);
+  nl.gemm_ldc = round_up(most[r - 1], kGemmNr);
+  nl.gemm_a = offset;
+  offset += align64(mp * nl.gemm_kc * 4);
+  nl.gemm_b = offset;
+  offset += align64(nl.gemm_ldc * nl.gemm_kc * 4);
+  nl.gemm_c = offset;
+  offset += align64(mp * nl.gemm_ldc * 4);
+  ValueHome& h = nl.homes[p.outputs[0]];
+  bool one_batch = std::all_of(most.begin(), most.end() - 2, [](int64_t e) { return e == 1; });
+  if (h.global || h.copy_out) return;
+  if (!one_batch) {
+    h.scratch_offset = offset;
+    offset += align64(ir::numel(most) * 4);
+    return;
+  }
+  nl.gemm_home = true;
+  h.scratch_offset = nl.gemm_c;
+  h.scratch_strides.assign(r, mp * nl.gemm_ldc);
+  h.scratch_strides[r - 2] = nl.gemm_ldc;
+  h.scratch_strides[r - 1] = 1;
+}
+
 // Homes of the computed nodes' outputs and the scratch layout.
 void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr) {
   int64_t offset = 0;
@@ -267,34 +315,26 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
     Dims most(p.domain.size(), 0);
     for (const Region& r : tr.node[i])
       for (size_t d = 0; d < most.size(); ++d) most[d] = std::max(most[d], r.shape()[d]);
-    for (size_t o = 0; o < p.outputs.size(); ++o) {
-      ValueId v = p.outputs[o];
+    bool gemm = uses_gemm(g, p, kl.schedule) && most[most.size() - 2] > 0 && most.back() > 0;
+    for (ValueId v : p.outputs) {
       ValueHome h;
-      int arg = kl.arg_of(v);
-      // A rank-0 output is written by task 0 alone, so other tasks keep their copy in scratch.
-      bool exact = arg >= 0 && (!p.domain.empty() || kl.tasks == 1);
-      for (int64_t t = 0; exact && t < kl.tasks; ++t) {
-        auto oi = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
-        Region tile = output_tile(kl.tilings[oi], g.type(v).shape, grid_coords(t, kl.grid));
-        const Region& r = tr.node[i][t];
-        exact = tile.empty() ? r.empty() || r.numel() == 0 : r == tile;
-      }
-      if (exact) {
+      h.arg = kl.arg_of(v);
+      if (computed_in_place(g, kl, tr.node[i], p, v)) {
         h.global = true;
-        h.arg = arg;
       } else {
-        h.copy_out = arg >= 0;
-        h.arg = arg;
-        h.scratch_offset = offset;
+        h.copy_out = h.arg >= 0;
         h.scratch_strides.assign(most.size(), 1);
         for (size_t d = most.size(); d-- > 1;) h.scratch_strides[d - 1] = h.scratch_strides[d] * most[d];
-        int64_t n = 1;
-        for (int64_t e : most) n *= e;
-        offset += align64(n * ir::dtype_bytes(g.type(v).dtype));
+        if (!gemm || h.copy_out) {
+          h.scratch_offset = offset;
+          offset += align64(ir::numel(most) * ir::dtype_bytes(g.type(v).dtype));
+        }
       }
       nl.homes[v] = h;
     }
-    if (row_combiner(p.reduce) && !most.empty() && most.back() >= 2) {
+    if (gemm) {
+      place_gemm(p, most, nl, offset);
+    } else if (row_combiner(p.reduce) && !most.empty() && most.back() >= 2) {
       nl.accumulate_rows = true;
       nl.acc_row = most.back();
       nl.acc_offset = offset;
@@ -360,7 +400,36 @@ void fuse_row_reductions(const ir::Graph& g, KernelLowering& kl, const TaskRegio
   }
 }
 
+// Whether e mentions domain variable d.
+bool mentions(const ir::Expr& e, int32_t d) {
+  bool found = false;
+  ir::visit_post(e, [&](const ir::Expr& x) {
+    found |= x.op() == ir::ExprOp::Var && x->var_kind == ir::VarKind::Domain && x->index == d;
+  });
+  return found;
+}
+
 }  // namespace
+
+std::optional<GemmFactors> gemm_factors(const ir::Graph& g, const ir::Primitive& p) {
+  if (p.op != ir::PrimOp::MatMul || p.bodies.size() != 1 || p.reduce != ir::ReduceOp::Sum ||
+      p.reduce_domain.size() != 1 || p.reduce_domain[0] < 1 || p.domain.size() < 2 ||
+      g.type(p.outputs[0]).dtype != ir::DType::F32)
+    return std::nullopt;
+  const ir::Expr& body = p.bodies[0];
+  if (body.op() != ir::ExprOp::Mul || body.dtype() != ir::DType::F32) return std::nullopt;
+  auto m = static_cast<int32_t>(p.domain.size() - 2), n = m + 1;
+  for (int swap = 0; swap < 2; ++swap) {
+    const ir::Expr& a = body.arg(swap), &b = body.arg(1 - swap);
+    if (!mentions(a, n) && !mentions(b, m)) return GemmFactors{a, b};
+  }
+  return std::nullopt;
+}
+
+bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s) {
+  size_t r = p.domain.size();
+  return s.gemm && r >= 2 && p.domain[r - 2] >= kGemmMr && p.domain[r - 1] >= 8 && gemm_factors(g, p);
+}
 
 const NodeLowering& KernelLowering::node(NodeId n) const {
   for (const NodeLowering& nl : nodes)

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "codegen/cpu/schedule.h"
@@ -48,6 +49,15 @@ struct NodeLowering {
   bool accumulate_rows = false;   // reduction accumulated a row at a time (vectorized)
   int64_t acc_offset = 0;         // scratch offset of the accumulator row(s)
   int64_t acc_row = 0;            // elements per accumulator row
+  // An f32 matmul computed by the packed GEMM micro-kernel (gemm.inc, emit_gemm.cpp): per
+  // task, blocks of gemm_kc terms of its A and B regions packed into panels in scratch and
+  // multiplied into a tile of gemm_ldc columns (the region's, rounded up to 16), which is then
+  // stored to the matmul's home, unless it is that home.
+  bool gemm = false;
+  int64_t gemm_kc = 0;
+  int64_t gemm_a = 0, gemm_b = 0, gemm_c = 0;  // scratch offsets: A panels, B panels, C tile
+  int64_t gemm_ldc = 0;
+  bool gemm_home = false;  // the tile is the matmul's home (its strides: gemm_ldc, 1)
 };
 
 // How output k's tile follows the grid: dim j of the output is cut like grid dim align[j]
@@ -78,6 +88,21 @@ struct KernelLowering {
 // the schedule's vector_width x unroll, halved (not below vector_width) while more than the
 // terms; 0 where it is not computed over lanes (scalar schedules, fewer terms than lanes).
 int64_t reduction_lanes(const Schedule& s, int64_t extent);
+
+// The two factors of a matmul that the GEMM micro-kernel can compute, or none: an f32 MatMul
+// primitive over [b.., m, n] with one term k, whose body is a product of an A factor free of n
+// and a B factor free of m (any expressions: transposes, broadcasts, inlined producers).
+struct GemmFactors {
+  ir::Expr a, b;
+};
+std::optional<GemmFactors> gemm_factors(const ir::Graph& g, const ir::Primitive& p);
+// Whether the schedule has the micro-kernel compute matmul p: it has factors, and at least 6
+// rows and 8 columns (a thinner matmul, a matrix-vector product, streams B once row by row
+// instead: packing would double its memory traffic and the 6 x 16 block waste the FMAs).
+bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s);
+// Register blocking of the micro-kernel (gemm.inc), and the terms per packed block: a B
+// panel of kGemmKc x 16 floats (16 KiB) stays in L1 while the A panels pass it.
+constexpr int64_t kGemmMr = 6, kGemmNr = 16, kGemmKc = 256;
 
 // Coordinates of a task in the grid (row-major task numbering).
 ir::Dims grid_coords(int64_t task, const ir::Dims& grid);

@@ -33,7 +33,8 @@ std::string schedule_str(const Schedule& s) {
   for (size_t d = 0; d < s.tile.size(); ++d) tile += (d ? "x" : "") + std::to_string(s.tile[d]);
   return "tile=" + (tile.empty() ? std::string("-") : tile) + " vec=" + std::to_string(s.vector_width) +
          " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0") +
-         " stream=" + (s.stream ? "1" : "0") + " prefetch=" + std::to_string(s.prefetch);
+         " stream=" + (s.stream ? "1" : "0") + " prefetch=" + std::to_string(s.prefetch) +
+         " gemm=" + (s.gemm ? "1" : "0");
 }
 
 Schedule parse_schedule(const std::string& text) {
@@ -67,6 +68,9 @@ Schedule parse_schedule(const std::string& text) {
       ORCHID_USER_CHECK(bytes % 64 == 0 && bytes <= (1 << 20))
           << "schedule \"" << text << "\": prefetch must be a multiple of 64 up to 1048576";
       s.prefetch = static_cast<int>(bytes);
+    } else if (key == "gemm") {
+      ORCHID_USER_CHECK(value == "0" || value == "1") << "schedule \"" << text << "\": gemm must be 0 or 1";
+      s.gemm = value == "1";
     } else {
       ORCHID_USER_ERROR() << "schedule \"" << text << "\": unknown key \"" << key << "\"";
     }
@@ -124,6 +128,45 @@ int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shap
   return bytes.part;
 }
 
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Equal pieces of at most `most` (rounded up to `multiple`) covering `extent`.
+int64_t even_tile(int64_t extent, int64_t most, int64_t multiple) {
+  int64_t t = ceil_div(extent, ceil_div(extent, most));
+  return std::min(extent, ceil_div(t, multiple) * multiple);
+}
+
+// Tiles for a kernel whose anchor is computed by the GEMM micro-kernel: one batch index and
+// up to 192 x 256 of [m, n] per task (a task packs its operand regions, K (tm + tn) elements,
+// for tm tn K multiply-adds; its A panels then fit L2), halved along n, then m, until every
+// core has two tasks.
+ir::Dims gemm_tiles(const ir::Dims& shape, int cores) {
+  size_t r = shape.size();
+  ir::Dims tile(r, 1);
+  tile[r - 2] = even_tile(shape[r - 2], 192, kGemmMr);
+  tile[r - 1] = even_tile(shape[r - 1], 256, kGemmNr);
+  auto tasks = [&] {
+    int64_t t = 1;
+    for (size_t d = 0; d < r; ++d) t *= ceil_div(shape[d], tile[d]);
+    return t;
+  };
+  while (tasks() < 2 * cores) {
+    if (tile[r - 1] >= 2 * 64) tile[r - 1] = even_tile(shape[r - 1], tile[r - 1] / 2, kGemmNr);
+    else if (tile[r - 2] >= 2 * 24) tile[r - 2] = even_tile(shape[r - 2], tile[r - 2] / 2, kGemmMr);
+    else break;
+  }
+  return tile;
+}
+
+// Whether the kernel's anchor (of `shape`) is a matmul the GEMM micro-kernel computes.
+bool gemm_anchor(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
+  for (ir::NodeId n : k.nodes) {
+    const ir::Primitive& p = g.node(n);
+    if (p.domain == shape && uses_gemm(g, p, Schedule{})) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) {
@@ -139,6 +182,10 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
   int64_t written = 0;
   for (ir::ValueId v : k.outputs) written += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
   s.stream = written >= kStreamBytes;
+  if (gemm_anchor(g, k, shape)) {
+    s.tile = gemm_tiles(shape, std::max(1, cores));
+    return s;
+  }
   const int64_t min_task = 16 * 1024;
   const int64_t want_tasks = 4 * std::max(1, cores);
   // Split outer dims first (whole rows stay in one task) while tasks stay big enough.

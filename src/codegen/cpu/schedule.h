@@ -34,11 +34,15 @@ struct Schedule {
   // a cache line at a time: a loop with much arithmetic per element keeps too few reads in
   // flight to stream from memory at full speed.
   int prefetch = 0;
+  // f32 matmuls are computed by the packed GEMM micro-kernel (gemm.inc): a task packs blocks
+  // of its operand regions into panels and multiplies them in registers; otherwise they
+  // accumulate a row at a time like any sum.
+  bool gemm = true;
 
   bool operator==(const Schedule&) const = default;
 };
 
-// "tile=8x0 vec=8 unroll=1 inline=1 stream=0 prefetch=0": canonical, parsed back by
+// "tile=8x0 vec=8 unroll=1 inline=1 stream=0 prefetch=0 gemm=1": canonical, parsed back by
 // parse_schedule.
 std::string schedule_str(const Schedule& s);
 Schedule parse_schedule(const std::string& text);  // UserError on malformed text

@@ -6,9 +6,11 @@
 //   vmath_source()       src/codegen/cpu/vmath.inc, Orchid's vectorizable math: orc_expf,
 //                        orc_logf, orc_erff, orc_tanhf, orc_sigmoidf and the f16 / bf16
 //                        storage conversions, each with its error bound. It needs <stdint.h>
-//                        before it, so it comes after kernel_abi_source().
+//                        before it, so it comes after kernel_abi_source();
+//   gemm_source()        src/codegen/cpu/gemm.inc, the packed f32 GEMM micro-kernel that
+//                        matmuls in generated kernels call (after vmath_source()).
 //
-// Both are embedded in the library at build time (embed.cmake), byte for byte.
+// All are embedded in the library at build time (embed.cmake), byte for byte.
 #pragma once
 
 #include <string_view>
@@ -17,5 +19,6 @@ namespace orchid::codegen::cpu {
 
 std::string_view kernel_abi_source();
 std::string_view vmath_source();
+std::string_view gemm_source();
 
 }  // namespace orchid::codegen::cpu
