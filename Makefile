@@ -79,7 +79,9 @@ bench-tune-tvm: bench-deps
 	$(BENCH_RUN) --models default --runtimes onnxruntime,tvm --tvm-tune --load-timeout 14400 --rounds 1 \
 	  --out-dir $(BUILD)/bench-logs --name tvm-tuning $(BENCH_ARGS)
 
-# Micro-benchmarks of fused kernels against the DRAM bound (bench/micro/): softmax and
-# layernorm over f32[4096,4096], each one greedy kernel; writes bench/results/<date>-fused-rows.md.
+# Micro-benchmarks: fused kernels against the DRAM bound (bench/micro/: softmax and layernorm
+# over f32[4096,4096], each one greedy kernel; writes bench/results/<date>-fused-rows.md), and
+# Orchid's vector math against glibc (bench/vmath.cpp; writes bench/results/<date>-vmath.md).
 bench-micro: build
 	/usr/bin/python3 bench/micro/fused_rows.py --orchid $(ORCHID) --threads $(JOBS)
+	$(BUILD)/bench/vmath_bench --markdown bench/results/$$(date +%F)-vmath.md
