@@ -3,8 +3,8 @@
 // of kc x 6 and the B region block x [n0, n1) into panels of kc x 16, each element evaluated
 // from its factor of the matmul's body (so a transpose, a broadcast or an inlined producer is
 // applied while packing — the prologue), then orc_gemm_panels accumulates the tile in
-// scratch; the tile is the matmul's home or is finally stored there, where the kernel's elementwise
-// primitives after it (the epilogue) read it like any computed value.
+// scratch; the tile is the matmul's home or is finally stored there, where the kernel's
+// elementwise primitives after it (the epilogue) read it like any computed value.
 #include "codegen/cpu/emit_reduce.h"
 #include "support/error.h"
 
@@ -91,8 +91,11 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   std::string n0 = region_lo(nl.node, n), n1 = region_hi(nl.node, n);
   std::string ldc = std::to_string(nl.gemm_ldc) + "LL", terms = std::to_string(p.reduce_domain[0]) + "LL";
   w.open("if (" + m1 + " > " + m0 + " && " + n1 + " > " + n0 + ") {");
-  w.line("const int64_t gemm_mp = (" + m1 + " - " + m0 + " + 5) / 6 * 6, gemm_np = (" + n1 + " - " + n0 +
-         " + 15) / 16 * 16;");
+  auto padded = [](const std::string& lo, const std::string& hi, int64_t block) {
+    std::string b = std::to_string(block) + "LL";
+    return "(" + hi + " - " + lo + " + " + b + " - 1) / " + b + " * " + b;
+  };
+  w.line("const int64_t gemm_mp = " + padded(m0, m1, kGemmMr) + ", gemm_np = " + padded(n0, n1, kGemmNr) + ";");
   w.open("for (int64_t gemm_k0 = 0; gemm_k0 < " + terms + "; gemm_k0 += " + std::to_string(nl.gemm_kc) + "LL) {");
   w.line("const int64_t gemm_kc = orc_min64(" + std::to_string(nl.gemm_kc) + "LL, " + terms + " - gemm_k0);");
   ExprEmitter::Scope s = scope_of(p);

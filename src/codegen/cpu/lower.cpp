@@ -15,8 +15,8 @@ using tile::Region;
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
-int64_t align64(int64_t x) { return (x + 63) / 64 * 64; }
+int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
+int64_t align64(int64_t x) { return round_up(x, 64); }
 
 // The output the grid is cut from: the largest (the first among equals).
 size_t anchor_output(const ir::Graph& g, const tile::Kernel& k) {
@@ -257,8 +257,6 @@ void fit_regions(KernelLowering& kl, const TaskRegions& tr) {
   add_table_columns(kl, columns);
 }
 
-int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
-
 // Whether a task's region of v is exactly the tile of a kernel output that it writes (then v
 // is computed in place there).
 bool computed_in_place(const ir::Graph& g, const KernelLowering& kl, const std::vector<Region>& regions,
@@ -275,8 +273,7 @@ bool computed_in_place(const ir::Graph& g, const KernelLowering& kl, const std::
 }
 
 // Scratch for a matmul the GEMM micro-kernel computes (NodeLowering::gemm), from its largest
-// region `most`: A panels, B panels and the tile they accumulate into, which is the matmul's
-// home where that is scratch and each task computes one batch index (no copy then).
+// region `most`: A panels, B panels and the tile they accumulate into.
 void place_gemm(const ir::Primitive& p, const Dims& most, NodeLowering& nl, int64_t& offset) {
   int64_t k = p.reduce_domain[0];
   size_t r = most.size();
@@ -290,19 +287,28 @@ void place_gemm(const ir::Primitive& p, const Dims& most, NodeLowering& nl, int6
   offset += align64(nl.gemm_ldc * nl.gemm_kc * 4);
   nl.gemm_c = offset;
   offset += align64(mp * nl.gemm_ldc * 4);
-  ValueHome& h = nl.homes[p.outputs[0]];
-  bool one_batch = std::all_of(most.begin(), most.end() - 2, [](int64_t e) { return e == 1; });
-  if (h.global || h.copy_out) return;
-  if (!one_batch) {
-    h.scratch_offset = offset;
-    offset += align64(ir::numel(most) * 4);
-    return;
+}
+
+// The home of a value computed into scratch (not in place), of the node's largest region
+// `most`: its own area, or a GEMM's tile where each task computes one batch index of it (the
+// tile is then the home and nothing is copied; a kernel output is copied out of its own area).
+ValueHome scratch_home(const ir::Graph& g, ValueId v, const Dims& most, NodeLowering& nl, int arg, int64_t& offset) {
+  ValueHome h;
+  h.arg = arg;
+  h.copy_out = arg >= 0;
+  h.scratch_strides.assign(most.size(), 1);
+  size_t r = most.size();
+  bool one_batch = std::all_of(most.begin(), most.end() - std::min<size_t>(r, 2), [](int64_t e) { return e == 1; });
+  if (nl.gemm && !h.copy_out && one_batch) {
+    nl.gemm_home = true;
+    h.scratch_offset = nl.gemm_c;
+    h.scratch_strides[r - 2] = nl.gemm_ldc;
+    return h;  // the batch dims' strides do not matter: their region index is 0
   }
-  nl.gemm_home = true;
-  h.scratch_offset = nl.gemm_c;
-  h.scratch_strides.assign(r, mp * nl.gemm_ldc);
-  h.scratch_strides[r - 2] = nl.gemm_ldc;
-  h.scratch_strides[r - 1] = 1;
+  for (size_t d = r; d-- > 1;) h.scratch_strides[d - 1] = h.scratch_strides[d] * most[d];
+  h.scratch_offset = offset;
+  offset += align64(ir::numel(most) * ir::dtype_bytes(g.type(v).dtype));
+  return h;
 }
 
 // Homes of the computed nodes' outputs and the scratch layout.
@@ -315,26 +321,19 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
     Dims most(p.domain.size(), 0);
     for (const Region& r : tr.node[i])
       for (size_t d = 0; d < most.size(); ++d) most[d] = std::max(most[d], r.shape()[d]);
-    bool gemm = uses_gemm(g, p, kl.schedule) && most[most.size() - 2] > 0 && most.back() > 0;
+    if (uses_gemm(g, p, kl.schedule) && most[most.size() - 2] > 0 && most.back() > 0) place_gemm(p, most, nl, offset);
     for (ValueId v : p.outputs) {
-      ValueHome h;
-      h.arg = kl.arg_of(v);
+      int arg = kl.arg_of(v);
       if (computed_in_place(g, kl, tr.node[i], p, v)) {
+        ValueHome h;
         h.global = true;
+        h.arg = arg;
+        nl.homes[v] = h;
       } else {
-        h.copy_out = h.arg >= 0;
-        h.scratch_strides.assign(most.size(), 1);
-        for (size_t d = most.size(); d-- > 1;) h.scratch_strides[d - 1] = h.scratch_strides[d] * most[d];
-        if (!gemm || h.copy_out) {
-          h.scratch_offset = offset;
-          offset += align64(ir::numel(most) * ir::dtype_bytes(g.type(v).dtype));
-        }
+        nl.homes[v] = scratch_home(g, v, most, nl, arg, offset);
       }
-      nl.homes[v] = h;
     }
-    if (gemm) {
-      place_gemm(p, most, nl, offset);
-    } else if (row_combiner(p.reduce) && !most.empty() && most.back() >= 2) {
+    if (!nl.gemm && row_combiner(p.reduce) && !most.empty() && most.back() >= 2) {
       nl.accumulate_rows = true;
       nl.acc_row = most.back();
       nl.acc_offset = offset;

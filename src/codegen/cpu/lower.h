@@ -104,6 +104,9 @@ bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s);
 // panel of kGemmKc x 16 floats (16 KiB) stays in L1 while the A panels pass it.
 constexpr int64_t kGemmMr = 6, kGemmNr = 16, kGemmKc = 256;
 
+// ceil(a / b) for a >= 0 (0 where b <= 0).
+inline int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
+
 // Coordinates of a task in the grid (row-major task numbering).
 ir::Dims grid_coords(int64_t task, const ir::Dims& grid);
 // The tile of an output a task writes (possibly empty; a rank-0 output is whole for every task

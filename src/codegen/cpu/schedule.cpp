@@ -128,8 +128,6 @@ int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shap
   return bytes.part;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Equal pieces of at most `most` (rounded up to `multiple`) covering `extent`.
 int64_t even_tile(int64_t extent, int64_t most, int64_t multiple) {
   int64_t t = ceil_div(extent, ceil_div(extent, most));
