@@ -12,6 +12,7 @@
 #include "ir/verifier.h"
 #include "rewrite/fold_constants.h"
 #include "rewrite/fold_conv_affine.h"
+#include "rewrite/inline_scalars.h"
 #include "support/error.h"
 
 namespace orchid::driver {
@@ -49,6 +50,7 @@ struct RemovedUnlessPublished {
 ir::Graph clean_up(const ir::Graph& g) {
   ir::Graph out = g;
   rewrite::fold_constants(out);
+  rewrite::inline_scalar_constants(out);
   rewrite::fold_conv_affine(out);
   out = ir::eliminate_dead(out);
   ir::verify_or_throw(out, "after clean-up");
