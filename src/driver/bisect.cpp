@@ -18,12 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A copy of the artifact (files linked, not copied) whose plan lists every buffer as an output.
+// A copy of the artifact (files linked, not copied) whose plan lists every buffer as an output,
+// all plain (the steps reorder where they compute in another layout).
 std::string exposed_copy(const std::string& dir, const runtime::Plan& plan) {
   fs::path tmp = fs::path(dir).string() + ".bisect";
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   runtime::Plan p = plan;
+  for (runtime::PlanBuffer& b : p.buffers) b.layout = runtime::BufferLayout::Plain;
   for (size_t b = 0; b < p.buffers.size(); ++b)
     if (p.buffers[b].kind == runtime::BufferKind::Intermediate) {
       p.buffers[b].kind = runtime::BufferKind::Output;

@@ -147,6 +147,7 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   }
   compile_generated(g, steps, plan_step, o, a);
   for (ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));
+  if (o.layouts) a.layouts = assign_layouts(a.plan);
   a.graph_oir = ir::print_graph(constants_as_inputs(g));
   return a;
 }

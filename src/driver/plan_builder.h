@@ -9,6 +9,7 @@
 
 #include "codegen/cpu/compiler.h"
 #include "driver/implement.h"
+#include "driver/layouts.h"
 #include "ir/graph.h"
 #include "runtime/plan.h"
 
@@ -20,6 +21,7 @@ struct BuildOptions {
   std::vector<std::string> isa;  // written into the plan: the artifact needs them
   std::string target;            // fingerprint, for the plan and reports
   int kernels_per_library = 16;  // several kernels per shared object save compile time
+  bool layouts = true;           // keep buffers between oneDNN convolutions in nChw8c (layouts.h)
 };
 
 // What one plan step is made of, for reports.
@@ -36,6 +38,7 @@ struct BuiltArtifact {
   std::vector<std::filesystem::path> libraries;   // compiled objects, per plan library
   std::vector<StepInfo> steps;                    // per plan step
   std::string graph_oir;
+  LayoutSummary layouts;
 };
 
 BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps,

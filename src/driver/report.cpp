@@ -73,6 +73,10 @@ std::string summary(const ReportInput& in, const Timing& t) {
        std::to_string(in.graph->num_nodes()) + "\n";
   s += "- work: " + fmt("%.3g", static_cast<double>(flops)) + " FLOPs, " + fmt("%.3g", static_cast<double>(bytes)) +
        " bytes moved between steps\n";
+  const LayoutSummary& l = in.built->layouts;
+  if (l.blocked_buffers > 0)
+    s += "- layouts: " + std::to_string(l.blocked_buffers) + " buffers kept in nChw8c between oneDNN convolutions (" +
+         std::to_string(l.reorders_avoided) + " reorders avoided)\n";
   if (t.total_ms > 0) s += "- measured: " + fmt("%.3f", t.total_ms) + " ms per run (median)\n";
   s += std::string("- verified against the interpreter: ") + (in.verified ? "yes" : "no (not run on this machine)") + "\n";
   return s;

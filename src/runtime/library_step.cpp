@@ -16,14 +16,32 @@ std::string unknown_impl(std::string_view impl) {
 }  // namespace
 
 std::unique_ptr<LibraryStep> make_library_step(std::string_view impl, const ir::Graph& g,
-                                               const std::vector<const void*>& constant_inputs) {
+                                               const std::vector<const void*>& constant_inputs,
+                                               const std::vector<BufferLayout>& layouts) {
   ORCHID_USER_CHECK(constant_inputs.empty() || constant_inputs.size() == g.inputs().size())
       << "library step '" << impl << "': " << constant_inputs.size() << " constant_inputs entries for "
       << g.inputs().size() << " graph inputs";
-  if (impl == "onednn") return make_onednn_step(g, constant_inputs);
-  if (impl == "reference") return make_reference_step(g);
+  size_t args = g.inputs().size() + g.outputs().size();
+  ORCHID_USER_CHECK(layouts.empty() || layouts.size() == args)
+      << "library step '" << impl << "': " << layouts.size() << " layouts for " << args << " arguments";
+  std::vector<BufferLayout> arg_layouts = layouts;
+  arg_layouts.resize(args, BufferLayout::Plain);
+  if (impl == "onednn") return make_onednn_step(g, constant_inputs, arg_layouts);
+  if (impl == "reference") {
+    for (size_t k = 0; k < args; ++k)
+      ORCHID_USER_CHECK(arg_layouts[k] == BufferLayout::Plain)
+          << "library step 'reference': argument " << k << " is " << buffer_layout_name(arg_layouts[k])
+          << "; the interpreter reads and writes plain buffers only";
+    return make_reference_step(g);
+  }
   ORCHID_USER_ERROR() << unknown_impl(impl);
   return nullptr;
+}
+
+std::vector<BufferLayout> preferred_layouts(std::string_view impl, const ir::Graph& g, bool constant_weights) {
+  if (impl == "onednn") return onednn_preferred_layouts(g, constant_weights);
+  ORCHID_SUPPORTED(impl == "reference") << unknown_impl(impl);
+  return std::vector<BufferLayout>(g.inputs().size() + g.outputs().size(), BufferLayout::Plain);
 }
 
 std::string library_step_unsupported(std::string_view impl, const ir::Graph& g) {

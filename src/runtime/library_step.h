@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/layout.h"
 
 namespace orchid::runtime {
 
@@ -34,9 +35,18 @@ class LibraryStep {
 //               inputs and outputs; used for opaque routines).
 // constant_inputs[k] points to input k's data when that input is a weight of the model
 // (fixed for the model's lifetime, so the step may pre-pack it now), else nullptr.
-// A graph the implementation cannot run is a UserError saying why.
+// layouts[k] is the layout of argument k (inputs, then outputs; layout.h); empty: all plain.
+// A graph the implementation cannot run, or not in those layouts, is a UserError saying why.
 std::unique_ptr<LibraryStep> make_library_step(std::string_view impl, const ir::Graph& g,
-                                               const std::vector<const void*>& constant_inputs);
+                                               const std::vector<const void*>& constant_inputs,
+                                               const std::vector<BufferLayout>& layouts = {});
+
+// The layout each argument of g (inputs, then outputs) is best kept in for `impl`: plain
+// except where the implementation computes in another layout anyway (a oneDNN convolution's
+// src, dst and residual in nChw8c), so that a buffer between two steps that agree on a layout
+// can stay in it. Which implementation runs g is as make_library_step decides (constant
+// weights pre-packed where constant_weights). UnsupportedError when impl cannot run g.
+std::vector<BufferLayout> preferred_layouts(std::string_view impl, const ir::Graph& g, bool constant_weights);
 
 // Why `impl` cannot run g (empty when it can): what the driver asks before choosing it.
 std::string library_step_unsupported(std::string_view impl, const ir::Graph& g);

@@ -101,6 +101,8 @@ void Model::load_steps(const std::string& source) {
     ir::Graph g = ir::parse_graph(s.ir, where + ".ir");
     check_step_graph(plan_, s, g, where);
     std::vector<const void*> constants;
+    std::vector<BufferLayout> layouts;
+    for (int32_t arg : s.args) layouts.push_back(plan_.buffers[static_cast<size_t>(alias_root(plan_, arg))].layout);
     for (int32_t k = 0; k < s.num_inputs; ++k) {
       const PlanBuffer& root =
           plan_.buffers[static_cast<size_t>(alias_root(plan_, s.args[static_cast<size_t>(k)]))];
@@ -108,7 +110,7 @@ void Model::load_steps(const std::string& source) {
                                                             : nullptr);
     }
     try {
-      loaded.library = make_library_step(step_impl_name(s.impl), g, constants);
+      loaded.library = make_library_step(step_impl_name(s.impl), g, constants, layouts);
     } catch (const UnsupportedError& e) {
       ORCHID_SUPPORTED(false) << where << ": " << e.what();
     } catch (const UserError& e) {

@@ -105,11 +105,14 @@ dnnl::primitive_attr make_attr(const LinearPattern& p, Variant v) {
   return attr;
 }
 
-// The layouts the step's buffers have: src and dst dense row-major, weights as stored; the
-// bias (zero dims without one) as oneDNN reads it: [C] for a conv, [1.., N] for a matmul.
+// The layouts of the step's buffers: src, dst and the residual in their buffers' layouts
+// (dense row-major or nChw8c, layout.h), weights as stored; the bias (zero dims without one)
+// as oneDNN reads it: [C] for a conv, [1.., N] for a matmul.
 struct Layouts {
-  memory::desc src, weights, dst, bias;
+  memory::desc src, weights, dst, bias, residual;
 };
+
+memory::desc blocked_desc(const ir::Dims& shape) { return memory::desc(to_dims(shape), kF32, memory::format_tag::nChw8c); }
 
 memory::desc bias_desc(const LinearPattern& p) {
   if (!p.bias) return {};
@@ -120,26 +123,88 @@ memory::desc bias_desc(const LinearPattern& p) {
   return plain_desc(dims);
 }
 
-Layouts matmul_layouts(const LinearPattern& p) {
+const onednn::SumPostOp* sum_post_op(const LinearPattern& p) {
+  for (const PostOp& op : p.post_ops)
+    if (const auto* sum = std::get_if<onednn::SumPostOp>(&op)) return sum;
+  return nullptr;
+}
+
+// The layout of each argument of the step's graph (inputs, then its one output), and which of
+// them the step reads as a conv's src or residual or writes as its dst: the roles in which an
+// argument may be nChw8c.
+struct ArgLayouts {
+  const ir::Graph& g;
+  const std::vector<BufferLayout>& layouts;
+
+  BufferLayout output() const { return layouts.back(); }
+  BufferLayout of(const Operand& o) const {
+    return o.input >= 0 ? layouts[static_cast<size_t>(o.input)] : BufferLayout::Plain;
+  }
+  // The desc of operand o in a role that may read it blocked: the operand must be the input
+  // itself, not a view of it, for its bytes to be in the input's layout.
+  memory::desc desc(const Operand& o, const char* role) const {
+    if (of(o) == BufferLayout::Plain) return plain_desc(o.shape);
+    const ir::Dims& stored = g.type(g.inputs()[static_cast<size_t>(o.input)]).shape;
+    ORCHID_USER_CHECK(stored == o.shape) << "onednn step: the " << role << " (input " << o.input << ") is "
+                                         << buffer_layout_name(of(o)) << " but read through a view";
+    return blocked_desc(o.shape);
+  }
+};
+
+// Rejects any argument in a layout other than plain but the roles `blocked_ok` allows.
+void check_plain_roles(const LinearPattern& p, const ArgLayouts& a, std::vector<bool> blocked_ok) {
+  auto require_plain = [&](const Operand& o, const char* role) {
+    ORCHID_USER_CHECK(a.of(o) == BufferLayout::Plain)
+        << "onednn step: the " << role << " (input " << o.input << ") must be plain, not " << buffer_layout_name(a.of(o));
+  };
+  require_plain(p.b, p.op == ir::PrimOp::Conv ? "weights" : "matmul B");
+  if (p.bias) require_plain(*p.bias, "bias");
+  for (const PostOp& op : p.post_ops)
+    if (const auto* b = std::get_if<BinaryPostOp>(&op)) require_plain(b->operand, "binary post-op operand");
+  for (size_t k = 0; k < blocked_ok.size(); ++k)
+    ORCHID_USER_CHECK(blocked_ok[k] || a.layouts[k] == BufferLayout::Plain)
+        << "onednn step: argument " << k << " is " << buffer_layout_name(a.layouts[k])
+        << (p.op == ir::PrimOp::MatMul ? "; a matmul reads and writes plain buffers only" : "");
+}
+
+Layouts matmul_layouts(const LinearPattern& p, const ArgLayouts& a) {
+  check_plain_roles(p, a, std::vector<bool>(a.layouts.size(), false));
   const auto& attrs = std::get<ir::MatMulAttrs>(p.attrs);
   size_t rank = p.out.size();
   return {matmul_operand_desc(p.a.shape, rank, attrs.trans_a), matmul_operand_desc(p.b.shape, rank, attrs.trans_b),
-          plain_desc(p.out), bias_desc(p)};
+          plain_desc(p.out), bias_desc(p), {}};
 }
 
 // Grouped weights [K, C/g, k..] are oneDNN's [g, K/g, C/g, k..] (goihw), the same bytes.
-Layouts conv_layouts(const LinearPattern& p) {
+Layouts conv_layouts(const LinearPattern& p, const ArgLayouts& a) {
+  std::vector<bool> blocked_ok(a.layouts.size(), false);
+  if (p.a.input >= 0) blocked_ok[static_cast<size_t>(p.a.input)] = true;
+  blocked_ok.back() = true;
+  const onednn::SumPostOp* sum = sum_post_op(p);
+  if (sum && sum->operand.input >= 0) blocked_ok[static_cast<size_t>(sum->operand.input)] = true;
+  check_plain_roles(p, a, blocked_ok);
   const auto& attrs = std::get<ir::ConvAttrs>(p.attrs);
   ir::Dims w = p.b.shape;
   if (attrs.groups > 1) {
     w[0] /= attrs.groups;
     w.insert(w.begin(), attrs.groups);
   }
-  return {plain_desc(p.a.shape), plain_desc(w), plain_desc(p.out), bias_desc(p)};
+  memory::desc dst = plain_desc(p.out);
+  if (a.output() != BufferLayout::Plain) {
+    ORCHID_USER_CHECK(a.g.type(a.g.outputs()[0]).shape == p.out)
+        << "onednn step: the output is " << buffer_layout_name(a.output()) << " but written through a view";
+    dst = blocked_desc(p.out);
+  }
+  return {a.desc(p.a, "src"), plain_desc(w), dst, bias_desc(p), sum ? a.desc(sum->operand, "residual") : memory::desc()};
 }
 
-Layouts layouts(const LinearPattern& p) {
-  return p.op == ir::PrimOp::MatMul ? matmul_layouts(p) : conv_layouts(p);
+Layouts layouts(const LinearPattern& p, const ir::Graph& g, const std::vector<BufferLayout>& arg_layouts) {
+  ArgLayouts a{g, arg_layouts};
+  return p.op == ir::PrimOp::MatMul ? matmul_layouts(p, a) : conv_layouts(p, a);
+}
+
+std::vector<BufferLayout> all_plain(const ir::Graph& g) {
+  return std::vector<BufferLayout>(g.inputs().size() + g.outputs().size(), BufferLayout::Plain);
 }
 
 // oneDNN counts dilation from 0 (no gaps); the IR from 1.
@@ -154,7 +219,8 @@ memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), k
 dnnl::primitive_desc conv_pd(const LinearPattern& p, const Layouts& l, const memory::desc& weights, Variant v,
                              const dnnl::engine& engine) {
   const auto& a = std::get<ir::ConvAttrs>(p.attrs);
-  memory::desc src = v.blocked ? any_layout(l.src) : l.src, dst = v.blocked ? any_layout(l.dst) : l.dst;
+  memory::desc src = v.blocked ? any_layout(l.src) : plain_desc(p.a.shape);
+  memory::desc dst = v.blocked ? any_layout(l.dst) : plain_desc(p.out);
   auto direct = dnnl::algorithm::convolution_direct;
   auto inference = dnnl::prop_kind::forward_inference;
   if (!p.bias) {
@@ -371,7 +437,8 @@ Runnable make_reorder(const memory::desc& from, const memory::desc& to, const dn
 
 class OnednnStep final : public LibraryStep {
  public:
-  OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::vector<const void*>& constant_inputs);
+  OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::vector<const void*>& constant_inputs,
+             const std::vector<BufferLayout>& arg_layouts);
   void run(void* const* args) const override;
 
  private:
@@ -405,8 +472,9 @@ class OnednnStep final : public LibraryStep {
   std::unique_ptr<ScratchPool> buffers_;
 };
 
-OnednnStep::OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::vector<const void*>& constant_inputs)
-    : layouts_(layouts(p)), output_arg_(static_cast<int32_t>(g.inputs().size())) {
+OnednnStep::OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::vector<const void*>& constant_inputs,
+                       const std::vector<BufferLayout>& arg_layouts)
+    : layouts_(layouts(p, g, arg_layouts)), output_arg_(static_cast<int32_t>(g.inputs().size())) {
   ORCHID_CHECK(constant_inputs.empty() || constant_inputs.size() == g.inputs().size())
       << "constant_inputs has " << constant_inputs.size() << " entries for " << g.inputs().size() << " inputs";
   src_ = reference(g, p.a);
@@ -456,10 +524,8 @@ void OnednnStep::add_reorders(const dnnl::primitive_desc& pd) {
   src_desc_ = pd.src_desc();
   dst_desc_ = pd.dst_desc();
   if (src_desc_ != layouts_.src) src_in_ = make_reorder(layouts_.src, src_desc_, engine_);
-  if (dst_desc_ != layouts_.dst) {
-    dst_out_ = make_reorder(dst_desc_, layouts_.dst, engine_);
-    if (sum_) residual_in_ = make_reorder(layouts_.dst, dst_desc_, engine_);
-  }
+  if (dst_desc_ != layouts_.dst) dst_out_ = make_reorder(dst_desc_, layouts_.dst, engine_);
+  if (sum_ && layouts_.residual != dst_desc_) residual_in_ = make_reorder(layouts_.residual, dst_desc_, engine_);
   size_t scratch = primitive_.scratch.get_size();
   for (const auto* r : {&src_in_, &residual_in_, &dst_out_})
     if (*r) scratch = std::max(scratch, (*r)->scratch.get_size());
@@ -484,15 +550,16 @@ void OnednnStep::check_no_overlap(void* const* args) const {
   ORCHID_CHECK(ok) << "onednn step: the output buffer overlaps an input";
 }
 
-// The memory the primitive writes, holding the residual when a sum post-op adds one.
+// The memory the primitive writes (the output, or a copy in the primitive's layout), holding
+// the residual when a sum post-op adds one.
 memory OnednnStep::residual_into_dst(void* const* args, std::byte* buf, dnnl::stream& s) const {
-  if (!dst_out_) {
-    if (sum_) std::memcpy(args[output_arg_], sum_->get(args), layouts_.dst.get_size());
-    return memory(layouts_.dst, engine_, args[output_arg_]);
-  }
-  memory dst(dst_desc_, engine_, buf + dst_offset_);
-  if (sum_) residual_in_->run(s, {{DNNL_ARG_FROM, memory(layouts_.dst, engine_, sum_->get(args))}, {DNNL_ARG_TO, dst}},
-                              buf, engine_);
+  memory dst = dst_out_ ? memory(dst_desc_, engine_, buf + dst_offset_) : memory(dst_desc_, engine_, args[output_arg_]);
+  if (!sum_) return dst;
+  if (residual_in_)
+    residual_in_->run(s, {{DNNL_ARG_FROM, memory(layouts_.residual, engine_, sum_->get(args))}, {DNNL_ARG_TO, dst}},
+                      buf, engine_);
+  else
+    std::memcpy(dst.get_data_handle(), sum_->get(args), dst_desc_.get_size());
   return dst;
 }
 
@@ -524,15 +591,47 @@ void OnednnStep::run(void* const* args) const {
 
 }  // namespace
 
-std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vector<const void*>& constant_inputs) {
-  return std::make_unique<OnednnStep>(g, step_pattern(g), constant_inputs);
+std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vector<const void*>& constant_inputs,
+                                              const std::vector<BufferLayout>& layouts) {
+  return std::make_unique<OnednnStep>(g, step_pattern(g), constant_inputs, layouts);
+}
+
+std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, bool constant_weights) {
+  LinearPattern p = step_pattern(g);
+  std::vector<BufferLayout> out = all_plain(g);
+  if (p.op != ir::PrimOp::Conv) return out;
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  Lowering low = lower(p, layouts(p, g, out), constant_weights, engine);
+  if (!low.variant.blocked) return out;
+  auto computes_blocked = [](const memory::desc& chosen, const ir::Dims& shape) {
+    return layout_fits(BufferLayout::NChw8c, {ir::DType::F32, shape}) && chosen == blocked_desc(shape);
+  };
+  auto stored_as_read = [&](const Operand& o) {
+    return o.input >= 0 && g.type(g.inputs()[static_cast<size_t>(o.input)]).shape == o.shape;
+  };
+  std::vector<BufferLayout> want = out;
+  if (stored_as_read(p.a) && computes_blocked(low.pd.src_desc(), p.a.shape))
+    want[static_cast<size_t>(p.a.input)] = BufferLayout::NChw8c;
+  if (computes_blocked(low.pd.dst_desc(), p.out)) {
+    if (g.type(g.outputs()[0]).shape == p.out) want.back() = BufferLayout::NChw8c;
+    const onednn::SumPostOp* sum = sum_post_op(p);
+    if (sum && stored_as_read(sum->operand)) want[static_cast<size_t>(sum->operand.input)] = BufferLayout::NChw8c;
+  }
+  // An input also read in a role that must stay plain (weights, bias, a binary operand) stays
+  // plain: layouts() accepts exactly these.
+  try {
+    layouts(p, g, want);
+  } catch (const UserError&) {
+    return out;
+  }
+  return want;
 }
 
 std::string onednn_step_unsupported(const ir::Graph& g) {
   try {
     LinearPattern p = step_pattern(g);
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    lower(p, layouts(p), false, engine);
+    lower(p, layouts(p, g, all_plain(g)), false, engine);
   } catch (const UnsupportedError& e) {
     return e.what();
   }
@@ -542,7 +641,7 @@ std::string onednn_step_unsupported(const ir::Graph& g) {
 std::string onednn_implementation(const ir::Graph& g, bool constant_weights) {
   LinearPattern p = step_pattern(g);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  Layouts l = layouts(p);
+  Layouts l = layouts(p, g, all_plain(g));
   Lowering low = lower(p, l, constant_weights, engine);
   bool reorders = low.pd.src_desc() != l.src || low.pd.dst_desc() != l.dst;
   return std::string(low.pd.impl_info_str()) + (reorders ? " (src/dst reordered)" : "");

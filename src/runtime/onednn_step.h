@@ -7,8 +7,10 @@
 // Activations: a matmul reads and writes them in place, dense row-major (transposes through
 // strides, never copies; with no batch in B, the batch folds into M: one GEMM). A conv lets
 // oneDNN choose their layouts and reorders src in and dst out (and the residual in) on every
-// run: its fast convolutions want channel-blocked activations and run dense row-major ones
-// through im2col and gemm at about half the speed. It keeps the dense row-major
+// run where they differ from the buffers' layouts: its fast convolutions want channel-blocked
+// activations and run dense row-major ones through im2col and gemm at about half the speed.
+// A plan keeps a buffer between two convolutions in nChw8c (layout.h) when both compute in
+// it; then neither reorders it. It keeps the dense row-major
 // layouts where a binary post-op operand other than a scalar or per-channel one would have
 // to be read next to a blocked output, and where oneDNN 2.6 has a bug (onednn_step.cpp).
 //
@@ -28,8 +30,15 @@
 
 namespace orchid::runtime {
 
-// UnsupportedError (a UserError) with onednn_step_unsupported's reason when g does not fit.
-std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vector<const void*>& constant_inputs);
+// UnsupportedError (a UserError) with onednn_step_unsupported's reason when g does not fit;
+// a UserError when an argument's layout is not one the step can read or write there.
+// layouts: one per argument (inputs, then outputs).
+std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vector<const void*>& constant_inputs,
+                                              const std::vector<BufferLayout>& layouts);
+
+// preferred_layouts (library_step.h) for oneDNN: nChw8c for a convolution's src, dst and
+// residual where the primitive chosen computes in exactly that layout; plain elsewhere.
+std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, bool constant_weights);
 
 // Why g cannot run as a oneDNN step, or empty: the pattern must match and oneDNN must have
 // an implementation of it other than its naive reference one.

@@ -2,6 +2,7 @@
 // field, and quote the buffer's model name where there is one.
 #include "runtime/plan.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -24,6 +25,25 @@ std::optional<BufferKind> parse_buffer_kind(std::string_view text) {
                        BufferKind::Intermediate})
     if (buffer_kind_name(k) == text) return k;
   return std::nullopt;
+}
+
+std::string_view buffer_layout_name(BufferLayout l) {
+  switch (l) {
+    case BufferLayout::Plain: return "plain";
+    case BufferLayout::NChw8c: return "nChw8c";
+  }
+  return "?";
+}
+
+std::optional<BufferLayout> parse_buffer_layout(std::string_view text) {
+  for (BufferLayout l : {BufferLayout::Plain, BufferLayout::NChw8c})
+    if (buffer_layout_name(l) == text) return l;
+  return std::nullopt;
+}
+
+bool layout_fits(BufferLayout l, const ir::TensorType& t) {
+  if (l == BufferLayout::Plain) return true;
+  return t.dtype == ir::DType::F32 && t.shape.size() == 4 && t.shape[1] % 8 == 0;
 }
 
 std::string_view step_impl_name(StepImpl i) {
@@ -114,6 +134,7 @@ class Validator {
       ORCHID_USER_CHECK(b.weights_offset == -1)
           << src_ << ": " << where << ".weights_offset: only constants have one";
     }
+    check_layout(id, where);
     if (b.alias < 0) return;
     ORCHID_USER_CHECK(in_range(b.alias) && b.alias != id)
         << src_ << ": " << where << ".alias: " << b.alias << " is not another buffer's id";
@@ -125,6 +146,29 @@ class Validator {
         << src_ << ": " << where << ".alias: " << ir::type_str(b.type) << " (" << size
         << " bytes) cannot view " << buf(b.alias) << " of " << ir::type_str(at(b.alias).type)
         << " (" << target << " bytes)";
+  }
+
+  // A buffer in another layout than plain is an intermediate of its own (no view of it, not
+  // a view itself) of a type that layout fits, which only oneDNN steps read or write.
+  void check_layout(int32_t id, const std::string& where) {
+    const PlanBuffer& b = at(id);
+    if (b.layout == BufferLayout::Plain) return;
+    std::string name(buffer_layout_name(b.layout));
+    ORCHID_USER_CHECK(layout_fits(b.layout, b.type))
+        << src_ << ": " << where << ".layout: " << name << " does not fit " << ir::type_str(b.type);
+    ORCHID_USER_CHECK(b.kind == BufferKind::Intermediate && b.alias < 0)
+        << src_ << ": " << where << ".layout: " << name << " is only for intermediates that are not views";
+    for (size_t v = 0; v < p_.buffers.size(); ++v)
+      ORCHID_USER_CHECK(p_.buffers[v].alias != id)
+          << src_ << ": " << where << ".layout: " << name << ", yet " << buf(static_cast<int32_t>(v))
+          << " is a view of it";
+    for (size_t i = 0; i < p_.steps.size(); ++i) {
+      const PlanStep& s = p_.steps[i];
+      bool touches = std::find(s.args.begin(), s.args.end(), id) != s.args.end();
+      ORCHID_USER_CHECK(!touches || s.impl == StepImpl::OneDnn)
+          << src_ << ": " << where << ".layout: " << name << ", yet steps[" << i << "] ('" << s.name
+          << "'), a " << step_impl_name(s.impl) << " step, uses it (only onednn steps may)";
+    }
   }
 
   void check_alias_chain(int32_t id) {

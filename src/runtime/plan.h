@@ -9,7 +9,9 @@
 //   constant      weights.bin at `weights_offset` (64-byte aligned); shared, never written
 //   intermediate  computed by the steps, not a graph output
 //   output        computed by the steps and listed in `outputs`
-// A buffer with an `alias` is a view: it reinterprets the bytes of the buffer it names (of the
+// A buffer's `layout` (layout.h) says how its bytes are ordered: plain (dense row-major, the
+// default) or nChw8c, which only intermediates that no view aliases may have and only onednn
+// steps may read or write. A buffer with an `alias` is a view: it reinterprets the bytes of the buffer it names (of the
 // same byte size, in another shape or dtype) and has no storage of its own; its kind is
 // intermediate or output. Graph outputs are listed in `outputs`, by buffer id: an entry may
 // also be an input, a constant or a view, and one buffer may be listed more than once.
@@ -33,6 +35,7 @@
 
 #include "ir/dtype.h"
 #include "orchid/kernel_abi.h"
+#include "runtime/layout.h"
 
 namespace orchid::runtime {
 
@@ -56,6 +59,7 @@ struct PlanBuffer {
   BufferKind kind = BufferKind::Intermediate;
   int64_t weights_offset = -1;  // constants: byte offset into weights.bin; else -1
   int32_t alias = -1;           // a view of this buffer id; -1 when the buffer owns its bytes
+  BufferLayout layout = BufferLayout::Plain;  // layout.h; written only when not plain
 
   bool operator==(const PlanBuffer&) const = default;
 };

@@ -112,7 +112,7 @@ std::vector<int32_t> ids(const Reader& r, const char* key) {
 
 PlanBuffer read_buffer(const json& j, size_t index, const std::string& source) {
   Reader r(j, item("buffers", index), source,
-           {"id", "name", "dtype", "shape", "kind", "weights_offset", "alias"});
+           {"id", "name", "dtype", "shape", "kind", "weights_offset", "alias", "layout"});
   ORCHID_USER_CHECK(r.integer("id") == static_cast<int64_t>(index))
       << source << ": " << r.at("id") << ": must equal the buffer's position " << index;
   PlanBuffer b;
@@ -132,6 +132,13 @@ PlanBuffer read_buffer(const json& j, size_t index, const std::string& source) {
   b.kind = *k;
   if (r.has("weights_offset")) b.weights_offset = r.integer("weights_offset", 0, kMaxI64);
   if (r.has("alias")) b.alias = static_cast<int32_t>(r.integer("alias", 0, kMaxI32));
+  if (r.has("layout")) {
+    std::string layout = r.str("layout");
+    auto l = parse_buffer_layout(layout);
+    ORCHID_USER_CHECK(l) << source << ": " << r.at("layout") << ": unknown layout '" << layout
+                         << "' (expected plain or nChw8c)";
+    b.layout = *l;
+  }
   ORCHID_USER_CHECK((b.kind == BufferKind::Constant) == r.has("weights_offset"))
       << source << ": " << r.at("weights_offset")
       << ": required for constants and only for them";
@@ -221,6 +228,7 @@ ojson buffer_json(const PlanBuffer& b, size_t id) {
           {"kind", std::string(buffer_kind_name(b.kind))}};
   if (b.kind == BufferKind::Constant) j["weights_offset"] = b.weights_offset;
   if (b.alias >= 0) j["alias"] = b.alias;
+  if (b.layout != BufferLayout::Plain) j["layout"] = std::string(buffer_layout_name(b.layout));
   return j;
 }
 

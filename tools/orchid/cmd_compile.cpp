@@ -25,6 +25,7 @@ struct CompileFlags {
   std::string cache_dir;
   std::string db;
   bool measure = true;
+  bool layouts = true;
   uint64_t seed = 1;
   double tolerance = 1e-4;
   double measure_seconds = 0.2;
@@ -51,6 +52,7 @@ int compile(const CompileFlags& f) {
                             ? target::host_target({}, (default_cache_root() / "target.json").string()).target
                             : target::detect_host();
   o.build.cores = std::max(1, host.cores);
+  o.build.layouts = f.layouts;
   o.build.isa = target::host_isa();
   o.build.target = host.name + " (" + host.fingerprint() + ")";
   o.target = host;
@@ -92,6 +94,8 @@ Command add_compile(CLI::App& app) {
   cmd->add_option("--cache-dir", f->cache_dir, "compiled-kernel cache (default ~/.cache/orchid/objects)");
   cmd->add_option("--db", f->db, "tuning database of measured times (default ~/.cache/orchid/tuning.db)");
   cmd->add_flag("!--no-measure", f->measure, "do not time oneDNN against generated code; prefer oneDNN");
+  cmd->add_flag("!--plain-layouts", f->layouts,
+                "keep every buffer dense row-major (no nChw8c between oneDNN convolutions)");
   cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
   cmd->add_option("--tolerance", f->tolerance, "largest relative L2 error of an f32 output (default 1e-4)");
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");

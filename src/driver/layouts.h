@@ -1,0 +1,20 @@
+// Layout assignment: which plan buffers are kept in a layout other than plain (runtime
+// layout.h). A buffer is stored in nChw8c when every step that writes or reads it computes in
+// that layout anyway: a chain of oneDNN convolutions then hands its activations from one to
+// the next in the channel-blocked layout, where each would otherwise reorder its src in and
+// its dst out on every run. Graph inputs and outputs, constants, views and the buffers a
+// generated or reference step touches stay plain. Deterministic: it depends only on the plan.
+#pragma once
+
+#include "runtime/plan.h"
+
+namespace orchid::driver {
+
+struct LayoutSummary {
+  int blocked_buffers = 0;  // buffers assigned nChw8c
+  int reorders_avoided = 0; // step arguments that read or write such a buffer in place
+};
+
+LayoutSummary assign_layouts(runtime::Plan& plan);
+
+}  // namespace orchid::driver
