@@ -267,6 +267,62 @@ INSTANTIATE_TEST_SUITE_P(Driver, EveryStrategy,
                            return name;
                          });
 
+// ---- Layouts ----
+
+// Conv (8 → 16) + Relu, Conv (16 → 16) + residual add, depthwise Conv, Clip, then a 1×1 Conv
+// (16 → 8) that is the output: the activations between the convolutions stay in nChw8c.
+ir::Graph onnx_conv_chain() {
+  Rng rng(12);
+  testlib::OnnxModel m;
+  auto f32 = [](ir::Dims d) { return ir::TensorType{ir::DType::F32, std::move(d)}; };
+  m.inputs = {{"x", f32({1, 8, 10, 9})}};
+  m.initializers = {{"w0", testlib::random_tensor(f32({16, 8, 3, 3}), rng)},
+                    {"w1", testlib::random_tensor(f32({16, 16, 3, 3}), rng)},
+                    {"w2", testlib::random_tensor(f32({16, 1, 3, 3}), rng)},
+                    {"w3", testlib::random_tensor(f32({8, 16, 1, 1}), rng)},
+                    {"b", testlib::random_tensor(f32({16}), rng)},
+                    {"lo", testlib::random_tensor(f32({}), rng, -0.5, -0.25)},
+                    {"hi", testlib::random_tensor(f32({}), rng, 0.25, 0.5)}};
+  std::vector<std::pair<std::string, frontend::Attribute>> same = {{"pads", ir::Dims{1, 1, 1, 1}}},
+                                                           dw = {{"pads", ir::Dims{1, 1, 1, 1}}, {"group", int64_t{16}}};
+  m.nodes = {{"Conv", {"x", "w0", "b"}, {"c0"}, same, "", "conv0"},
+             {"Relu", {"c0"}, {"r0"}, {}, "", "relu0"},
+             {"Conv", {"r0", "w1"}, {"c1"}, same, "", "conv1"},
+             {"Add", {"c1", "r0"}, {"s1"}, {}, "", "residual"},
+             {"Conv", {"s1", "w2"}, {"c2"}, dw, "", "depthwise"},
+             {"Clip", {"c2", "lo", "hi"}, {"k2"}, {}, "", "clip"},
+             {"Conv", {"k2", "w3"}, {"y"}, {}, "", "pointwise"}};
+  m.outputs = {"y"};
+  return testlib::import_model(m, "convs.onnx");
+}
+
+int blocked_buffers(const runtime::Plan& plan) {
+  int n = 0;
+  for (const runtime::PlanBuffer& b : plan.buffers) n += b.layout == runtime::BufferLayout::NChw8c;
+  return n;
+}
+
+TEST(DriverLayouts, ConvolutionChainsKeepActivationsBlocked) {
+  testlib::TempDir dir("orchid_driver_layouts");
+  ir::Graph g = onnx_conv_chain();
+  for (bool layouts : {true, false}) {
+    SCOPED_TRACE(layouts ? "layouts" : "plain layouts");
+    CompileOptions o = options_for(dir.file(layouts ? "blocked" : "plain"), Strategy::Greedy);
+    o.build.layouts = layouts;
+    CompileResult r = compile_graph(g, o);
+    EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
+    runtime::Plan plan = runtime::read_plan(o.out_dir);
+    int steps = 0;
+    for (const runtime::PlanStep& s : plan.steps) steps += s.impl == runtime::StepImpl::OneDnn;
+    EXPECT_EQ(steps, 4);  // each conv with its bias, relu, residual or clip
+    // r0 (read by conv1 as src and residual), s1 and k2; never x or y.
+    EXPECT_EQ(blocked_buffers(plan), layouts ? 3 : 0);
+    EXPECT_EQ(r.report_summary.find("nChw8c") != std::string::npos, layouts) << r.report_summary;
+    for (uint64_t seed : {5, 6}) expect_matches_interpreter(o.out_dir, g, seed);
+    EXPECT_EQ(bisect_artifact(o.out_dir, 7, 1e-5), "");  // every step matches
+  }
+}
+
 // ---- Determinism ----
 
 TEST(DriverDeterminism, TheSameGraphGivesByteIdenticalArtifacts) {

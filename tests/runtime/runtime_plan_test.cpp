@@ -62,6 +62,21 @@ TEST(RuntimePlan, JsonRoundTripIsExact) {
   EXPECT_NE(text.find("\"checksum\": \"0123456789abcdef\""), std::string::npos) << text;
 }
 
+// A buffer between two oneDNN steps in nChw8c: written as "layout", read back the same; plain
+// buffers have no "layout" key.
+TEST(RuntimePlan, LayoutsRoundTrip) {
+  Plan p = sample_plan();
+  p.buffers[2].type = {ir::DType::F32, {1, 8, 1, 1}};
+  p.buffers[2].layout = BufferLayout::NChw8c;
+  p.steps[0] = library_step("conv0", StepImpl::OneDnn, {0, 1, 2}, 2, kStepIr);
+  p.steps[1] = library_step("conv1", StepImpl::OneDnn, {2, 3}, 1, kStepIr);
+  std::string text = plan_to_json(p);
+  EXPECT_EQ(plan_from_json(text), p);
+  json j = json::parse(text);
+  EXPECT_EQ(j["buffers"][2]["layout"], "nChw8c");
+  EXPECT_FALSE(j["buffers"][3].contains("layout"));
+}
+
 TEST(RuntimePlan, WriteAndReadAFile) {
   testlib::TempDir dir;
   Plan p = sample_plan();
@@ -204,6 +219,29 @@ const Case kCases[] = {
      "steps[1] ('relu'): writes the memory of buffer 4 ('y_flat') twice"},
     {"never_written", [](json& j) { j["steps"].erase(2); },
      "buffer 5 ('z') is never written by any step"},
+    {"layout_name", [](json& j) { j["buffers"][2]["layout"] = "nhwc"; },
+     "buffers[2].layout: unknown layout 'nhwc' (expected plain or nChw8c)"},
+    {"layout_fit", [](json& j) { j["buffers"][2]["layout"] = "nChw8c"; },
+     "buffers[2] ('t').layout: nChw8c does not fit f32[2,3]"},
+    {"layout_kind",
+     [](json& j) {
+       j["buffers"][0]["shape"] = {1, 8, 1, 1};
+       j["buffers"][0]["layout"] = "nChw8c";
+     },
+     "buffers[0] ('x').layout: nChw8c is only for intermediates that are not views"},
+    {"layout_viewed",
+     [](json& j) {
+       j["buffers"][2]["shape"] = {1, 8, 1, 1};
+       j["buffers"][2]["layout"] = "nChw8c";
+       j["buffers"][4]["alias"] = 2;
+     },
+     "buffers[2] ('t').layout: nChw8c, yet buffer 4 ('y_flat') is a view of it"},
+    {"layout_generated_step",
+     [](json& j) {
+       j["buffers"][2]["shape"] = {1, 8, 1, 1};
+       j["buffers"][2]["layout"] = "nChw8c";
+     },
+     "buffers[2] ('t').layout: nChw8c, yet steps[0] ('add_w'), a generated step, uses it (only onednn steps may)"},
     {"not_an_object_at_top", [](json& j) { j = json("{"); }, "top level: expected a JSON object"},
 };
 
