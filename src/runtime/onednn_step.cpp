@@ -172,7 +172,7 @@ Layouts matmul_layouts(const LinearPattern& p, const ArgLayouts& a) {
   const auto& attrs = std::get<ir::MatMulAttrs>(p.attrs);
   size_t rank = p.out.size();
   return {matmul_operand_desc(p.a.shape, rank, attrs.trans_a), matmul_operand_desc(p.b.shape, rank, attrs.trans_b),
-          plain_desc(p.out), bias_desc(p), {}};
+          plain_desc(p.out), bias_desc(p), plain_desc(p.out)};
 }
 
 // Grouped weights [K, C/g, k..] are oneDNN's [g, K/g, C/g, k..] (goihw), the same bytes.
