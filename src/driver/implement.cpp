@@ -81,6 +81,41 @@ std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s) {
   return {s};
 }
 
+// A view that a generated kernel computes as an output, read by none of its other nodes,
+// of a value the kernel computes: the kernel writes that value instead and the view becomes
+// an alias step after it. Computed, a view costs a copy with index arithmetic (a reshape's
+// divisions) per element; as an alias it costs nothing.
+std::vector<StepChoice> split_trailing_views(const ir::Graph& g, StepChoice s) {
+  std::vector<StepChoice> after;
+  for (bool found = true; found && s.kernel.nodes.size() > 1;) {
+    found = false;
+    for (size_t i = 0; i < s.kernel.nodes.size() && !found; ++i) {
+      const ir::Primitive& p = g.node(s.kernel.nodes[i]);
+      if (p.op != ir::PrimOp::View) continue;
+      ir::ValueId view = p.outputs[0], source = p.inputs[0];
+      bool source_inside = false, read_inside = false;
+      for (ir::NodeId n : s.kernel.nodes) {
+        for (ir::ValueId o : g.node(n).outputs) source_inside |= o == source;
+        for (ir::ValueId v : g.node(n).inputs) read_inside |= v == view;
+      }
+      auto& outs = s.kernel.outputs;
+      if (!source_inside || read_inside || std::find(outs.begin(), outs.end(), view) == outs.end()) continue;
+      after.insert(after.begin(), make_choice(g, tile::Kernel{{s.kernel.nodes[i]}, {view}}));
+      std::vector<ir::NodeId> nodes = s.kernel.nodes;
+      nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
+      std::vector<ir::ValueId> kept;
+      for (ir::ValueId o : outs)
+        if (o != view && std::find(kept.begin(), kept.end(), o) == kept.end()) kept.push_back(o);
+      if (std::find(kept.begin(), kept.end(), source) == kept.end()) kept.push_back(source);
+      s = make_choice(g, tile::Kernel{nodes, kept});
+      found = true;
+    }
+  }
+  std::vector<StepChoice> out{s};
+  out.insert(out.end(), after.begin(), after.end());
+  return out;
+}
+
 }  // namespace
 
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels) {
@@ -90,7 +125,10 @@ std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Ke
     bool linear = false;
     for (ir::NodeId n : s.kernel.nodes) linear |= g.node(n).kind() == ir::PrimKind::Linear;
     std::vector<StepChoice> parts = s.kind == StepKind::Generated && linear ? split_linear(g, s) : std::vector{s};
-    for (StepChoice& p : parts) out.push_back(std::move(p));
+    for (StepChoice& p : parts) {
+      std::vector<StepChoice> steps = p.kind == StepKind::Generated ? split_trailing_views(g, std::move(p)) : std::vector{p};
+      for (StepChoice& q : steps) out.push_back(std::move(q));
+    }
   }
   return out;
 }

@@ -23,7 +23,9 @@ struct StepChoice {
 // supports, f32); a linear kernel oneDNN cannot run whole is split into the linear primitive
 // with the post-ops oneDNN takes (oneDNN) and the rest (generated) when that works; kernels
 // with an opaque primitive go to the interpreter; a lone view whose output has the input's
-// bytes to an alias; all others to generated code. One kernel may give several steps.
+// bytes to an alias; all others to generated code. A view a generated kernel would compute as
+// an output (of a value it computes, read by nothing else in it) becomes an alias step after
+// it instead. One kernel may give several steps.
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
 
 // The kernel as a graph of its own (its inputs, then its outputs), for library steps.

@@ -201,12 +201,44 @@ void emit_streamed_row(const ir::Graph& g, const KernelLowering& kl, const NodeL
   w.close();
 }
 
+// A transposing layout primitive (lower.h, transposing_dim: it reads along dim k, its rows run
+// along the last dim l) in blocks of B x B: each block is read with k innermost into a buffer
+// on the stack, a cache line of the input at a time, then written with l innermost, a line of
+// the output at a time.
+void emit_transposed(const ir::Graph& g, const NodeLowering& nl, ExprEmitter& ex, Writer& w) {
+  const ir::Primitive& p = g.node(nl.node);
+  size_t n = p.domain.size(), k = static_cast<size_t>(nl.transpose_dim), l = n - 1;
+  ExprEmitter::Scope s = scope_of(p);
+  s.inner = static_cast<int32_t>(k);
+  for (size_t d = 0; d < l; ++d)
+    if (d != k) open_loop(var("v", d), region_lo(nl.node, d), region_hi(nl.node, d), w);
+  std::string vk = var("v", k), vl = var("v", l), b = std::to_string(kTransposeBlock) + "LL";
+  std::string at = "buf[(" + vl + " - bl) * " + b + " + (" + vk + " - bk)]";
+  DType t = g.type(p.outputs[0]).dtype;
+  w.open("for (int64_t bk = " + region_lo(nl.node, k) + "; bk < " + region_hi(nl.node, k) + "; bk += " + b + ") {");
+  w.open("for (int64_t bl = " + region_lo(nl.node, l) + "; bl < " + region_hi(nl.node, l) + "; bl += " + b + ") {");
+  w.line("const int64_t ek = orc_min64(" + region_hi(nl.node, k) + ", bk + " + b + "), el = orc_min64(" +
+         region_hi(nl.node, l) + ", bl + " + b + ");");
+  w.line(compute_type(t) + " buf[" + std::to_string(kTransposeBlock * kTransposeBlock) + "];");
+  open_loop(vl, "bl", "el", w);
+  w.line("#pragma omp simd");
+  open_loop(vk, "bk", "ek", w);
+  w.line(at + " = " + ex.expr(p.bodies[0], s) + ";");
+  close_n(2, w);
+  open_loop(vk, "bk", "ek", w);
+  open_loop(vl, "bl", "el", w);  // not vectorized: gathers from the buffer cost more than they save
+  w.line(ex.element(p.outputs[0], s.dvars) + " = " + to_storage(t, at) + ";");
+  close_n(4, w);
+  close_n(n - 2, w);
+}
+
 void emit_elementwise(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl,
                       ExprEmitter& ex, Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
   size_t n = p.domain.size();
   ExprEmitter::Scope s = scope_of(p);
   s.hoist = n > 0;
+  if (nl.transpose_dim >= 0) return emit_transposed(g, nl, ex, w);
   if (streamed(kl, nl, p)) {
     open_domain(nl, 0, n - 1, w);
     emit_streamed_row(g, kl, nl, ex, s, w);

@@ -2,6 +2,7 @@
 #include "codegen/cpu/lower.h"
 
 #include <algorithm>
+#include <set>
 
 #include "support/error.h"
 #include "tile/region.h"
@@ -100,6 +101,15 @@ bool index_only(const ir::Primitive& p) {
   return p.kind() == ir::PrimKind::Layout || p.op == ir::PrimOp::Broadcast;
 }
 
+// Values some linear primitive of the kernel reads: its operand packing (emit_gemm.cpp) reads
+// transposed operands in their own order, so a transpose feeding it stays inlined.
+std::set<ValueId> linear_operands(const ir::Graph& g, const std::vector<NodeId>& nodes) {
+  std::set<ValueId> out;
+  for (NodeId n : nodes)
+    if (g.node(n).kind() == ir::PrimKind::Linear) out.insert(g.node(n).inputs.begin(), g.node(n).inputs.end());
+  return out;
+}
+
 double numel_f(const Dims& d) {
   double n = 1;
   for (int64_t e : d) n *= static_cast<double>(e);
@@ -111,12 +121,12 @@ double numel_f(const Dims& d) {
 // once per element of its own, so that inlining never computes a value more often (a per-row
 // value read by every element of the row is computed into scratch, once per row).
 bool inlinable(const ir::Primitive& p, const std::map<ValueId, int>& uses, const std::map<ValueId, double>& reads,
-               const std::vector<ValueId>& outputs, const Schedule& s) {
+               const std::vector<ValueId>& outputs, const std::set<ValueId>& linear_inputs, const Schedule& s) {
   if (p.reduce != ir::ReduceOp::None || p.bodies.size() != 1 || p.kind() == ir::PrimKind::Opaque)
     return false;
   ValueId v = p.outputs[0];
   if (std::find(outputs.begin(), outputs.end(), v) != outputs.end()) return false;
-  if (index_only(p)) return true;
+  if (index_only(p)) return transposing_dim(p) < 0 || linear_inputs.count(v);
   auto it = uses.find(v);
   auto r = reads.find(v);
   bool once = r == reads.end() || r->second <= numel_f(p.domain);
@@ -128,11 +138,12 @@ bool inlinable(const ir::Primitive& p, const std::map<ValueId, int>& uses, const
 std::vector<bool> inlined_nodes(const ir::Graph& g, const std::vector<NodeId>& nodes,
                                 const std::vector<ValueId>& outputs, const Schedule& s) {
   std::map<ValueId, int> uses = uses_in_kernel(g, nodes);
+  std::set<ValueId> linear_inputs = linear_operands(g, nodes);
   std::map<ValueId, double> reads;
   std::vector<bool> inl(nodes.size());
   for (size_t i = nodes.size(); i-- > 0;) {
     const ir::Primitive& p = g.node(nodes[i]);
-    inl[i] = inlinable(p, uses, reads, outputs, s);
+    inl[i] = inlinable(p, uses, reads, outputs, linear_inputs, s);
     double evals = inl[i] ? reads[p.outputs[0]] : numel_f(p.domain) * numel_f(p.reduce_domain);
     for (const ir::Expr& b : p.bodies)
       ir::visit_post(b, [&](const ir::Expr& e) {
@@ -445,6 +456,22 @@ int KernelLowering::arg_of(ValueId v) const {
   return -1;
 }
 
+int transposing_dim(const ir::Primitive& p) {
+  if (p.kind() != ir::PrimKind::Layout || p.op == ir::PrimOp::View || p.bodies.size() != 1) return -1;
+  const ir::Expr& load = p.bodies[0];
+  size_t rank = p.domain.size();
+  if (load.op() != ir::ExprOp::Load || rank < 2 || p.domain[rank - 1] < kTransposeBlock) return -1;
+  size_t indices = load->args.size() - (load->predicated ? 1 : 0);
+  if (indices == 0) return -1;
+  // The last index: a domain variable, plus or minus a constant (a pad's shift).
+  ir::Expr last = load.arg(indices - 1);
+  if ((last.op() == ir::ExprOp::Add || last.op() == ir::ExprOp::Sub) && last.arg(1).op() == ir::ExprOp::Const)
+    last = last.arg(0);
+  if (last.op() != ir::ExprOp::Var || last->var_kind != ir::VarKind::Domain) return -1;
+  auto k = static_cast<size_t>(last->index);
+  return k + 1 < rank && p.domain[k] >= kTransposeBlock ? static_cast<int>(k) : -1;
+}
+
 KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
   ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
   KernelLowering kl;
@@ -468,6 +495,7 @@ KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Sch
     NodeLowering nl;
     nl.node = nodes[i];
     nl.inlined = inl[i];
+    if (!nl.inlined) nl.transpose_dim = transposing_dim(g.node(nodes[i]));
     kl.nodes.push_back(nl);
   }
   if (kl.tasks == 0) return kl;

@@ -58,6 +58,10 @@ struct NodeLowering {
   int64_t gemm_a = 0, gemm_b = 0, gemm_c = 0;  // scratch offsets: A panels, B panels, C tile
   int64_t gemm_ldc = 0;
   bool gemm_home = false;  // the tile is the matmul's home (its strides: gemm_ldc, 1)
+  // A transposing layout primitive (transposing_dim): computed, never inlined, in blocks of
+  // kTransposeBlock x kTransposeBlock through a buffer, reading along this dim and writing
+  // along the last (emit_node.cpp); -1 otherwise.
+  int transpose_dim = -1;
 };
 
 // How output k's tile follows the grid: dim j of the output is cut like grid dim align[j]
@@ -103,6 +107,15 @@ bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s);
 // Register blocking of the micro-kernel (gemm.inc), and the terms per packed block: a B
 // panel of kGemmKc x 16 floats (16 KiB) stays in L1 while the A panels pass it.
 constexpr int64_t kGemmMr = 6, kGemmNr = 16, kGemmKc = 256;
+
+// The dim a layout primitive reads its input along, where that is not its own last dim: its
+// body is one load whose last index is domain variable k < rank - 1, give or take a constant
+// (a transpose, through any views, possibly padded). Computed element by element along its rows, such a primitive reads the input with a
+// stride of a whole input row per element, and a power-of-two stride maps every read of a
+// row to one cache set; computed in square blocks, it reads and writes whole cache lines.
+// -1 for other primitives and where either dim is shorter than a block.
+int transposing_dim(const ir::Primitive& p);
+constexpr int64_t kTransposeBlock = 16;
 
 // ceil(a / b) for a >= 0 (0 where b <= 0).
 inline int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }

@@ -96,16 +96,34 @@ constexpr int64_t kMinPrefetch = 4 << 10, kMaxPrefetch = 16 << 10;
 struct TaskBytes {
   int64_t touched = 0;  // scratch, input regions and output tiles
   int64_t part = 0;     // regions of the inputs it reads part of
+  // The shortest side of the first task's region of a transposing layout primitive, along the
+  // dims it is blocked in (lower.h, transposing_dim); INT64_MAX without one.
+  int64_t transpose_side = INT64_MAX;
 };
+
+// A region bound of the first task (grid coordinates all 0).
+int64_t first_task(const TaskBound& b, const KernelLowering& kl) {
+  return b.affine ? std::clamp(b.c, b.lo, b.hi) : kl.table[static_cast<size_t>(b.column)];
+}
 
 TaskBytes task_bytes(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
   KernelLowering kl = lower_kernel(g, k, s);
-  return {kl.scratch_bytes + kl.task_io_bytes, kl.task_part_bytes};
+  TaskBytes bytes{kl.scratch_bytes + kl.task_io_bytes, kl.task_part_bytes};
+  for (const NodeLowering& nl : kl.nodes) {
+    if (nl.transpose_dim < 0 || kl.tasks == 0) continue;
+    for (size_t d : {static_cast<size_t>(nl.transpose_dim), nl.lo.size() - 1}) {
+      int64_t side = first_task(nl.hi[d], kl) - first_task(nl.lo[d], kl);
+      int64_t whole = g.node(nl.node).domain[d];
+      bytes.transpose_side = std::min(bytes.transpose_side, side >= whole ? INT64_MAX : side);
+    }
+  }
+  return bytes;
 }
 
 // Halves tile dims, outermost first, while a task touches more than the budget and halving
 // shrinks that by a quarter at least (when it does not — a whole matrix every task reads, say
-// — smaller tasks would only read it more often). Returns what a task then reads part of.
+// — smaller tasks would only read it more often), and not below a transpose's blocks along a
+// dim. Returns what a task then reads part of.
 int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, Schedule& s) {
   TaskBytes bytes = task_bytes(g, k, s);
   for (size_t d = 0; d < s.tile.size() && bytes.touched > kTaskBudget; ++d) {
@@ -121,6 +139,8 @@ int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shap
       if (tasks > kMaxTasks || elements < kMinTaskElements) return bytes.part;
       TaskBytes smaller = task_bytes(g, k, half);
       if (smaller.touched * 4 > bytes.touched * 3) break;
+      // A transpose keeps blocks of whole cache lines: it reads along one dim, writes along another.
+      if (smaller.transpose_side < kTransposeBlock && bytes.transpose_side >= kTransposeBlock) break;
       s = half;
       bytes = smaller;
     }
@@ -186,14 +206,20 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
   }
   const int64_t min_task = 16 * 1024;
   const int64_t want_tasks = 4 * std::max(1, cores);
-  // Split outer dims first (whole rows stay in one task) while tasks stay big enough.
+  // Split outer dims first (whole rows stay in one task) while tasks stay big enough, and
+  // not across a transpose's blocks.
+  bool transposes = false;
+  for (ir::NodeId n : k.nodes) transposes = transposes || transposing_dim(g.node(n)) >= 0;
   int64_t total = ir::numel(shape), tasks = 1;
   for (size_t d = 0; d < shape.size() && tasks < want_tasks; ++d) {
     int64_t inner = total / std::max<int64_t>(1, shape[d]) / tasks;  // elements per task below d
     int64_t split = std::min<int64_t>(shape[d], want_tasks / tasks);
     while (split > 1 && inner * ((shape[d] + split - 1) / split) < min_task) --split;
     if (split <= 1) break;
-    s.tile[d] = (shape[d] + split - 1) / split;
+    Schedule cut = s;
+    cut.tile[d] = (shape[d] + split - 1) / split;
+    if (transposes && task_bytes(g, k, cut).transpose_side < kTransposeBlock) continue;
+    s = cut;
     tasks *= split;
   }
   if (total == 0) return s;
