@@ -18,14 +18,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A copy of the artifact (files linked, not copied) whose plan lists every buffer as an output,
-// all plain (the steps reorder where they compute in another layout).
+// A copy of the artifact (files linked, not copied) whose plan lists every intermediate buffer
+// as an output, all plain (the steps reorder where they compute in another layout; constants
+// keep theirs: the kernels were compiled for it).
 std::string exposed_copy(const std::string& dir, const runtime::Plan& plan) {
   fs::path tmp = fs::path(dir).string() + ".bisect";
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   runtime::Plan p = plan;
-  for (runtime::PlanBuffer& b : p.buffers) b.layout = runtime::BufferLayout::Plain;
+  for (runtime::PlanBuffer& b : p.buffers)
+    if (b.kind == runtime::BufferKind::Intermediate) b.layout = runtime::BufferLayout::Plain;
   for (size_t b = 0; b < p.buffers.size(); ++b)
     if (p.buffers[b].kind == runtime::BufferKind::Intermediate) {
       p.buffers[b].kind = runtime::BufferKind::Output;
@@ -52,7 +54,7 @@ std::string bisect_artifact(const std::string& dir, uint64_t seed, double tolera
       if (b.name == v.name && b.kind == runtime::BufferKind::Constant) {
         const std::byte* at = weights.data() + b.weights_offset;
         std::vector<std::byte> bytes(at, at + inputs[i].bytes().size());
-        inputs[i] = ir::Tensor(v.type, std::move(bytes));
+        inputs[i] = runtime::from_layout(ir::Tensor(v.type, std::move(bytes)), b.layout);
       }
     if (i < plan.inputs.size()) real[v.name] = inputs[i];
   }

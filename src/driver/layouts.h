@@ -13,6 +13,7 @@ namespace orchid::driver {
 struct LayoutSummary {
   int blocked_buffers = 0;  // buffers assigned nChw8c
   int reorders_avoided = 0; // step arguments that read or write such a buffer in place
+  int packed_weights = 0;   // constants stored as GEMM B panels (plan_builder.cpp)
 };
 
 LayoutSummary assign_layouts(runtime::Plan& plan);

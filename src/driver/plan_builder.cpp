@@ -6,10 +6,12 @@
 #include <set>
 
 #include "codegen/cpu/codegen.h"
+#include "codegen/cpu/lower.h"
 #include "codegen/cpu/schedule.h"
 #include "ir/printer.h"
 #include "ir/stats.h"
 #include "ir/subgraph.h"
+#include "runtime/layout.h"
 #include "support/error.h"
 
 namespace orchid::driver {
@@ -83,22 +85,66 @@ runtime::PlanStep base_step(const ir::Graph& g, const StepChoice& s, PlanBuffers
   return step;
 }
 
+// The schedule of each generated step (others: a default value).
+std::vector<codegen::cpu::Schedule> schedules(const ir::Graph& g, const std::vector<StepChoice>& steps, int cores) {
+  std::vector<codegen::cpu::Schedule> out(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == StepKind::Generated) out[i] = codegen::cpu::default_schedule(g, steps[i].kernel, cores);
+  return out;
+}
+
+// Constant weights that every step reading them multiplies by in the GEMM micro-kernel, whole,
+// as B (codegen/cpu/lower.h, packable_weights): stored as its panels (panels16) in the
+// artifact, so no run packs them. Not a graph output (callers get plain bytes).
+std::set<ValueId> panel_weights(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                                const std::vector<codegen::cpu::Schedule>& sched) {
+  std::map<ValueId, bool> ok;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    std::vector<ValueId> packable;
+    if (steps[i].kind == StepKind::Generated) packable = codegen::cpu::packable_weights(g, steps[i].kernel, sched[i]);
+    for (ValueId v : steps[i].inputs) {
+      if (g.value(v).origin != ir::ValueOrigin::Constant) continue;
+      bool here = std::find(packable.begin(), packable.end(), v) != packable.end();
+      ok[v] = (ok.count(v) ? ok[v] : true) && here;
+    }
+  }
+  for (ValueId v : g.outputs()) ok[v] = false;
+  std::set<ValueId> out;
+  for (const auto& [v, yes] : ok)
+    if (yes) out.insert(v);
+  return out;
+}
+
+// Stores the weights of `panels` as B panels in the artifact.
+void pack_panel_weights(const std::set<ValueId>& panels, PlanBuffers& buffers, BuiltArtifact& a) {
+  for (ValueId v : panels) {
+    int32_t b = buffers.read(v);
+    auto at = std::find(a.weight_buffers.begin(), a.weight_buffers.end(), b) - a.weight_buffers.begin();
+    a.weights[static_cast<size_t>(at)] = runtime::to_layout(a.weights[static_cast<size_t>(at)], runtime::BufferLayout::Panels16);
+    a.plan.buffers[static_cast<size_t>(b)].layout = runtime::BufferLayout::Panels16;
+    ++a.layouts.packed_weights;
+  }
+}
+
 // Compiles the generated kernels, several to a shared object, and fills in their steps.
 void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                       const std::vector<codegen::cpu::Schedule>& sched, const std::set<ValueId>& panels,
                        const std::vector<size_t>& plan_step, const BuildOptions& o, BuiltArtifact& a) {
   std::vector<std::vector<codegen::cpu::GeneratedKernel>> libs;
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != StepKind::Generated) continue;
     if (libs.empty() || static_cast<int>(libs.back().size()) >= o.kernels_per_library) libs.emplace_back();
-    codegen::cpu::Schedule sched = codegen::cpu::default_schedule(g, steps[i].kernel, o.cores);
     std::string symbol = "orc_k" + std::to_string(plan_step[i]);
-    libs.back().push_back(codegen::cpu::generate_kernel(g, steps[i].kernel, sched, symbol));
+    std::vector<ValueId> packed;
+    for (ValueId v : steps[i].inputs)
+      if (panels.count(v)) packed.push_back(v);
+    libs.back().push_back(codegen::cpu::generate_kernel(g, steps[i].kernel, sched[i], symbol, packed));
     runtime::PlanStep& ps = a.plan.steps[plan_step[i]];
     ps.library = static_cast<int32_t>(libs.size() - 1);
     ps.kernel = static_cast<int32_t>(libs.back().size() - 1);
     ps.tasks = libs.back().back().tasks;
     ps.scratch_bytes = libs.back().back().scratch_bytes;
-    a.steps[plan_step[i]].schedule = codegen::cpu::schedule_str(sched);
+    a.steps[plan_step[i]].schedule = codegen::cpu::schedule_str(sched[i]);
   }
   std::vector<std::string> sources;
   for (const auto& lib : libs) sources.push_back(codegen::cpu::library_source(lib));
@@ -145,9 +191,12 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
     a.plan.steps.push_back(std::move(step));
     a.steps.push_back({s.kind, static_cast<int>(s.kernel.nodes.size()), ""});
   }
-  compile_generated(g, steps, plan_step, o, a);
+  std::vector<codegen::cpu::Schedule> sched = schedules(g, steps, o.cores);
+  std::set<ValueId> panels = o.layouts ? panel_weights(g, steps, sched) : std::set<ValueId>{};
+  compile_generated(g, steps, sched, panels, plan_step, o, a);
   for (ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));
   if (o.layouts) a.layouts = assign_layouts(a.plan);
+  pack_panel_weights(panels, buffers, a);
   a.graph_oir = ir::print_graph(constants_as_inputs(g));
   return a;
 }

@@ -77,6 +77,8 @@ std::string summary(const ReportInput& in, const Timing& t) {
   if (l.blocked_buffers > 0)
     s += "- layouts: " + std::to_string(l.blocked_buffers) + " buffers kept in nChw8c between oneDNN convolutions (" +
          std::to_string(l.reorders_avoided) + " reorders avoided)\n";
+  if (l.packed_weights > 0)
+    s += "- weights: " + std::to_string(l.packed_weights) + " stored as GEMM B panels (packed when built, not per run)\n";
   if (t.total_ms > 0) s += "- measured: " + fmt("%.3f", t.total_ms) + " ms per run (median)\n";
   s += std::string("- verified against the interpreter: ") + (in.verified ? "yes" : "no (not run on this machine)") + "\n";
   return s;

@@ -8,6 +8,10 @@
 //            convolutions compute in. The byte size is the plain one. Only oneDNN conv steps
 //            read or write such a buffer, so chains of convolutions skip the reorders to and
 //            from row-major between them.
+//   panels16 an f32 [K, N] constant with N a multiple of 16, stored as [N/16, K, 16]: the B
+//            panels of the GEMM micro-kernel (codegen/cpu/gemm.inc) over all K terms, packed
+//            when the artifact is built. Only generated kernels compiled to read it so read
+//            it, so a matmul by constant weights skips packing them on every run.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +22,17 @@
 
 namespace orchid::runtime {
 
-enum class BufferLayout : uint8_t { Plain, NChw8c };
+enum class BufferLayout : uint8_t { Plain, NChw8c, Panels16 };
 
 std::string_view buffer_layout_name(BufferLayout l);
 std::optional<BufferLayout> parse_buffer_layout(std::string_view text);
 
-// Whether a buffer of type t can be stored in layout l (plain: always).
+// Whether a buffer of type t can be stored in layout l (plain: always). Every layout keeps
+// the plain byte size.
 bool layout_fits(BufferLayout l, const ir::TensorType& t);
+
+// The tensor with its bytes in layout l (from plain), and back; l must fit its type.
+ir::Tensor to_layout(const ir::Tensor& plain, BufferLayout l);
+ir::Tensor from_layout(const ir::Tensor& stored, BufferLayout l);
 
 }  // namespace orchid::runtime

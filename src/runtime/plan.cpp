@@ -3,6 +3,7 @@
 #include "runtime/plan.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -31,20 +32,60 @@ std::string_view buffer_layout_name(BufferLayout l) {
   switch (l) {
     case BufferLayout::Plain: return "plain";
     case BufferLayout::NChw8c: return "nChw8c";
+    case BufferLayout::Panels16: return "panels16";
   }
   return "?";
 }
 
 std::optional<BufferLayout> parse_buffer_layout(std::string_view text) {
-  for (BufferLayout l : {BufferLayout::Plain, BufferLayout::NChw8c})
+  for (BufferLayout l : {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::Panels16})
     if (buffer_layout_name(l) == text) return l;
   return std::nullopt;
 }
 
 bool layout_fits(BufferLayout l, const ir::TensorType& t) {
-  if (l == BufferLayout::Plain) return true;
-  return t.dtype == ir::DType::F32 && t.shape.size() == 4 && t.shape[1] % 8 == 0;
+  switch (l) {
+    case BufferLayout::Plain: return true;
+    case BufferLayout::NChw8c: return t.dtype == ir::DType::F32 && t.shape.size() == 4 && t.shape[1] % 8 == 0;
+    case BufferLayout::Panels16: return t.dtype == ir::DType::F32 && t.shape.size() == 2 && t.shape[1] % 16 == 0;
+  }
+  return false;
 }
+
+namespace {
+
+// Where plain element i of a tensor of `shape` lies in layout l.
+int64_t stored_index(BufferLayout l, const ir::Dims& shape, int64_t i) {
+  switch (l) {
+    case BufferLayout::Plain: return i;
+    case BufferLayout::NChw8c: {
+      int64_t c = shape[1], hw = shape[2] * shape[3];
+      int64_t n = i / (c * hw), ch = i / hw % c, p = i % hw;
+      return ((n * (c / 8) + ch / 8) * hw + p) * 8 + ch % 8;
+    }
+    case BufferLayout::Panels16: {
+      int64_t k = shape[0], row = i / shape[1], col = i % shape[1];
+      return (col / 16 * k + row) * 16 + col % 16;
+    }
+  }
+  return i;
+}
+
+ir::Tensor permuted(const ir::Tensor& t, BufferLayout l, bool to_stored) {
+  ORCHID_CHECK(layout_fits(l, t.type())) << buffer_layout_name(l) << " does not fit " << ir::type_str(t.type());
+  ir::Tensor out(t.type());
+  auto size = static_cast<size_t>(ir::dtype_bytes(t.dtype()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    auto s = static_cast<size_t>(stored_index(l, t.shape(), i)), p = static_cast<size_t>(i);
+    std::memcpy(out.data() + (to_stored ? s : p) * size, t.data() + (to_stored ? p : s) * size, size);
+  }
+  return out;
+}
+
+}  // namespace
+
+ir::Tensor to_layout(const ir::Tensor& plain, BufferLayout l) { return permuted(plain, l, true); }
+ir::Tensor from_layout(const ir::Tensor& stored, BufferLayout l) { return permuted(stored, l, false); }
 
 std::string_view step_impl_name(StepImpl i) {
   switch (i) {
@@ -148,16 +189,22 @@ class Validator {
         << " (" << target << " bytes)";
   }
 
-  // A buffer in another layout than plain is an intermediate of its own (no view of it, not
-  // a view itself) of a type that layout fits, which only oneDNN steps read or write.
+  // A buffer in another layout than plain owns its bytes (no view of it, not a view itself),
+  // has a type that layout fits, and is of the one kind and read or written by the one kind
+  // of step the layout is for: nChw8c intermediates by onednn steps, panels16 constants by
+  // generated ones.
   void check_layout(int32_t id, const std::string& where) {
     const PlanBuffer& b = at(id);
     if (b.layout == BufferLayout::Plain) return;
     std::string name(buffer_layout_name(b.layout));
     ORCHID_USER_CHECK(layout_fits(b.layout, b.type))
         << src_ << ": " << where << ".layout: " << name << " does not fit " << ir::type_str(b.type);
-    ORCHID_USER_CHECK(b.kind == BufferKind::Intermediate && b.alias < 0)
-        << src_ << ": " << where << ".layout: " << name << " is only for intermediates that are not views";
+    bool blocked = b.layout == BufferLayout::NChw8c;
+    BufferKind kind = blocked ? BufferKind::Intermediate : BufferKind::Constant;
+    StepImpl impl = blocked ? StepImpl::OneDnn : StepImpl::Generated;
+    ORCHID_USER_CHECK(b.kind == kind && b.alias < 0)
+        << src_ << ": " << where << ".layout: " << name << " is only for " << buffer_kind_name(kind)
+        << "s that are not views";
     for (size_t v = 0; v < p_.buffers.size(); ++v)
       ORCHID_USER_CHECK(p_.buffers[v].alias != id)
           << src_ << ": " << where << ".layout: " << name << ", yet " << buf(static_cast<int32_t>(v))
@@ -165,9 +212,10 @@ class Validator {
     for (size_t i = 0; i < p_.steps.size(); ++i) {
       const PlanStep& s = p_.steps[i];
       bool touches = std::find(s.args.begin(), s.args.end(), id) != s.args.end();
-      ORCHID_USER_CHECK(!touches || s.impl == StepImpl::OneDnn)
+      ORCHID_USER_CHECK(!touches || s.impl == impl)
           << src_ << ": " << where << ".layout: " << name << ", yet steps[" << i << "] ('" << s.name
-          << "'), a " << step_impl_name(s.impl) << " step, uses it (only onednn steps may)";
+          << "'), a " << step_impl_name(s.impl) << " step, uses it (only " << step_impl_name(impl)
+          << " steps may)";
     }
   }
 

@@ -15,6 +15,8 @@
 #include "codegen/kernel_harness.h"
 #include "interp/compare.h"
 #include "interp/random_inputs.h"
+#include "runtime/layout.h"
+#include "codegen/cpu/lower.h"
 #include "ir/parser.h"
 #include "testlib/random_graph.h"
 
@@ -345,6 +347,93 @@ TEST(TransposeKernels, MatchInterpreter) {
       cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
     }
   check_cases(cases);
+}
+
+// Constant weights stored as B panels (runtime layout.h, panels16): the kernel reads them
+// in place of packing. Shapes with partial register blocks and k-blocks (M = 7, K = 300, 513),
+// batched A, and a bias + relu epilogue; the packed kernel matches the interpreter, and
+// packable_weights refuses what it cannot read as panels.
+std::string weights_graph(int64_t batch, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+  Rng rng(seed);
+  std::string w;
+  for (int64_t i = 0; i < k * n; ++i) w += (i ? ", " : "") + std::to_string(static_cast<double>(rng.next() % 2001) / 1000 - 1);
+  std::string b = std::to_string(batch), ms = std::to_string(m), ns = std::to_string(n), ks = std::to_string(k);
+  return "graph @g {\n  input %a : f32[" + b + "," + ms + "," + ks + "]\n  const %w : f32[" + ks + "," + ns + "] = [" + w +
+         "]\n  input %c : f32[" + ns + "]\n  %y : f32[" + b + "," + ms + "," + ns +
+         "] = matmul(%a, %w) {trans_a=false, trans_b=false}\n  %z : f32[" + b + "," + ms + "," + ns +
+         "] = elementwise(%y, %c) { max(add(%y[i0, i1, i2], %c[i2]), 0:f32) }\n  output %z\n}\n";
+}
+
+TEST(GemmKernels, WeightsStoredAsPanels) {
+  struct Shape {
+    int64_t batch, m, n, k;
+  };
+  const Shape shapes[] = {{1, 7, 32, 300}, {2, 16, 64, 513}, {1, 64, 48, 40}, {1, 30, 512, 17}};
+  std::vector<Case> cases;
+  std::vector<ValueId> weights;
+  for (size_t i = 0; i < std::size(shapes); ++i)
+    for (int variant = 0; variant < 2; ++variant) {
+      const Shape& sh = shapes[i];
+      uint64_t seed = 97000 + 10 * i + variant;
+      ir::Graph g = ir::parse_graph(weights_graph(sh.batch, sh.m, sh.n, sh.k, seed));
+      tile::Kernel k;
+      for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
+      k.outputs = g.outputs();
+      Schedule s = default_schedule(g, k, 2);
+      if (variant == 1) s.tile = {1, 6, 16};
+      ValueId w = *g.find_value("w");
+      ASSERT_EQ(packable_weights(g, k, s), std::vector<ValueId>{w}) << schedule_str(s);
+      GeneratedKernel gk = generate_kernel(g, k, s, "orc_p" + std::to_string(cases.size()), {w});
+      ASSERT_EQ(gk.source.find("gemm_pb"), gk.source.find("gemm_pb = "));  // B is never packed
+      cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
+    }
+  std::vector<GeneratedKernel> kernels;
+  for (const Case& c : cases) kernels.push_back(c.generated);
+  CompilerOptions copts;
+  copts.cache_dir = std::filesystem::temp_directory_path() / "orchid-test-objects";
+  copts.extra_flags = codegen_flags();
+  auto lib = testlib::load_kernel_library(compile_shared(library_source(kernels), copts));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SCOPED_TRACE("seed " + std::to_string(c.seed) + ", schedule " + schedule_str(c.schedule));
+    std::vector<ir::Tensor> in = interp::random_inputs(c.graph, c.seed);
+    std::vector<ir::Tensor> want = interp::run(c.graph, in, {interp::Precision::F64});
+    ir::Tensor packed = runtime::to_layout(c.graph.constant(*c.graph.find_value("w")), runtime::BufferLayout::Panels16);
+    ASSERT_EQ(c.generated.inputs.size(), 3u);  // a, w, c in id order
+    std::vector<const ir::Tensor*> ins = {&in[0], &packed, &in[1]};
+    int64_t err = 0;
+    std::vector<ir::Tensor> got = testlib::run_generated(lib.table[i], ins, {c.graph.type(c.graph.outputs()[0])}, c.seed, &err);
+    EXPECT_EQ(err, 0);
+    EXPECT_EQ(interp::compare_tensors(got[0], want[0], 1e-5, 1e-4), "");
+  }
+}
+
+TEST(GemmKernels, PackableWeightsAreWholeUntransposedConstantB) {
+  auto packable = [](const std::string& text) {
+    ir::Graph g = ir::parse_graph(text);
+    tile::Kernel k;
+    for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
+    k.outputs = g.outputs();
+    return packable_weights(g, k, default_schedule(g, k, 2)).size();
+  };
+  auto mm = [](const std::string& w_decl, const std::string& attrs) {
+    return "graph @g {\n  input %a : f32[12,32]\n  " + w_decl + "\n  %y : f32[12,32] = matmul(%a, %w) {" + attrs +
+           "}\n  output %y\n}\n";
+  };
+  EXPECT_EQ(packable(mm("const %w : f32[32,32] = splat(0.5)", "trans_a=false, trans_b=false")), 1u);
+  EXPECT_EQ(packable(mm("const %w : f32[32,32] = splat(0.5)", "trans_a=false, trans_b=true")), 0u);  // transposed
+  EXPECT_EQ(packable(mm("input %w : f32[32,32]", "trans_a=false, trans_b=false")), 0u);  // not a constant
+  EXPECT_EQ(packable("graph @g {\n  input %a : f32[12,32]\n  const %w : f32[32,24] = splat(0.5)\n  %y : f32[12,24] = "
+                     "matmul(%a, %w) {trans_a=false, trans_b=false}\n  output %y\n}\n"),
+            0u);  // N not a multiple of 16
+  // Columns cut into tiles of 24: the second task's columns do not start on a panel.
+  ir::Graph g = ir::parse_graph(weights_graph(1, 12, 48, 8, 1));
+  tile::Kernel k{{NodeId(0), NodeId(1)}, g.outputs()};
+  Schedule s = default_schedule(g, k, 2);
+  s.tile = {1, 6, 24};
+  EXPECT_TRUE(packable_weights(g, k, s).empty());
+  s.tile = {1, 6, 16};
+  EXPECT_EQ(packable_weights(g, k, s).size(), 1u);
 }
 
 class RandomKernels : public ::testing::TestWithParam<int> {};

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -41,8 +43,15 @@ inline std::vector<ir::Tensor> run_generated(const orchid_kernel_desc& desc,
                                              int64_t* error = nullptr) {
   std::vector<ir::Tensor> outs;
   for (const ir::TensorType& t : out_types) outs.emplace_back(t);
+  // Inputs in 64-byte aligned copies, as the runtime hands every buffer to a kernel.
+  std::vector<std::unique_ptr<std::byte, decltype(&std::free)>> aligned;
   std::vector<void*> ptrs;
-  for (const ir::Tensor* t : inputs) ptrs.push_back(const_cast<std::byte*>(t->data()));
+  for (const ir::Tensor* t : inputs) {
+    size_t size = (t->bytes().size() + 63) / 64 * 64 + 64;
+    aligned.emplace_back(static_cast<std::byte*>(std::aligned_alloc(64, size)), &std::free);
+    if (!t->bytes().empty()) std::memcpy(aligned.back().get(), t->data(), t->bytes().size());
+    ptrs.push_back(aligned.back().get());
+  }
   for (ir::Tensor& t : outs) ptrs.push_back(t.data());
   int64_t err = 0;
   orchid_args args{ptrs.data(), static_cast<int64_t>(ptrs.size()), &err};

@@ -2,6 +2,8 @@
 # Exports a benchmark model (bench/models, cached in CACHE_DIR) and compiles it with
 # `orchid compile --orchestrate greedy`, which refuses to write an artifact that does not match
 # the reference interpreter: compile_bench_model.sh MODEL CACHE_DIR ORCHID SOURCE_DIR
+# Measured times go to a tuning database of the test's own (CACHE_DIR/tuning.db): tests run
+# side by side, and times taken on a busy machine must not reach the user's database.
 set -euo pipefail
 model=$1 cache=$2 orchid=$3 source=$4
 if [[ ! -f "$cache/$model/model.onnx" ]]; then
@@ -9,4 +11,4 @@ if [[ ! -f "$cache/$model/model.onnx" ]]; then
      --cache "$cache" --models "$model")
 fi
 "$orchid" compile "$cache/$model/model.onnx" -o "$cache/$model/orchid-greedy-e2e" --orchestrate greedy \
-  --cache-dir "$cache/orchid-objects" --measure-time 0
+  --cache-dir "$cache/orchid-objects" --db "$cache/tuning.db" --measure-time 0

@@ -77,6 +77,28 @@ TEST(RuntimePlan, LayoutsRoundTrip) {
   EXPECT_FALSE(j["buffers"][3].contains("layout"));
 }
 
+// Element positions in each layout, and the way back.
+TEST(RuntimePlan, LayoutConversions) {
+  auto iota = [](ir::Dims shape) {
+    ir::Tensor t({ir::DType::F32, std::move(shape)});
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, static_cast<double>(i));
+    return t;
+  };
+  // [K=3, N=32] as [N/16=2, K, 16]: element (k, n) at (n/16)*48 + k*16 + n%16.
+  ir::Tensor w = iota({3, 32});
+  ir::Tensor panels = to_layout(w, BufferLayout::Panels16);
+  EXPECT_EQ(panels.get_f64(0 * 48 + 2 * 16 + 5), w.get_f64(2 * 32 + 5));
+  EXPECT_EQ(panels.get_f64(1 * 48 + 1 * 16 + 15), w.get_f64(1 * 32 + 31));
+  EXPECT_EQ(from_layout(panels, BufferLayout::Panels16), w);
+  // [N=2, C=16, H=1, W=3] as [N, C/8, H, W, 8]: element (n, c, 0, w) at ((n*2 + c/8)*3 + w)*8 + c%8.
+  ir::Tensor x = iota({2, 16, 1, 3});
+  ir::Tensor blocked = to_layout(x, BufferLayout::NChw8c);
+  EXPECT_EQ(blocked.get_f64(((1 * 2 + 1) * 3 + 2) * 8 + 3), x.get_f64((1 * 16 + 11) * 3 + 2));
+  EXPECT_EQ(from_layout(blocked, BufferLayout::NChw8c), x);
+  EXPECT_FALSE(layout_fits(BufferLayout::Panels16, {ir::DType::F32, {3, 24}}));
+  EXPECT_FALSE(layout_fits(BufferLayout::NChw8c, {ir::DType::F32, {1, 12, 2, 2}}));
+}
+
 TEST(RuntimePlan, WriteAndReadAFile) {
   testlib::TempDir dir;
   Plan p = sample_plan();
@@ -220,7 +242,7 @@ const Case kCases[] = {
     {"never_written", [](json& j) { j["steps"].erase(2); },
      "buffer 5 ('z') is never written by any step"},
     {"layout_name", [](json& j) { j["buffers"][2]["layout"] = "nhwc"; },
-     "buffers[2].layout: unknown layout 'nhwc' (expected plain or nChw8c)"},
+     "buffers[2].layout: unknown layout 'nhwc' (expected plain, nChw8c or panels16)"},
     {"layout_fit", [](json& j) { j["buffers"][2]["layout"] = "nChw8c"; },
      "buffers[2] ('t').layout: nChw8c does not fit f32[2,3]"},
     {"layout_kind",
@@ -242,6 +264,14 @@ const Case kCases[] = {
        j["buffers"][2]["layout"] = "nChw8c";
      },
      "buffers[2] ('t').layout: nChw8c, yet steps[0] ('add_w'), a generated step, uses it (only onednn steps may)"},
+    {"layout_panels_fit", [](json& j) { j["buffers"][1]["layout"] = "panels16"; },
+     "buffers[1] ('w').layout: panels16 does not fit f32[3]"},
+    {"layout_panels_kind",
+     [](json& j) {
+       j["buffers"][2]["shape"] = {2, 16};
+       j["buffers"][2]["layout"] = "panels16";
+     },
+     "buffers[2] ('t').layout: panels16 is only for constants that are not views"},
     {"not_an_object_at_top", [](json& j) { j = json("{"); }, "top level: expected a JSON object"},
 };
 

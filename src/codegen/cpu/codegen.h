@@ -25,7 +25,7 @@
 namespace orchid::codegen::cpu {
 
 // Bump when generated code changes meaning or speed: it is part of every cache key.
-constexpr int kCodegenVersion = 4;
+constexpr int kCodegenVersion = 5;
 
 struct GeneratedKernel {
   std::string symbol;                // the function's name
@@ -39,8 +39,10 @@ struct GeneratedKernel {
 };
 
 // The kernel must hold no opaque primitive; symbol must be a C identifier of Orchid's making.
+// `panels`: inputs whose bytes are B panels (runtime layout.h, panels16), a subset of
+// packable_weights(g, k, s) (lower.h); the caller stores them so.
 GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,
-                                const std::string& symbol);
+                                const std::string& symbol, const std::vector<ir::ValueId>& panels = {});
 
 // A whole shared object's source: the ABI, vmath.inc and the prelude, the kernels, and the
 // table `orchid_kernel_table` listing them in order.

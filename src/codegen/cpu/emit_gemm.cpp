@@ -2,7 +2,8 @@
 // batch index, for each block of kc terms: the A region [m0, m1) x block is packed into panels
 // of kc x 6 and the B region block x [n0, n1) into panels of kc x 16, each element evaluated
 // from its factor of the matmul's body (so a transpose, a broadcast or an inlined producer is
-// applied while packing — the prologue), then orc_gemm_panels accumulates the tile in
+// applied while packing — the prologue; constant weights stored as panels already are read
+// where they are), then orc_gemm_panels accumulates the tile in
 // scratch; the tile is the matmul's home or is finally stored there, where the kernel's
 // elementwise primitives after it (the epilogue) read it like any computed value.
 #include "codegen/cpu/emit_reduce.h"
@@ -100,8 +101,16 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.line("const int64_t gemm_kc = orc_min64(" + std::to_string(nl.gemm_kc) + "LL, " + terms + " - gemm_k0);");
   ExprEmitter::Scope s = scope_of(p);
   emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1}, ex, s, w);
-  emit_pack({f->b, n, kGemmNr, "gemm_pb", n0, n1}, ex, s, w);
-  w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_c, " + ldc + ", gemm_k0 == 0);");
+  if (nl.gemm_b_panels >= 0) {
+    // B is constant weights stored as panels of all K terms (runtime layout.h, panels16).
+    std::string whole = std::to_string(p.reduce_domain[0] * kGemmNr) + "LL", nr = std::to_string(kGemmNr) + "LL";
+    w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + n0 + " / " + nr +
+           " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_c, " + ldc + ", gemm_k0 == 0);");
+  } else {
+    emit_pack({f->b, n, kGemmNr, "gemm_pb", n0, n1}, ex, s, w);
+    w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + std::to_string(kGemmNr) +
+           "LL, gemm_c, " + ldc + ", gemm_k0 == 0);");
+  }
   w.close();
   if (!nl.gemm_home) {
     s.dvars[m] = "gemm_m";

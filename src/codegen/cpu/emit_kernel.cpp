@@ -111,8 +111,8 @@ void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex
 }  // namespace
 
 GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,
-                                const std::string& symbol) {
-  KernelLowering kl = lower_kernel(g, k, s);
+                                const std::string& symbol, const std::vector<ir::ValueId>& panels) {
+  KernelLowering kl = lower_kernel(g, k, s, panels);
   GeneratedKernel gk;
   gk.symbol = symbol;
   gk.tasks = kl.tasks;

@@ -472,7 +472,84 @@ int transposing_dim(const ir::Primitive& p) {
   return k + 1 < rank && p.domain[k] >= kTransposeBlock ? static_cast<int>(k) : -1;
 }
 
-KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
+namespace {
+
+// The constant a gemm node's B factor is, whole (lower.h, packable_weights), if any.
+std::optional<ValueId> panel_candidate(const ir::Graph& g, const ir::Primitive& p) {
+  std::optional<GemmFactors> f = gemm_factors(g, p);
+  if (!f || f->b.op() != ir::ExprOp::Load || f->b->predicated || f->b.num_args() != 2) return std::nullopt;
+  size_t n = p.domain.size() - 1;
+  const ir::Expr &k_index = f->b.arg(0), &n_index = f->b.arg(1);
+  bool plain = k_index.op() == ir::ExprOp::Var && k_index->var_kind == ir::VarKind::Reduce && k_index->index == 0 &&
+               n_index.op() == ir::ExprOp::Var && n_index->var_kind == ir::VarKind::Domain &&
+               n_index->index == static_cast<int32_t>(n);
+  ValueId v = p.inputs[static_cast<size_t>(f->b->index)];
+  const ir::TensorType& t = g.type(v);
+  if (!plain || g.value(v).origin != ir::ValueOrigin::Constant || t.dtype != ir::DType::F32 || t.shape.size() != 2 ||
+      t.shape[1] % kGemmNr != 0 || t.shape[0] != p.reduce_domain[0] || t.shape[1] != p.domain[n])
+    return std::nullopt;
+  return v;
+}
+
+// Whether every task's column region of gemm node i starts on a panel.
+bool panel_aligned(const TaskRegions& tr, size_t i) {
+  for (const Region& r : tr.node[i]) {
+    size_t n = r.rank() - 1;
+    if (r.hi[n] > r.lo[n] && r.lo[n] % kGemmNr != 0) return false;
+  }
+  return true;
+}
+
+// Values loaded by the kernel's nodes, counted per load.
+std::map<ValueId, int> loads_of(const ir::Graph& g, const KernelLowering& kl) {
+  std::vector<NodeId> nodes;
+  for (const NodeLowering& nl : kl.nodes) nodes.push_back(nl.node);
+  return uses_in_kernel(g, nodes);
+}
+
+// The inputs gemm nodes may read as panels (packable_weights), with the node reading each.
+std::map<ValueId, size_t> panel_inputs(const ir::Graph& g, const KernelLowering& kl, const TaskRegions& tr) {
+  std::map<ValueId, size_t> out;
+  std::map<ValueId, int> loads = loads_of(g, kl);
+  for (size_t i = 0; i < kl.nodes.size(); ++i) {
+    if (!kl.nodes[i].gemm) continue;
+    std::optional<ValueId> v = panel_candidate(g, g.node(kl.nodes[i].node));
+    if (v && loads[*v] == 1 && panel_aligned(tr, i)) out[*v] = i;
+  }
+  return out;
+}
+
+// Lowering up to the regions, homes and fused reductions, with the regions it used.
+KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, TaskRegions* regions);
+
+}  // namespace
+
+std::vector<ValueId> packable_weights(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
+  TaskRegions tr;
+  KernelLowering kl = lower_regions(g, k, s, &tr);
+  std::vector<ValueId> out;
+  if (kl.tasks == 0) return out;
+  for (const auto& [v, node] : panel_inputs(g, kl, tr)) out.push_back(v);
+  return out;
+}
+
+KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,
+                            const std::vector<ValueId>& panels) {
+  TaskRegions tr;
+  KernelLowering kl = lower_regions(g, k, s, &tr);
+  if (panels.empty() || kl.tasks == 0) return kl;
+  std::map<ValueId, size_t> ok = panel_inputs(g, kl, tr);
+  for (ValueId v : panels) {
+    auto it = ok.find(v);
+    ORCHID_CHECK(it != ok.end()) << "kernel input %" << v.v << " cannot be read as B panels";
+    kl.nodes[it->second].gemm_b_panels = kl.arg_of(v);
+  }
+  return kl;
+}
+
+namespace {
+
+KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, TaskRegions* regions) {
   ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
   KernelLowering kl;
   kl.schedule = s;
@@ -499,7 +576,8 @@ KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Sch
     kl.nodes.push_back(nl);
   }
   if (kl.tasks == 0) return kl;
-  TaskRegions tr = task_regions(g, k, kl);
+  *regions = task_regions(g, k, kl);
+  const TaskRegions& tr = *regions;
   kl.task_io_bytes = tr.most_io_bytes;
   kl.task_part_bytes = tr.most_part_bytes;
   fit_regions(kl, tr);
@@ -507,5 +585,7 @@ KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Sch
   fuse_row_reductions(g, kl, tr);
   return kl;
 }
+
+}  // namespace
 
 }  // namespace orchid::codegen::cpu

@@ -58,6 +58,9 @@ struct NodeLowering {
   int64_t gemm_a = 0, gemm_b = 0, gemm_c = 0;  // scratch offsets: A panels, B panels, C tile
   int64_t gemm_ldc = 0;
   bool gemm_home = false;  // the tile is the matmul's home (its strides: gemm_ldc, 1)
+  // The kernel argument that holds B already in panels (runtime layout.h, panels16: constant
+  // weights packed when the artifact is built); B is then read from it, not packed. -1: none.
+  int gemm_b_panels = -1;
   // A transposing layout primitive (transposing_dim): computed, never inlined, in blocks of
   // kTransposeBlock x kTransposeBlock through a buffer, reading along this dim and writing
   // along the last (emit_node.cpp); -1 otherwise.
@@ -127,6 +130,14 @@ ir::Dims grid_coords(int64_t task, const ir::Dims& grid);
 tile::Region output_tile(const OutputTiling& t, const ir::Dims& shape, const ir::Dims& coords);
 
 // UserError-free: kernels must be valid (tile::Kernel over generic primitives, no opaque).
-KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s);
+// `panels`: kernel inputs stored as B panels (packable_weights says which may be).
+KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,
+                            const std::vector<ir::ValueId>& panels = {});
+
+// The kernel inputs that may be stored as the micro-kernel's B panels (panels16) under
+// schedule s: f32 graph constants [K, N], N a multiple of 16, that are the whole B factor of
+// a matmul the micro-kernel computes (read at [r0, n]: no transpose, no prologue), where every
+// task's columns start on a panel; and that nothing else in the kernel reads.
+std::vector<ir::ValueId> packable_weights(const ir::Graph& g, const tile::Kernel& k, const Schedule& s);
 
 }  // namespace orchid::codegen::cpu

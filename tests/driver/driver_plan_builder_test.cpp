@@ -1,0 +1,84 @@
+// Artifacts built from implemented kernels (driver/plan_builder.h): constant weights that
+// every reader multiplies by in the GEMM micro-kernel are stored as B panels (panels16) and the
+// artifact computes what the interpreter does; weights also read otherwise stay plain.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "driver/artifact.h"
+#include "driver/plan_builder.h"
+#include "interp/compare.h"
+#include "interp/interp.h"
+#include "interp/random_inputs.h"
+#include "ir/parser.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "testlib/temp_dir.h"
+
+namespace orchid::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using ir::NodeId;
+
+// x [20, 64] x w [64, 48] + bias, relu; a second matmul by w2 [48, 32]; w2 also read by an
+// elementwise kernel (so it must stay plain).
+const char* kMlpBody = R"(
+  %h : f32[20,48] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %r : f32[20,48] = elementwise(%h, %b) { max(add(%h[i0, i1], %b[i1]), 0:f32) }
+  %y : f32[20,32] = matmul(%r, %w2) {trans_a=false, trans_b=false}
+  %s : f32[48,32] = elementwise(%w2) { mul(%w2[i0, i1], 2:f32) }
+  output %y, %s
+})";
+
+// Weights of distinct values, so that a misplaced one shows.
+std::string values(int64_t n, int64_t mod) {
+  std::string s;
+  for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(static_cast<double>(i * 7919 % mod) / mod - 0.5);
+  return "[" + s + "]";
+}
+
+std::string mlp_text() {
+  return "graph @mlp {\n  input %x : f32[20,64]\n  const %w : f32[64,48] = " + values(64 * 48, 1009) +
+         "\n  const %b : f32[48] = splat(-0.25)\n  const %w2 : f32[48,32] = " + values(48 * 32, 997) + "\n" + kMlpBody;
+}
+
+StepChoice generated(const ir::Graph& g, std::vector<NodeId> nodes, std::vector<ir::ValueId> outputs) {
+  StepChoice s;
+  s.kernel = tile::Kernel{std::move(nodes), std::move(outputs)};
+  s.inputs = tile::kernel_inputs(g, s.kernel);
+  return s;
+}
+
+TEST(PlanBuilder, WeightsReadOnlyByTheMicroKernelAreStoredAsPanels) {
+  ir::Graph g = ir::parse_graph(mlp_text());
+  auto v = [&](const char* name) { return *g.find_value(name); };
+  std::vector<StepChoice> steps = {generated(g, {NodeId(0), NodeId(1)}, {v("r")}),
+                                   generated(g, {NodeId(2)}, {v("y")}), generated(g, {NodeId(3)}, {v("s")})};
+  testlib::TempDir dir("orchid_plan_builder");
+  for (bool layouts : {true, false}) {
+    BuildOptions o;
+    o.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
+    o.cores = 2;
+    o.layouts = layouts;
+    BuiltArtifact a = build_artifact(g, steps, o);
+    std::string out = dir.file(layouts ? "panels" : "plain");
+    write_artifact(a, out);
+    runtime::Plan plan = runtime::read_plan(out);
+    for (const runtime::PlanBuffer& b : plan.buffers) {
+      bool want = layouts && b.name == "w";  // w2 is also read by the elementwise kernel
+      EXPECT_EQ(b.layout == runtime::BufferLayout::Panels16, want) << b.name;
+    }
+    EXPECT_EQ(a.layouts.packed_weights, layouts ? 1 : 0);
+    std::vector<ir::Tensor> in = interp::random_inputs(g, 5);
+    std::vector<ir::Tensor> want = interp::run(g, in);
+    runtime::Session session(runtime::Model::load(out));
+    std::vector<ir::Tensor> got = session.run({{"x", in[0]}});
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) EXPECT_EQ(interp::compare_tensors(got[k], want[k], 1e-5, 1e-4), "") << k;
+    EXPECT_EQ(bisect_artifact(out, 6, 1e-5), "");
+  }
+}
+
+}  // namespace
+}  // namespace orchid::driver
