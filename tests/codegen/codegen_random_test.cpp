@@ -26,6 +26,14 @@ namespace {
 using ir::NodeId;
 using ir::ValueId;
 
+// Every node of g as one kernel writing g's outputs.
+tile::Kernel whole_kernel(const ir::Graph& g) {
+  tile::Kernel k;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
+  k.outputs = g.outputs();
+  return k;
+}
+
 struct Case {
   uint64_t seed;
   ir::Graph graph;
@@ -226,9 +234,7 @@ TEST(RowKernels, MatchInterpreter) {
     for (int rep = 0; rep < 3; ++rep) {
       uint64_t seed = 90000 + 10 * i + rep;
       ir::Graph g = ir::parse_graph(texts[i]);
-      tile::Kernel k;
-      for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
-      k.outputs = g.outputs();
+      tile::Kernel k = whole_kernel(g);
       Rng rng(seed);
       Schedule s = random_schedule(g, k, rng);
       if (rep != 2) s.tile.back() = 0;  // whole rows in a task, as in the default schedule
@@ -277,9 +283,7 @@ TEST(GemmKernels, MatchInterpreter) {
       const Shape& sh = shapes[i];
       uint64_t seed = 95000 + 10 * i + variant;
       ir::Graph g = ir::parse_graph(gemm_graph(sh.batch, sh.m, sh.n, sh.k, variant & 1, variant & 2, variant == 3));
-      tile::Kernel k;
-      for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
-      k.outputs = g.outputs();
+      tile::Kernel k = whole_kernel(g);
       Rng rng(seed);
       Schedule s = variant == 0 ? default_schedule(g, k, 2) : random_schedule(g, k, rng);
       s.gemm = true;
@@ -336,9 +340,7 @@ TEST(TransposeKernels, MatchInterpreter) {
     for (int variant = 0; variant < 3; ++variant) {
       uint64_t seed = 96000 + 10 * i + variant;
       ir::Graph g = ir::parse_graph(texts[i]);
-      tile::Kernel k;
-      for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
-      k.outputs = g.outputs();
+      tile::Kernel k = whole_kernel(g);
       Rng rng(seed);
       Schedule s = variant == 0 ? default_schedule(g, k, 2) : random_schedule(g, k, rng);
       GeneratedKernel gk = generate_kernel(g, k, s, "orc_t" + std::to_string(cases.size()));
@@ -376,9 +378,7 @@ TEST(GemmKernels, WeightsStoredAsPanels) {
       const Shape& sh = shapes[i];
       uint64_t seed = 97000 + 10 * i + variant;
       ir::Graph g = ir::parse_graph(weights_graph(sh.batch, sh.m, sh.n, sh.k, seed));
-      tile::Kernel k;
-      for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
-      k.outputs = g.outputs();
+      tile::Kernel k = whole_kernel(g);
       Schedule s = default_schedule(g, k, 2);
       if (variant == 1) s.tile = {1, 6, 16};
       ValueId w = *g.find_value("w");
@@ -411,9 +411,7 @@ TEST(GemmKernels, WeightsStoredAsPanels) {
 TEST(GemmKernels, PackableWeightsAreWholeUntransposedConstantB) {
   auto packable = [](const std::string& text) {
     ir::Graph g = ir::parse_graph(text);
-    tile::Kernel k;
-    for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(NodeId(n));
-    k.outputs = g.outputs();
+    tile::Kernel k = whole_kernel(g);
     return packable_weights(g, k, default_schedule(g, k, 2)).size();
   };
   auto mm = [](const std::string& w_decl, const std::string& attrs) {
