@@ -92,7 +92,7 @@ void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex
   w.open(owner.empty() ? "{" : "if (" + owner + ") {");
   for (size_t j = 0; j < shape.size(); ++j) {
     std::string x = "v" + std::to_string(j);
-    if (j + 1 == shape.size()) w.simd_pragmas(kl.schedule);
+    if (j + 1 == shape.size()) w.simd_pragmas(kl.schedule, "", shape[j]);
     w.open("for (int64_t " + x + " = c" + std::to_string(j) + "_lo; " + x + " < c" + std::to_string(j) +
            "_hi; ++" + x + ") {");
     idx.push_back(x);

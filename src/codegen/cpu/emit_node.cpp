@@ -250,7 +250,7 @@ void emit_elementwise(const ir::Graph& g, const KernelLowering& kl, const NodeLo
   for (size_t k = 0; k < p.bodies.size(); ++k) body.push_back(store(g, ex, p.outputs[k], s, ex.expr(p.bodies[k], s)));
   if (n > 0) {
     for (const std::string& h : ex.take_hoisted()) w.line(h);
-    w.simd_pragmas(kl.schedule);
+    w.simd_pragmas(kl.schedule, "", p.domain[n - 1]);
     open_domain(nl, n - 1, n, w);
   } else {
     w.open("{");
@@ -353,7 +353,7 @@ void emit_rows(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
     acc.push_back(a + "[" + last + " - " + lo + "]");
   }
   auto row_loop = [&](const std::function<std::string(size_t)>& stmt) {
-    w.simd_pragmas(kl.schedule);
+    w.simd_pragmas(kl.schedule, "", p.domain[n - 1]);
     open_loop(last, lo, hi, w);
     for (size_t k = 0; k < p.bodies.size(); ++k) w.line(stmt(k));
     w.close();
@@ -373,9 +373,11 @@ void emit_rows(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
 
 // A loop takes one pragma: a vectorized loop unrolls by processing vector_width x unroll lanes
 // per iteration (a simdlen wider than the registers is unrolled into several of them).
-void Writer::simd_pragmas(const Schedule& s, const std::string& clauses) {
+void Writer::simd_pragmas(const Schedule& s, const std::string& clauses, int64_t extent) {
+  int64_t lanes = s.vector_width * s.unroll;
+  while (extent > 0 && lanes > s.vector_width && lanes > extent) lanes /= 2;
   if (s.vector_width > 1)
-    line("#pragma omp simd simdlen(" + std::to_string(s.vector_width * s.unroll) + ")" + clauses);
+    line("#pragma omp simd simdlen(" + std::to_string(lanes) + ")" + clauses);
   else if (s.unroll > 1)
     line("#pragma GCC unroll " + std::to_string(s.unroll));
 }

@@ -16,8 +16,10 @@ class Writer {
   void line(const std::string& s) { out_ += std::string(2 * depth_, ' ') + s + "\n"; }
   void open(const std::string& s) { line(s); ++depth_; }
   void close() { --depth_; line("}"); }
-  // The pragmas in front of an innermost loop: vector lanes and unrolling.
-  void simd_pragmas(const Schedule& s, const std::string& clauses = "");
+  // The pragmas in front of an innermost loop of at most `extent` iterations (0: unknown):
+  // vector lanes and unrolling, the unrolled width halved (not below one vector) while it
+  // exceeds the extent, so that a short row still runs in the vectorized body.
+  void simd_pragmas(const Schedule& s, const std::string& clauses = "", int64_t extent = 0);
   void table(const std::string& name, const std::vector<int64_t>& values);
   const std::string& text() const { return out_; }
 
