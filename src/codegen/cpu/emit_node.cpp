@@ -201,10 +201,35 @@ void emit_streamed_row(const ir::Graph& g, const KernelLowering& kl, const NodeL
   w.close();
 }
 
+// An f32 block of a transposed layout primitive that is whole (B x B) is written by 8 x 8
+// register transposes (prelude: orc_transpose_8x8) from the buffer into the output rows, whose
+// stride is the distance between two consecutive elements along k; then `continue`s past the
+// element loops that write partial blocks.
+void emit_full_block_f32(const ir::Primitive& p, ExprEmitter& ex, const ExprEmitter::Scope& s, size_t k, Writer& w) {
+  static_assert(kTransposeBlock % 8 == 0, "whole blocks are written 8 x 8");
+  size_t l = p.domain.size() - 1;
+  std::string b = std::to_string(kTransposeBlock) + "LL";
+  auto at = [&](const std::string& vk) {
+    std::vector<std::string> idx = s.dvars;
+    idx[k] = vk;
+    idx[l] = "bl";
+    return "&" + ex.element(p.outputs[0], idx);
+  };
+  w.open("if (ek - bk == " + b + " && el - bl == " + b + ") {");
+  w.line("float* const d = " + at("bk") + ";");
+  w.line("const int64_t ld = " + at("(bk + 1)") + " - d;");
+  for (int64_t i = 0; i < kTransposeBlock; i += 8)
+    for (int64_t j = 0; j < kTransposeBlock; j += 8)
+      w.line("orc_transpose_8x8(buf + " + std::to_string(j * kTransposeBlock + i) + ", " + b + ", d + " +
+             std::to_string(i) + " * ld + " + std::to_string(j) + ", ld);");
+  w.line("continue;");
+  w.close();
+}
+
 // A transposing layout primitive (lower.h, transposing_dim: it reads along dim k, its rows run
 // along the last dim l) in blocks of B x B: each block is read with k innermost into a buffer
 // on the stack, a cache line of the input at a time, then written with l innermost, a line of
-// the output at a time.
+// the output at a time (f32 blocks that are whole: by register transposes).
 void emit_transposed(const ir::Graph& g, const NodeLowering& nl, ExprEmitter& ex, Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
   size_t n = p.domain.size(), k = static_cast<size_t>(nl.transpose_dim), l = n - 1;
@@ -225,6 +250,7 @@ void emit_transposed(const ir::Graph& g, const NodeLowering& nl, ExprEmitter& ex
   open_loop(vk, "bk", "ek", w);
   w.line(at + " = " + ex.expr(p.bodies[0], s) + ";");
   close_n(2, w);
+  if (compute_type(t) == "float" && storage_type(t) == "float") emit_full_block_f32(p, ex, s, k, w);
   open_loop(vk, "bk", "ek", w);
   open_loop(vl, "bl", "el", w);  // not vectorized: gathers from the buffer cost more than they save
   w.line(ex.element(p.outputs[0], s.dvars) + " = " + to_storage(t, at) + ";");

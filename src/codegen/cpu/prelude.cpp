@@ -123,6 +123,32 @@ ORC_INLINE int64_t orc_stream_chunk(const void* p, int64_t size, int64_t n) {
   int64_t off = (int64_t)((uintptr_t)p % (uintptr_t)sizeof(orc_ntv));
   return off % size == 0 && n * size > off ? n - off / size : n;
 }
+/* d[i * ld + j] = s[j * ls + i] for i, j < 8 (f32): an 8 x 8 block transposed in registers by
+ * unpacks and shuffles of 8-float vectors (GCC vector extensions: any ISA; AVX2 gives 24
+ * shuffles for 64 elements). Rows need no alignment. */
+typedef float orc_t8f __attribute__((vector_size(32), aligned(4)));
+typedef int32_t orc_t8i __attribute__((vector_size(32)));
+ORC_INLINE void orc_transpose_8x8(const float* s, int64_t ls, float* d, int64_t ld) {
+  const orc_t8f r0 = *(const orc_t8f*)(s + 0 * ls), r1 = *(const orc_t8f*)(s + 1 * ls);
+  const orc_t8f r2 = *(const orc_t8f*)(s + 2 * ls), r3 = *(const orc_t8f*)(s + 3 * ls);
+  const orc_t8f r4 = *(const orc_t8f*)(s + 4 * ls), r5 = *(const orc_t8f*)(s + 5 * ls);
+  const orc_t8f r6 = *(const orc_t8f*)(s + 6 * ls), r7 = *(const orc_t8f*)(s + 7 * ls);
+  const orc_t8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+  const orc_t8f t0 = __builtin_shuffle(r0, r1, lo), t1 = __builtin_shuffle(r0, r1, hi);
+  const orc_t8f t2 = __builtin_shuffle(r2, r3, lo), t3 = __builtin_shuffle(r2, r3, hi);
+  const orc_t8f t4 = __builtin_shuffle(r4, r5, lo), t5 = __builtin_shuffle(r4, r5, hi);
+  const orc_t8f t6 = __builtin_shuffle(r6, r7, lo), t7 = __builtin_shuffle(r6, r7, hi);
+  const orc_t8i q0 = {0, 1, 8, 9, 4, 5, 12, 13}, q1 = {2, 3, 10, 11, 6, 7, 14, 15};
+  const orc_t8f u0 = __builtin_shuffle(t0, t2, q0), u1 = __builtin_shuffle(t0, t2, q1);
+  const orc_t8f u2 = __builtin_shuffle(t1, t3, q0), u3 = __builtin_shuffle(t1, t3, q1);
+  const orc_t8f u4 = __builtin_shuffle(t4, t6, q0), u5 = __builtin_shuffle(t4, t6, q1);
+  const orc_t8f u6 = __builtin_shuffle(t5, t7, q0), u7 = __builtin_shuffle(t5, t7, q1);
+  const orc_t8i h0 = {0, 1, 2, 3, 8, 9, 10, 11}, h1 = {4, 5, 6, 7, 12, 13, 14, 15};
+  *(orc_t8f*)(d + 0 * ld) = __builtin_shuffle(u0, u4, h0), *(orc_t8f*)(d + 1 * ld) = __builtin_shuffle(u1, u5, h0);
+  *(orc_t8f*)(d + 2 * ld) = __builtin_shuffle(u2, u6, h0), *(orc_t8f*)(d + 3 * ld) = __builtin_shuffle(u3, u7, h0);
+  *(orc_t8f*)(d + 4 * ld) = __builtin_shuffle(u0, u4, h1), *(orc_t8f*)(d + 5 * ld) = __builtin_shuffle(u1, u5, h1);
+  *(orc_t8f*)(d + 6 * ld) = __builtin_shuffle(u2, u6, h1), *(orc_t8f*)(d + 7 * ld) = __builtin_shuffle(u3, u7, h1);
+}
 ORC_INLINE void orc_stream_fence(void) {
 #if defined(__x86_64__)
   __builtin_ia32_sfence();
