@@ -84,7 +84,8 @@ std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s) {
 // A view that a generated kernel computes as an output, read by none of its other nodes,
 // of a value the kernel computes: the kernel writes that value instead and the view becomes
 // an alias step after it. Computed, a view costs a copy with index arithmetic (a reshape's
-// divisions) per element; as an alias it costs nothing.
+// divisions) per element; as an alias it costs nothing. The rest is implemented anew (a
+// matmul and its post-ops without the view may go to oneDNN).
 std::vector<StepChoice> split_trailing_views(const ir::Graph& g, StepChoice s) {
   std::vector<StepChoice> after;
   for (bool found = true; found && s.kernel.nodes.size() > 1;) {

@@ -12,12 +12,14 @@ namespace {
 
 using runtime::BufferLayout;
 
-bool reads_a_constant(const runtime::Plan& plan, const runtime::PlanStep& s) {
+// Which inputs of step s are weights (constant buffers), as the runtime tells the step.
+std::vector<bool> constant_inputs(const runtime::Plan& plan, const runtime::PlanStep& s) {
+  std::vector<bool> out;
   for (int32_t k = 0; k < s.num_inputs; ++k) {
     int32_t root = runtime::alias_root(plan, s.args[static_cast<size_t>(k)]);
-    if (plan.buffers[static_cast<size_t>(root)].kind == runtime::BufferKind::Constant) return true;
+    out.push_back(plan.buffers[static_cast<size_t>(root)].kind == runtime::BufferKind::Constant);
   }
-  return false;
+  return out;
 }
 
 // The layout each argument of step s is best kept in; plain for generated steps.
@@ -26,7 +28,7 @@ std::vector<BufferLayout> step_preferences(const runtime::Plan& plan, const runt
   if (s.impl == runtime::StepImpl::Generated) return plain;
   ir::Graph g = ir::parse_graph(s.ir, s.name + ".ir");
   try {
-    return runtime::preferred_layouts(runtime::step_impl_name(s.impl), g, reads_a_constant(plan, s));
+    return runtime::preferred_layouts(runtime::step_impl_name(s.impl), g, constant_inputs(plan, s));
   } catch (const UnsupportedError&) {
     return plain;
   }

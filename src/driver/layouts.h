@@ -3,7 +3,9 @@
 // that layout anyway: a chain of oneDNN convolutions then hands its activations from one to
 // the next in the channel-blocked layout, where each would otherwise reorder its src in and
 // its dst out on every run. Graph inputs and outputs, constants, views and the buffers a
-// generated or reference step touches stay plain. Deterministic: it depends only on the plan.
+// generated or reference step touches stay plain. Deterministic for a plan and a host: which
+// layout a convolution computes in is oneDNN's choice for the host's ISA (AVX2: nChw8c; an
+// AVX-512 host picks nChw16c, and then nothing is kept blocked).
 #pragma once
 
 #include "runtime/plan.h"

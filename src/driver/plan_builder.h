@@ -21,7 +21,9 @@ struct BuildOptions {
   std::vector<std::string> isa;  // written into the plan: the artifact needs them
   std::string target;            // fingerprint, for the plan and reports
   int kernels_per_library = 16;  // several kernels per shared object save compile time
-  bool layouts = true;           // keep buffers between oneDNN convolutions in nChw8c (layouts.h)
+  // Buffers in other layouts than plain: nChw8c between oneDNN convolutions (layouts.h),
+  // weights as GEMM B panels (panels16).
+  bool layouts = true;
 };
 
 // What one plan step is made of, for reports.

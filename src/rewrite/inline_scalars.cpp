@@ -6,10 +6,12 @@ namespace orchid::rewrite {
 
 namespace {
 
+// Indices that are all the constant 0: the one element (another constant is out of bounds,
+// which stays an error of the load where it is evaluated).
 bool constant_indices(const ir::Expr& load) {
   if (load->predicated) return false;
   for (const ir::Expr& i : load->args)
-    if (i.op() != ir::ExprOp::Const) return false;
+    if (i.op() != ir::ExprOp::Const || i->value.as_double() != 0) return false;
   return true;
 }
 

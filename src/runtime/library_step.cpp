@@ -43,8 +43,12 @@ std::unique_ptr<LibraryStep> make_library_step(std::string_view impl, const ir::
   return nullptr;
 }
 
-std::vector<BufferLayout> preferred_layouts(std::string_view impl, const ir::Graph& g, bool constant_weights) {
-  if (impl == "onednn") return onednn_preferred_layouts(g, constant_weights);
+std::vector<BufferLayout> preferred_layouts(std::string_view impl, const ir::Graph& g,
+                                            const std::vector<bool>& constant_inputs) {
+  ORCHID_USER_CHECK(constant_inputs.size() == g.inputs().size())
+      << "library step '" << impl << "': " << constant_inputs.size() << " constant flags for " << g.inputs().size()
+      << " graph inputs";
+  if (impl == "onednn") return onednn_preferred_layouts(g, constant_inputs);
   ORCHID_SUPPORTED(impl == "reference") << unknown_impl(impl);
   return std::vector<BufferLayout>(g.inputs().size() + g.outputs().size(), BufferLayout::Plain);
 }

@@ -44,9 +44,11 @@ std::unique_ptr<LibraryStep> make_library_step(std::string_view impl, const ir::
 // The layout each argument of g (inputs, then outputs) is best kept in for `impl`: plain
 // except where the implementation computes in another layout anyway (a oneDNN convolution's
 // src, dst and residual in nChw8c), so that a buffer between two steps that agree on a layout
-// can stay in it. Which implementation runs g is as make_library_step decides (constant
-// weights pre-packed where constant_weights). UnsupportedError when impl cannot run g.
-std::vector<BufferLayout> preferred_layouts(std::string_view impl, const ir::Graph& g, bool constant_weights);
+// can stay in it. Which implementation runs g is as make_library_step decides with inputs
+// constant where constant_inputs says so (one flag per graph input, as make_library_step's
+// constant_inputs are non-null). UnsupportedError when impl cannot run g.
+std::vector<BufferLayout> preferred_layouts(std::string_view impl, const ir::Graph& g,
+                                            const std::vector<bool>& constant_inputs);
 
 // Why `impl` cannot run g (empty when it can): what the driver asks before choosing it.
 std::string library_step_unsupported(std::string_view impl, const ir::Graph& g);

@@ -86,7 +86,9 @@ struct Variant {
   bool sum = true;
 };
 
-dnnl::primitive_attr make_attr(const LinearPattern& p, Variant v) {
+// `residual`: the residual's layout as stored, which a binary add (the variant without the sum
+// post-op) reads it in.
+dnnl::primitive_attr make_attr(const LinearPattern& p, Variant v, const memory::desc& residual) {
   dnnl::post_ops ops;
   for (const PostOp& op : p.post_ops) {
     if (const auto* b = std::get_if<BinaryPostOp>(&op)) {
@@ -96,7 +98,7 @@ dnnl::primitive_attr make_attr(const LinearPattern& p, Variant v) {
     } else if (v.sum) {
       ops.append_sum(1.0f);
     } else {
-      ops.append_binary(dnnl::algorithm::binary_add, plain_desc(p.out));
+      ops.append_binary(dnnl::algorithm::binary_add, residual);
     }
   }
   dnnl::primitive_attr attr;
@@ -226,18 +228,18 @@ dnnl::primitive_desc conv_pd(const LinearPattern& p, const Layouts& l, const mem
   if (!p.bias) {
     dnnl::convolution_forward::desc d(inference, direct, src, weights, dst, to_dims(a.strides),
                                       onednn_dilations(a.dilations), to_dims(a.pads_begin), to_dims(a.pads_end));
-    return dnnl::convolution_forward::primitive_desc(d, make_attr(p, v), engine);
+    return dnnl::convolution_forward::primitive_desc(d, make_attr(p, v, l.residual), engine);
   }
   dnnl::convolution_forward::desc d(inference, direct, src, weights, l.bias, dst, to_dims(a.strides),
                                     onednn_dilations(a.dilations), to_dims(a.pads_begin), to_dims(a.pads_end));
-  return dnnl::convolution_forward::primitive_desc(d, make_attr(p, v), engine);
+  return dnnl::convolution_forward::primitive_desc(d, make_attr(p, v, l.residual), engine);
 }
 
 dnnl::primitive_desc matmul_pd(const LinearPattern& p, const Layouts& l, const memory::desc& weights, Variant v,
                                const dnnl::engine& engine) {
   dnnl::matmul::desc d = p.bias ? dnnl::matmul::desc(l.src, weights, l.bias, l.dst)
                                 : dnnl::matmul::desc(l.src, weights, l.dst);
-  return dnnl::matmul::primitive_desc(d, make_attr(p, v), engine);
+  return dnnl::matmul::primitive_desc(d, make_attr(p, v, l.residual), engine);
 }
 
 // The primitive descriptor of variant v, or empty with `why` set when oneDNN has no
@@ -492,7 +494,7 @@ OnednnStep::OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::ve
       if (low.variant.sum)
         sum_ = reference(g, s->operand);
       else
-        binary_args_.push_back({arg, layouts_.dst, reference(g, s->operand)});
+        binary_args_.push_back({arg, layouts_.residual, reference(g, s->operand)});
     }
   }
   primitive_ = {dnnl::primitive(low.pd), low.pd.scratchpad_desc()};
@@ -596,10 +598,13 @@ std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vec
   return std::make_unique<OnednnStep>(g, step_pattern(g), constant_inputs, layouts);
 }
 
-std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, bool constant_weights) {
+std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std::vector<bool>& constant_inputs) {
   LinearPattern p = step_pattern(g);
   std::vector<BufferLayout> out = all_plain(g);
   if (p.op != ir::PrimOp::Conv) return out;
+  // As the step decides when made: weights that are a graph constant or a constant input are
+  // packed into the layout the primitive picks.
+  bool constant_weights = p.b.input < 0 || constant_inputs[static_cast<size_t>(p.b.input)];
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   Lowering low = lower(p, layouts(p, g, out), constant_weights, engine);
   if (!low.variant.blocked) return out;

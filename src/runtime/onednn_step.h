@@ -38,7 +38,7 @@ std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vec
 
 // preferred_layouts (library_step.h) for oneDNN: nChw8c for a convolution's src, dst and
 // residual where the primitive chosen computes in exactly that layout; plain elsewhere.
-std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, bool constant_weights);
+std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std::vector<bool>& constant_inputs);
 
 // Why g cannot run as a oneDNN step, or empty: the pattern must match and oneDNN must have
 // an implementation of it other than its naive reference one.

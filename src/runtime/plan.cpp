@@ -205,6 +205,8 @@ class Validator {
     ORCHID_USER_CHECK(b.kind == kind && b.alias < 0)
         << src_ << ": " << where << ".layout: " << name << " is only for " << buffer_kind_name(kind)
         << "s that are not views";
+    ORCHID_USER_CHECK(std::find(p_.outputs.begin(), p_.outputs.end(), id) == p_.outputs.end())
+        << src_ << ": " << where << ".layout: " << name << ", yet it is listed in outputs (callers get plain bytes)";
     for (size_t v = 0; v < p_.buffers.size(); ++v)
       ORCHID_USER_CHECK(p_.buffers[v].alias != id)
           << src_ << ": " << where << ".layout: " << name << ", yet " << buf(static_cast<int32_t>(v))

@@ -10,8 +10,9 @@
 //   intermediate  computed by the steps, not a graph output
 //   output        computed by the steps and listed in `outputs`
 // A buffer's `layout` (layout.h) says how its bytes are ordered: plain (dense row-major, the
-// default) or nChw8c, which only intermediates that no view aliases may have and only onednn
-// steps may read or write. A buffer with an `alias` is a view: it reinterprets the bytes of the buffer it names (of the
+// default); nChw8c, which only intermediates may have and only onednn steps read or write; or
+// panels16, which only constants may have and only generated steps read. Neither is a view, is
+// viewed, or is listed in `outputs`. A buffer with an `alias` is a view: it reinterprets the bytes of the buffer it names (of the
 // same byte size, in another shape or dtype) and has no storage of its own; its kind is
 // intermediate or output. Graph outputs are listed in `outputs`, by buffer id: an entry may
 // also be an input, a constant or a view, and one buffer may be listed more than once.

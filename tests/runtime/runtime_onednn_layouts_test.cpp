@@ -88,7 +88,7 @@ TEST(OnednnLayouts, BlockedArgumentsMatchTheInterpreter) {
 
 TEST(OnednnLayouts, PreferredLayouts) {
   // A conv computes in nChw8c where channels come in eights: src, residual and dst.
-  EXPECT_EQ(preferred_layouts("onednn", conv_graph(false), true), (std::vector<BufferLayout>{B, P, P, B, B}));
+  EXPECT_EQ(preferred_layouts("onednn", conv_graph(false), {false, true, false, false}), (std::vector<BufferLayout>{B, P, P, B, B}));
   // Three input channels: the src stays plain; the dst is blocked.
   ir::Graph rgb = ir::parse_graph(R"(graph @rgb {
   input %x : f32[1,3,16,16]
@@ -96,7 +96,7 @@ TEST(OnednnLayouts, PreferredLayouts) {
   %y : f32[1,8,16,16] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
   output %y
 })");
-  EXPECT_EQ(preferred_layouts("onednn", rgb, true), (std::vector<BufferLayout>{P, P, B}));
+  EXPECT_EQ(preferred_layouts("onednn", rgb, {false, true}), (std::vector<BufferLayout>{P, P, B}));
   // A matmul and the reference step keep everything plain.
   ir::Graph mm = ir::parse_graph(R"(graph @mm {
   input %a : f32[8,8]
@@ -104,8 +104,8 @@ TEST(OnednnLayouts, PreferredLayouts) {
   %y : f32[8,8] = matmul(%a, %b) {trans_a=false, trans_b=false}
   output %y
 })");
-  EXPECT_EQ(preferred_layouts("onednn", mm, true), (std::vector<BufferLayout>{P, P, P}));
-  EXPECT_EQ(preferred_layouts("reference", mm, true), (std::vector<BufferLayout>{P, P, P}));
+  EXPECT_EQ(preferred_layouts("onednn", mm, {false, true}), (std::vector<BufferLayout>{P, P, P}));
+  EXPECT_EQ(preferred_layouts("reference", mm, {false, true}), (std::vector<BufferLayout>{P, P, P}));
 }
 
 TEST(OnednnLayouts, RefusesBlockedArgumentsItCannotTake) {

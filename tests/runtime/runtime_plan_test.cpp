@@ -272,6 +272,13 @@ const Case kCases[] = {
        j["buffers"][2]["layout"] = "panels16";
      },
      "buffers[2] ('t').layout: panels16 is only for constants that are not views"},
+    {"layout_panels_output",
+     [](json& j) {
+       j["buffers"][1]["shape"] = {2, 16};
+       j["buffers"][1]["layout"] = "panels16";
+       j["weights"]["bytes"] = 1024;
+     },
+     "buffers[1] ('w').layout: panels16, yet it is listed in outputs (callers get plain bytes)"},
     {"not_an_object_at_top", [](json& j) { j = json("{"); }, "top level: expected a JSON object"},
 };
 

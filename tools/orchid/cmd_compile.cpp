@@ -95,7 +95,8 @@ Command add_compile(CLI::App& app) {
   cmd->add_option("--db", f->db, "tuning database of measured times (default ~/.cache/orchid/tuning.db)");
   cmd->add_flag("!--no-measure", f->measure, "do not time oneDNN against generated code; prefer oneDNN");
   cmd->add_flag("!--plain-layouts", f->layouts,
-                "keep every buffer dense row-major (no nChw8c between oneDNN convolutions)");
+                "keep every buffer dense row-major (no nChw8c between oneDNN convolutions, no weights "
+                "stored as GEMM panels)");
   cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
   cmd->add_option("--tolerance", f->tolerance, "largest relative L2 error of an f32 output (default 1e-4)");
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");

@@ -541,7 +541,7 @@ KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Sch
   std::map<ValueId, size_t> ok = panel_inputs(g, kl, tr);
   for (ValueId v : panels) {
     auto it = ok.find(v);
-    ORCHID_CHECK(it != ok.end()) << "kernel input %" << v.v << " cannot be read as B panels";
+    ORCHID_CHECK(it != ok.end()) << "kernel input '" << g.value(v).name << "' cannot be read as B panels";
     kl.nodes[it->second].gemm_b_panels = kl.arg_of(v);
   }
   return kl;
