@@ -12,6 +12,7 @@
 #include "ir/verifier.h"
 #include "rewrite/fold_constants.h"
 #include "rewrite/fold_conv_affine.h"
+#include "rewrite/fold_transposes.h"
 #include "rewrite/inline_scalars.h"
 #include "support/error.h"
 
@@ -51,6 +52,7 @@ ir::Graph clean_up(const ir::Graph& g) {
   ir::Graph out = g;
   rewrite::fold_constants(out);
   rewrite::inline_scalar_constants(out);
+  rewrite::fold_transposes_into_matmuls(out);
   rewrite::fold_conv_affine(out);
   out = ir::eliminate_dead(out);
   ir::verify_or_throw(out, "after clean-up");
@@ -70,7 +72,8 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   CompileResult result;
   result.out_dir = directory_name(o.out_dir);
   check_publishable(result.out_dir);  // refuse before the work, not after it
-  // 2. Clean-ups: weights' own primitives folded, BatchNorm folded into Conv, dead code removed.
+  // 2. Clean-ups: weights' own primitives folded, scalar constants inlined, transposes read by
+  //    matmuls folded into their trans flags, BatchNorm folded into Conv, dead code removed.
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
   // 3. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
   //    every convex candidate with measured costs (optimal).
