@@ -62,16 +62,29 @@ std::string kernel_key(const ir::Graph& g, const StepChoice& s) {
   return sha256_hex(ir::canonical_signature(kernel_graph(g, s)).text + "\nweights:" + consts);
 }
 
-CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
-                                const MeasureOptions& o) {
+namespace {
+
+// The time the tuning database holds for s, if any.
+std::optional<CandidateTime> cached_time(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o) {
+  if (o.db == nullptr) return std::nullopt;
+  auto m = o.db->lookup(o.target, kernel_key(g, s), impl_key(s.kind));
+  if (!m) return std::nullopt;
+  CandidateTime r;
+  r.ms = m->median_ns * 1e-6;
+  r.cached = true;
+  return r;
+}
+
+void record_time(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o, const CandidateTime& t) {
+  if (t.ms && !t.cached && o.db != nullptr)
+    o.db->record(o.target, kernel_key(g, s), impl_key(s.kind), {*t.ms * 1e6, 0, o.min_runs, ""});
+}
+
+// One fresh measurement of s in a helper process (no database).
+CandidateTime run_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
+                            const MeasureOptions& o) {
   CandidateTime r;
   std::string key = kernel_key(g, s);
-  if (o.db != nullptr)
-    if (auto m = o.db->lookup(o.target, key, impl_key(s.kind))) {
-      r.ms = m->median_ns * 1e-6;
-      r.cached = true;
-      return r;
-    }
   ir::Graph mini;
   StepChoice c = alone(g, s, &mini);
   BuiltArtifact a = build_artifact(mini, {c}, build);
@@ -91,8 +104,40 @@ CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const B
     return r;
   }
   r.ms = fastest_of(p.out, &r.failure);
-  if (r.ms && o.db != nullptr) o.db->record(o.target, key, impl_key(s.kind), {*r.ms * 1e6, 0, o.min_runs, ""});
   return r;
+}
+
+// The faster of two measurements of one candidate (a failure only where both failed).
+CandidateTime faster(const CandidateTime& a, const CandidateTime& b) {
+  if (!a.ms) return b;
+  if (!b.ms) return a;
+  return *b.ms < *a.ms ? b : a;
+}
+
+}  // namespace
+
+CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
+                                const MeasureOptions& o) {
+  if (std::optional<CandidateTime> c = cached_time(g, s, o)) return *c;
+  CandidateTime r = run_candidate(g, s, build, o);
+  record_time(g, s, o, r);
+  return r;
+}
+
+std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,
+                                               const BuildOptions& build, const MeasureOptions& o, int rounds) {
+  std::vector<CandidateTime> t;
+  std::vector<bool> fresh;
+  for (const StepChoice& s : candidates) {
+    std::optional<CandidateTime> c = cached_time(g, s, o);
+    fresh.push_back(!c);
+    t.push_back(c ? *c : CandidateTime{});
+  }
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (fresh[i]) t[i] = round == 0 ? run_candidate(g, candidates[i], build, o) : faster(t[i], run_candidate(g, candidates[i], build, o));
+  for (size_t i = 0; i < candidates.size(); ++i) record_time(g, candidates[i], o, t[i]);
+  return t;
 }
 
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
@@ -103,8 +148,8 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
     if (steps[i].kind != StepKind::OneDnn) continue;
     StepChoice gen = steps[i];
     gen.kind = StepKind::Generated;
-    CandidateTime t_dnn = measure_candidate(g, steps[i], build, o);
-    CandidateTime t_gen = measure_candidate(g, gen, build, o);
+    std::vector<CandidateTime> t = measure_alternating(g, {steps[i], gen}, build, o, o.rounds);
+    const CandidateTime &t_dnn = t[0], &t_gen = t[1];
     bool use_gen = t_gen.ms && (!t_dnn.ms || *t_gen.ms < *t_dnn.ms);
     if (use_gen) steps[i].kind = StepKind::Generated;
     if (notes != nullptr) {

@@ -23,6 +23,10 @@ struct MeasureOptions {
   std::string target;               // fingerprint for the cache key
   double min_seconds = 0.05;
   int min_runs = 5;
+  // Rounds in which the candidates of one choice are measured in turn (A B A B ..., each
+  // keeping its fastest run): a burst of load from other processes then hits one round of
+  // every candidate, not all of one candidate's runs.
+  int rounds = 3;
   double timeout_s = 120;
   int64_t address_space_limit = int64_t{16} << 30;
 };
@@ -37,8 +41,14 @@ struct CandidateTime {
 // which inputs are weights.
 std::string kernel_key(const ir::Graph& g, const StepChoice& s);
 
+// The time of s: from the tuning database, or measured once in a helper process and recorded.
 CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                                 const MeasureOptions& options);
+
+// The times of candidates for one choice: those not in the database measured in `rounds`
+// alternating rounds (MeasureOptions::rounds), the fastest of each kept and recorded.
+std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,
+                                               const BuildOptions& build, const MeasureOptions& options, int rounds);
 
 // Where the choice between implementations can be measured (a linear kernel oneDNN can run),
 // measures generated code and oneDNN and keeps the faster; `notes` receives one line per
