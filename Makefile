@@ -81,7 +81,9 @@ bench-tune-tvm: bench-deps
 
 # Micro-benchmarks: fused kernels against the DRAM bound (bench/micro/: softmax and layernorm
 # over f32[4096,4096], each one greedy kernel; writes bench/results/<date>-fused-rows.md), and
-# Orchid's vector math against glibc (bench/vmath.cpp; writes bench/results/<date>-vmath.md).
+# Orchid's vector math against glibc (bench/vmath.cpp; writes bench/results/<date>-vmath.md),
+# and f32 GEMM against oneDNN and OpenBLAS (bench/gemm.cpp; bench/results/<date>-gemm.md).
 bench-micro: build
 	/usr/bin/python3 bench/micro/fused_rows.py --orchid $(ORCHID) --threads $(JOBS)
 	$(BUILD)/bench/vmath_bench --markdown bench/results/$$(date +%F)-vmath.md
+	$(BUILD)/bench/gemm_bench --threads $(JOBS) --markdown bench/results/$$(date +%F)-gemm.md

@@ -10,7 +10,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx python3-numpy
   coinor-libcbc-dev coinor-libosi-dev coinor-libclp-dev libz3-dev
   libdnnl-dev ocl-icd-opencl-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
-  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev graphviz
+  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev graphviz libopenblas-dev
 )
 if [[ "${1:-}" == "--torch" ]]; then
   packages+=(python3-torch python3-torchvision)

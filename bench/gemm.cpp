@@ -1,0 +1,203 @@
+// f32 GEMM through Orchid's runtime against OpenBLAS: C = A [M, K] x B [K, N], square and
+// skinny shapes, 2 threads (or --threads). Orchid runs one-step artifacts built from the same
+// primitive graph: a generated kernel on the packed GEMM micro-kernel (gemm.inc) and the
+// oneDNN matmul step; B is a run-time input (packed on every run) or constant weights (the
+// micro-kernel's panels stored in the artifact; oneDNN packs them once at load). Fused shapes
+// add a bias and a relu: one generated kernel against oneDNN's matmul followed by a separate
+// generated epilogue step. Medians of runs after a warm-up, each configuration in turn for
+// several rounds (a shared machine's load hits all alike). Performance is measured here and
+// never asserted by tests: gemm_bench [--threads N] [--min-time S] [--markdown FILE].
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "driver/artifact.h"
+#include "driver/plan_builder.h"
+#include "interp/random_inputs.h"
+#include "ir/parser.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "tile/kernel.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using orchid::ir::Graph;
+using orchid::ir::NodeId;
+using orchid::ir::Tensor;
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+struct Options {
+  int threads = 2;
+  double min_time = 0.3;
+  std::string markdown;
+};
+
+std::string dims(int64_t a, int64_t b) { return "[" + std::to_string(a) + "," + std::to_string(b) + "]"; }
+
+// matmul(a, b) (+ bias, relu when fused); b an input or a seeded constant.
+Graph gemm_graph(const Shape& s, bool constant_b, bool fused) {
+  std::string text = "graph @gemm {\n  input %a : f32" + dims(s.m, s.k) + "\n";
+  text += constant_b ? "  const %b : f32" + dims(s.k, s.n) + " = splat(0.5)\n" : "  input %b : f32" + dims(s.k, s.n) + "\n";
+  if (fused) text += "  input %c : f32[" + std::to_string(s.n) + "]\n";
+  text += "  %y : f32" + dims(s.m, s.n) + " = matmul(%a, %b) {trans_a=false, trans_b=false}\n";
+  if (fused) text += "  %z : f32" + dims(s.m, s.n) + " = elementwise(%y, %c) { max(add(%y[i0, i1], %c[i1]), 0:f32) }\n";
+  text += fused ? "  output %z\n}\n" : "  output %y\n}\n";
+  return orchid::ir::parse_graph(text);  // values do not matter for timing; tests check results
+}
+
+using orchid::driver::StepChoice;
+using orchid::driver::StepKind;
+
+StepChoice step(const Graph& g, std::vector<NodeId> nodes, orchid::ir::ValueId out, StepKind kind) {
+  StepChoice s;
+  s.kernel = orchid::tile::Kernel{std::move(nodes), {out}};
+  s.inputs = orchid::tile::kernel_inputs(g, s.kernel);
+  s.kind = kind;
+  return s;
+}
+
+// The artifact of g with its steps, loaded.
+std::shared_ptr<const orchid::runtime::Model> build(const Graph& g, const std::vector<StepChoice>& steps,
+                                                    const fs::path& dir, int threads) {
+  orchid::driver::BuildOptions o;
+  o.compiler.cache_dir = fs::temp_directory_path() / "orchid-bench-objects";
+  o.cores = threads;
+  orchid::driver::BuiltArtifact a = orchid::driver::build_artifact(g, steps, o);
+  fs::remove_all(dir);
+  orchid::driver::write_artifact(a, dir.string());
+  return orchid::runtime::Model::load(dir.string());
+}
+
+double median_ms(const std::function<void()>& run, double min_time) {
+  run();
+  std::vector<double> ms;
+  auto start = std::chrono::steady_clock::now();
+  while (ms.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < min_time) {
+    auto t0 = std::chrono::steady_clock::now();
+    run();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+struct Row {
+  std::string shape, what;
+  std::vector<std::string> names;
+  std::vector<double> ms;  // median of the rounds' medians
+  double flops = 0;
+};
+
+// Times each configuration in turn for `rounds` rounds; the median of its round medians.
+std::vector<double> rounds_of(const std::vector<std::function<void()>>& runs, double min_time, int rounds = 3) {
+  std::vector<std::vector<double>> per(runs.size());
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < runs.size(); ++i) per[i].push_back(median_ms(runs[i], min_time));
+  std::vector<double> out;
+  for (auto& v : per) {
+    std::sort(v.begin(), v.end());
+    out.push_back(v[v.size() / 2]);
+  }
+  return out;
+}
+
+std::function<void()> session_run(orchid::runtime::Session& s, const std::vector<const void*>& in, void* out) {
+  return [&s, in, out] {
+    std::vector<void*> outs{out};
+    s.run(in, outs);
+  };
+}
+
+Row bench_shape(const Shape& sh, bool constant_b, bool fused, const Options& opt, const fs::path& work) {
+  Graph g = gemm_graph(sh, constant_b, fused);
+  auto v = [&](const char* name) { return *g.find_value(name); };
+  orchid::ir::ValueId out = v(fused ? "z" : "y");
+  std::vector<NodeId> all;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) all.push_back(NodeId(n));
+  auto generated = build(g, {step(g, all, out, StepKind::Generated)}, work / "generated", opt.threads);
+  std::vector<StepChoice> dnn_steps = {step(g, {NodeId(0)}, v("y"), StepKind::OneDnn)};
+  if (fused) dnn_steps.push_back(step(g, {NodeId(1)}, out, StepKind::Generated));
+  auto onednn = build(g, dnn_steps, work / "onednn", opt.threads);
+  std::vector<Tensor> in = orchid::interp::random_inputs(g, 1);
+  std::vector<const void*> ptrs;
+  for (const Tensor& t : in) ptrs.push_back(t.data());
+  Tensor c_gen(g.type(out)), c_dnn(g.type(out)), c_blas({orchid::ir::DType::F32, {sh.m, sh.n}});
+  orchid::runtime::SessionOptions so{opt.threads};
+  orchid::runtime::Session s_gen(generated, so), s_dnn(onednn, so);
+  std::vector<std::function<void()>> runs = {session_run(s_gen, ptrs, c_gen.data()), session_run(s_dnn, ptrs, c_dnn.data())};
+  Row row{std::to_string(sh.m) + "×" + std::to_string(sh.n) + "×" + std::to_string(sh.k),
+          std::string(constant_b ? "constant B" : "input B") + (fused ? ", + bias + relu" : ""),
+          {"Orchid generated", fused ? "oneDNN + separate epilogue" : "oneDNN"}, {}, 2.0 * sh.m * sh.n * sh.k};
+  if (!fused && !constant_b) {
+    const float* a = reinterpret_cast<const float*>(in[0].data());
+    const float* b = reinterpret_cast<const float*>(in[1].data());
+    float* c = reinterpret_cast<float*>(c_blas.data());
+    runs.push_back([=] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(sh.m), static_cast<int>(sh.n),
+                  static_cast<int>(sh.k), 1.0f, a, static_cast<int>(sh.k), b, static_cast<int>(sh.n), 0.0f, c,
+                  static_cast<int>(sh.n));
+    });
+    row.names.push_back("OpenBLAS");
+  }
+  row.ms = rounds_of(runs, opt.min_time);
+  return row;
+}
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+std::string table(const std::vector<Row>& rows) {
+  std::string s = "| shape M×N×K | B | implementation | ms | GFLOP/s | vs oneDNN |\n|---|---|---|---:|---:|---:|\n";
+  for (const Row& r : rows)
+    for (size_t i = 0; i < r.ms.size(); ++i)
+      s += "| " + r.shape + " | " + r.what + " | " + r.names[i] + " | " + fmt("%.3f", r.ms[i]) + " | " +
+           fmt("%.1f", r.flops / r.ms[i] / 1e6) + " | " + fmt("%.2f", r.ms[1] / r.ms[i]) + " |\n";
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--threads") opt.threads = std::stoi(argv[i + 1]);
+    else if (flag == "--min-time") opt.min_time = std::stod(argv[i + 1]);
+    else if (flag == "--markdown") opt.markdown = argv[i + 1];
+    else {
+      std::fprintf(stderr, "usage: gemm_bench [--threads N] [--min-time S] [--markdown FILE]\n");
+      return 1;
+    }
+  }
+  openblas_set_num_threads(opt.threads);
+  fs::path work = fs::temp_directory_path() / "orchid-gemm-bench";
+  const Shape square[] = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
+  const Shape skinny[] = {{16, 4096, 4096}, {128, 3072, 768}, {197, 1536, 384}};
+  std::vector<Row> rows;
+  for (const Shape& s : square) rows.push_back(bench_shape(s, false, false, opt, work));
+  for (const Shape& s : skinny) {
+    rows.push_back(bench_shape(s, false, false, opt, work));
+    rows.push_back(bench_shape(s, true, false, opt, work));
+    rows.push_back(bench_shape(s, true, true, opt, work));
+  }
+  fs::remove_all(work);
+  std::string text = "# f32 GEMM: Orchid's micro-kernel, oneDNN and OpenBLAS (" + std::to_string(opt.threads) +
+                     " threads; medians; vs oneDNN: its time over this one)\n\n" + table(rows);
+  std::printf("%s", text.c_str());
+  if (!opt.markdown.empty()) std::ofstream(opt.markdown) << text;
+  return 0;
+}
