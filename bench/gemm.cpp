@@ -10,6 +10,9 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -35,6 +38,16 @@ using orchid::ir::Tensor;
 
 struct Shape {
   int64_t m, n, k;
+};
+
+// A 64-byte aligned byte buffer.
+class Aligned {
+ public:
+  explicit Aligned(size_t bytes) : p_(std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64), &std::free) {}
+  void* get() const { return p_.get(); }
+
+ private:
+  std::unique_ptr<void, decltype(&std::free)> p_;
 };
 
 struct Options {
@@ -129,20 +142,28 @@ Row bench_shape(const Shape& sh, bool constant_b, bool fused, const Options& opt
   std::vector<StepChoice> dnn_steps = {step(g, {NodeId(0)}, v("y"), StepKind::OneDnn)};
   if (fused) dnn_steps.push_back(step(g, {NodeId(1)}, out, StepKind::Generated));
   auto onednn = build(g, dnn_steps, work / "onednn", opt.threads);
+  // Inputs and outputs 64-byte aligned, so that the runtime binds them in place (it copies
+  // unaligned caller buffers into its arena).
   std::vector<Tensor> in = orchid::interp::random_inputs(g, 1);
+  std::vector<Aligned> in_buf;
   std::vector<const void*> ptrs;
-  for (const Tensor& t : in) ptrs.push_back(t.data());
-  Tensor c_gen(g.type(out)), c_dnn(g.type(out)), c_blas({orchid::ir::DType::F32, {sh.m, sh.n}});
+  for (const Tensor& t : in) {
+    in_buf.emplace_back(t.bytes().size());
+    std::memcpy(in_buf.back().get(), t.data(), t.bytes().size());
+    ptrs.push_back(in_buf.back().get());
+  }
+  size_t out_bytes = static_cast<size_t>(sh.m * sh.n) * sizeof(float);
+  Aligned c_gen(out_bytes), c_dnn(out_bytes), c_blas(out_bytes);
   orchid::runtime::SessionOptions so{opt.threads};
   orchid::runtime::Session s_gen(generated, so), s_dnn(onednn, so);
-  std::vector<std::function<void()>> runs = {session_run(s_gen, ptrs, c_gen.data()), session_run(s_dnn, ptrs, c_dnn.data())};
+  std::vector<std::function<void()>> runs = {session_run(s_gen, ptrs, c_gen.get()), session_run(s_dnn, ptrs, c_dnn.get())};
   Row row{std::to_string(sh.m) + "×" + std::to_string(sh.n) + "×" + std::to_string(sh.k),
           std::string(constant_b ? "constant B" : "input B") + (fused ? ", + bias + relu" : ""),
           {"Orchid generated", fused ? "oneDNN + separate epilogue" : "oneDNN"}, {}, 2.0 * sh.m * sh.n * sh.k};
   if (!fused && !constant_b) {
-    const float* a = reinterpret_cast<const float*>(in[0].data());
-    const float* b = reinterpret_cast<const float*>(in[1].data());
-    float* c = reinterpret_cast<float*>(c_blas.data());
+    const auto* a = static_cast<const float*>(ptrs[0]);
+    const auto* b = static_cast<const float*>(ptrs[1]);
+    auto* c = static_cast<float*>(c_blas.get());
     runs.push_back([=] {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(sh.m), static_cast<int>(sh.n),
                   static_cast<int>(sh.k), 1.0f, a, static_cast<int>(sh.k), b, static_cast<int>(sh.n), 0.0f, c,
