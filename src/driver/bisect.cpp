@@ -26,10 +26,9 @@ std::string exposed_copy(const std::string& dir, const runtime::Plan& plan) {
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   runtime::Plan p = plan;
-  for (runtime::PlanBuffer& b : p.buffers)
-    if (b.kind == runtime::BufferKind::Intermediate) b.layout = runtime::BufferLayout::Plain;
   for (size_t b = 0; b < p.buffers.size(); ++b)
     if (p.buffers[b].kind == runtime::BufferKind::Intermediate) {
+      p.buffers[b].layout = runtime::BufferLayout::Plain;
       p.buffers[b].kind = runtime::BufferKind::Output;
       p.outputs.push_back(static_cast<int32_t>(b));
     }

@@ -1,6 +1,7 @@
 #include "driver/implement.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "ir/subgraph.h"
 #include "runtime/library_step.h"
@@ -81,36 +82,42 @@ std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s) {
   return {s};
 }
 
-// A view that a generated kernel computes as an output, read by none of its other nodes,
-// of a value the kernel computes: the kernel writes that value instead and the view becomes
-// an alias step after it. Computed, a view costs a copy with index arithmetic (a reshape's
-// divisions) per element; as an alias it costs nothing. The rest is implemented anew (a
-// matmul and its post-ops without the view may go to oneDNN).
+// The position in s's nodes of a view that s computes as an output, read by none of its other
+// nodes, of a value s computes; none when there is no such view.
+std::optional<size_t> trailing_view(const ir::Graph& g, const StepChoice& s) {
+  const std::vector<ir::ValueId>& outs = s.kernel.outputs;
+  for (size_t i = 0; i < s.kernel.nodes.size(); ++i) {
+    const ir::Primitive& p = g.node(s.kernel.nodes[i]);
+    if (p.op != ir::PrimOp::View || std::find(outs.begin(), outs.end(), p.outputs[0]) == outs.end()) continue;
+    bool source_inside = false, read_inside = false;
+    for (ir::NodeId n : s.kernel.nodes) {
+      for (ir::ValueId o : g.node(n).outputs) source_inside |= o == p.inputs[0];
+      for (ir::ValueId v : g.node(n).inputs) read_inside |= v == p.outputs[0];
+    }
+    if (source_inside && !read_inside) return i;
+  }
+  return std::nullopt;
+}
+
+// Such views (trailing_view) become alias steps after the kernel, which writes their sources
+// instead. Computed, a view costs a copy with index arithmetic (a reshape's divisions) per
+// element; as an alias it costs nothing. The rest is implemented anew (a matmul and its
+// post-ops without the view may go to oneDNN).
 std::vector<StepChoice> split_trailing_views(const ir::Graph& g, StepChoice s) {
   std::vector<StepChoice> after;
-  for (bool found = true; found && s.kernel.nodes.size() > 1;) {
-    found = false;
-    for (size_t i = 0; i < s.kernel.nodes.size() && !found; ++i) {
-      const ir::Primitive& p = g.node(s.kernel.nodes[i]);
-      if (p.op != ir::PrimOp::View) continue;
-      ir::ValueId view = p.outputs[0], source = p.inputs[0];
-      bool source_inside = false, read_inside = false;
-      for (ir::NodeId n : s.kernel.nodes) {
-        for (ir::ValueId o : g.node(n).outputs) source_inside |= o == source;
-        for (ir::ValueId v : g.node(n).inputs) read_inside |= v == view;
-      }
-      auto& outs = s.kernel.outputs;
-      if (!source_inside || read_inside || std::find(outs.begin(), outs.end(), view) == outs.end()) continue;
-      after.insert(after.begin(), make_choice(g, tile::Kernel{{s.kernel.nodes[i]}, {view}}));
-      std::vector<ir::NodeId> nodes = s.kernel.nodes;
-      nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
-      std::vector<ir::ValueId> kept;
-      for (ir::ValueId o : outs)
-        if (o != view && std::find(kept.begin(), kept.end(), o) == kept.end()) kept.push_back(o);
-      if (std::find(kept.begin(), kept.end(), source) == kept.end()) kept.push_back(source);
-      s = make_choice(g, tile::Kernel{nodes, kept});
-      found = true;
-    }
+  while (s.kernel.nodes.size() > 1) {
+    std::optional<size_t> i = trailing_view(g, s);
+    if (!i) break;
+    ir::NodeId node = s.kernel.nodes[*i];
+    ir::ValueId view = g.node(node).outputs[0], source = g.node(node).inputs[0];
+    after.insert(after.begin(), make_choice(g, tile::Kernel{{node}, {view}}));
+    std::vector<ir::NodeId> nodes = s.kernel.nodes;
+    nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(*i));
+    std::vector<ir::ValueId> kept;
+    for (ir::ValueId o : s.kernel.outputs)
+      if (o != view && std::find(kept.begin(), kept.end(), o) == kept.end()) kept.push_back(o);
+    if (std::find(kept.begin(), kept.end(), source) == kept.end()) kept.push_back(source);
+    s = make_choice(g, tile::Kernel{nodes, kept});
   }
   std::vector<StepChoice> out{s};
   out.insert(out.end(), after.begin(), after.end());

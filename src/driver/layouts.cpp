@@ -63,7 +63,7 @@ LayoutSummary assign_layouts(runtime::Plan& plan) {
   LayoutSummary summary;
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     runtime::PlanBuffer& buf = plan.buffers[b];
-    if (!candidate[b] || !agree[b] || uses[b] == 0 || !runtime::layout_fits(BufferLayout::NChw8c, buf.type)) continue;
+    if (!candidate[b] || !agree[b] || !runtime::layout_fits(BufferLayout::NChw8c, buf.type)) continue;
     buf.layout = BufferLayout::NChw8c;
     ++summary.blocked_buffers;
     summary.reorders_avoided += uses[b];

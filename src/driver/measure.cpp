@@ -135,7 +135,7 @@ std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::ve
   }
   for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < candidates.size(); ++i)
-      if (fresh[i]) t[i] = round == 0 ? run_candidate(g, candidates[i], build, o) : faster(t[i], run_candidate(g, candidates[i], build, o));
+      if (fresh[i]) t[i] = faster(t[i], run_candidate(g, candidates[i], build, o));
   for (size_t i = 0; i < candidates.size(); ++i) record_time(g, candidates[i], o, t[i]);
   return t;
 }

@@ -26,12 +26,7 @@ std::unique_ptr<LibraryStep> make_library_step(std::string_view impl, const ir::
       << "library step '" << impl << "': " << layouts.size() << " layouts for " << args << " arguments";
   std::vector<BufferLayout> arg_layouts = layouts;
   arg_layouts.resize(args, BufferLayout::Plain);
-  if (impl == "onednn") {
-    for (size_t k = 0; k < args; ++k)
-      ORCHID_USER_CHECK(arg_layouts[k] != BufferLayout::Panels16)
-          << "library step 'onednn': argument " << k << " is panels16, a layout only generated kernels read";
-    return make_onednn_step(g, constant_inputs, arg_layouts);
-  }
+  if (impl == "onednn") return make_onednn_step(g, constant_inputs, arg_layouts);
   if (impl == "reference") {
     for (size_t k = 0; k < args; ++k)
       ORCHID_USER_CHECK(arg_layouts[k] == BufferLayout::Plain)

@@ -153,7 +153,8 @@ struct ArgLayouts {
   }
 };
 
-// Rejects any argument in a layout other than plain but the roles `blocked_ok` allows.
+// Rejects any argument in a layout other than plain, but nChw8c in the roles `blocked_ok`
+// allows (a conv's src, dst and residual).
 void check_plain_roles(const LinearPattern& p, const ArgLayouts& a, std::vector<bool> blocked_ok) {
   auto require_plain = [&](const Operand& o, const char* role) {
     ORCHID_USER_CHECK(a.of(o) == BufferLayout::Plain)
@@ -164,7 +165,7 @@ void check_plain_roles(const LinearPattern& p, const ArgLayouts& a, std::vector<
   for (const PostOp& op : p.post_ops)
     if (const auto* b = std::get_if<BinaryPostOp>(&op)) require_plain(b->operand, "binary post-op operand");
   for (size_t k = 0; k < blocked_ok.size(); ++k)
-    ORCHID_USER_CHECK(blocked_ok[k] || a.layouts[k] == BufferLayout::Plain)
+    ORCHID_USER_CHECK(a.layouts[k] == BufferLayout::Plain || (blocked_ok[k] && a.layouts[k] == BufferLayout::NChw8c))
         << "onednn step: argument " << k << " is " << buffer_layout_name(a.layouts[k])
         << (p.op == ir::PrimOp::MatMul ? "; a matmul reads and writes plain buffers only" : "");
 }

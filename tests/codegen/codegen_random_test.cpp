@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "codegen/kernel_harness.h"
@@ -111,14 +112,32 @@ ir::DType least_precise(const ir::Graph& sub, ir::DType out) {
   return ir::is_float(out) ? worst : out;
 }
 
+// The kernels compiled into one shared object (cached by content), loaded.
+testlib::KernelLibraryHandle compile_kernels(const std::vector<GeneratedKernel>& kernels) {
+  CompilerOptions copts;
+  copts.cache_dir = std::filesystem::temp_directory_path() / "orchid-test-objects";
+  copts.extra_flags = codegen_flags();
+  return testlib::load_kernel_library(compile_shared(library_source(kernels), copts));
+}
+
+// Every node of `text`'s graph as one kernel, under the schedule `pick` chooses (from a
+// generator seeded with `seed`), generated as `symbol`.
+Case make_case(uint64_t seed, const std::string& text,
+               const std::function<Schedule(const ir::Graph&, const tile::Kernel&, Rng&)>& pick,
+               const std::string& symbol) {
+  ir::Graph g = ir::parse_graph(text);
+  tile::Kernel k = whole_kernel(g);
+  Rng rng(seed);
+  Schedule s = pick(g, k, rng);
+  GeneratedKernel gk = generate_kernel(g, k, s, symbol);
+  return Case{seed, std::move(g), std::move(k), s, std::move(gk)};
+}
+
 // Compiles the cases' kernels into one shared object and checks each against the interpreter.
 void check_cases(std::vector<Case>& cases) {
   std::vector<GeneratedKernel> kernels;
   for (const Case& c : cases) kernels.push_back(c.generated);
-  CompilerOptions copts;
-  copts.cache_dir = std::filesystem::temp_directory_path() / "orchid-test-objects";
-  copts.extra_flags = codegen_flags();
-  auto lib = testlib::load_kernel_library(compile_shared(library_source(kernels), copts));
+  auto lib = compile_kernels(kernels);
   ASSERT_EQ(lib.count, static_cast<int64_t>(cases.size()));
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
@@ -232,15 +251,13 @@ TEST(RowKernels, MatchInterpreter) {
   std::vector<Case> cases;
   for (size_t i = 0; i < texts.size(); ++i)
     for (int rep = 0; rep < 3; ++rep) {
-      uint64_t seed = 90000 + 10 * i + rep;
-      ir::Graph g = ir::parse_graph(texts[i]);
-      tile::Kernel k = whole_kernel(g);
-      Rng rng(seed);
-      Schedule s = random_schedule(g, k, rng);
-      if (rep != 2) s.tile.back() = 0;  // whole rows in a task, as in the default schedule
       SCOPED_TRACE(texts[i]);
-      GeneratedKernel gk = generate_kernel(g, k, s, "orc_r" + std::to_string(cases.size()));
-      cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
+      auto pick = [rep](const ir::Graph& g, const tile::Kernel& k, Rng& rng) {
+        Schedule s = random_schedule(g, k, rng);
+        if (rep != 2) s.tile.back() = 0;  // whole rows in a task, as in the default schedule
+        return s;
+      };
+      cases.push_back(make_case(90000 + 10 * i + rep, texts[i], pick, "orc_r" + std::to_string(cases.size())));
     }
   check_cases(cases);
 }
@@ -281,17 +298,18 @@ TEST(GemmKernels, MatchInterpreter) {
   for (size_t i = 0; i < std::size(shapes); ++i)
     for (int variant = 0; variant < 4; ++variant) {
       const Shape& sh = shapes[i];
-      uint64_t seed = 95000 + 10 * i + variant;
-      ir::Graph g = ir::parse_graph(gemm_graph(sh.batch, sh.m, sh.n, sh.k, variant & 1, variant & 2, variant == 3));
-      tile::Kernel k = whole_kernel(g);
-      Rng rng(seed);
-      Schedule s = variant == 0 ? default_schedule(g, k, 2) : random_schedule(g, k, rng);
-      s.gemm = true;
-      GeneratedKernel gk = generate_kernel(g, k, s, "orc_g" + std::to_string(cases.size()));
+      auto pick = [variant](const ir::Graph& g, const tile::Kernel& k, Rng& rng) {
+        Schedule s = variant == 0 ? default_schedule(g, k, 2) : random_schedule(g, k, rng);
+        s.gemm = true;
+        return s;
+      };
+      Case c = make_case(95000 + 10 * i + variant,
+                         gemm_graph(sh.batch, sh.m, sh.n, sh.k, variant & 1, variant & 2, variant == 3), pick,
+                         "orc_g" + std::to_string(cases.size()));
       // Thinner matmuls stream B row by row instead (lower.h, uses_gemm).
       bool gemm = sh.m >= 6 && sh.n >= 8;
-      ASSERT_EQ(gk.source.find("orc_gemm_panels(") != std::string::npos, gemm) << gk.source;
-      cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
+      ASSERT_EQ(c.generated.source.find("orc_gemm_panels(") != std::string::npos, gemm) << c.generated.source;
+      cases.push_back(std::move(c));
     }
   check_cases(cases);
 }
@@ -338,15 +356,14 @@ TEST(TransposeKernels, MatchInterpreter) {
   std::vector<Case> cases;
   for (size_t i = 0; i < texts.size(); ++i)
     for (int variant = 0; variant < 3; ++variant) {
-      uint64_t seed = 96000 + 10 * i + variant;
-      ir::Graph g = ir::parse_graph(texts[i]);
-      tile::Kernel k = whole_kernel(g);
-      Rng rng(seed);
-      Schedule s = variant == 0 ? default_schedule(g, k, 2) : random_schedule(g, k, rng);
-      GeneratedKernel gk = generate_kernel(g, k, s, "orc_t" + std::to_string(cases.size()));
       SCOPED_TRACE(texts[i]);
-      ASSERT_NE(gk.source.find("bk += 16LL"), std::string::npos) << gk.source;  // the blocked loops
-      cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
+      auto pick = [variant](const ir::Graph& g, const tile::Kernel& k, Rng& rng) {
+        return variant == 0 ? default_schedule(g, k, 2) : random_schedule(g, k, rng);
+      };
+      Case c = make_case(96000 + 10 * i + variant, texts[i], pick, "orc_t" + std::to_string(cases.size()));
+      // The blocked loops.
+      ASSERT_NE(c.generated.source.find("bk += 16LL"), std::string::npos) << c.generated.source;
+      cases.push_back(std::move(c));
     }
   check_cases(cases);
 }
@@ -372,7 +389,6 @@ TEST(GemmKernels, WeightsStoredAsPanels) {
   };
   const Shape shapes[] = {{1, 7, 32, 300}, {2, 16, 64, 513}, {1, 64, 48, 40}, {1, 30, 512, 17}};
   std::vector<Case> cases;
-  std::vector<ValueId> weights;
   for (size_t i = 0; i < std::size(shapes); ++i)
     for (int variant = 0; variant < 2; ++variant) {
       const Shape& sh = shapes[i];
@@ -389,10 +405,7 @@ TEST(GemmKernels, WeightsStoredAsPanels) {
     }
   std::vector<GeneratedKernel> kernels;
   for (const Case& c : cases) kernels.push_back(c.generated);
-  CompilerOptions copts;
-  copts.cache_dir = std::filesystem::temp_directory_path() / "orchid-test-objects";
-  copts.extra_flags = codegen_flags();
-  auto lib = testlib::load_kernel_library(compile_shared(library_source(kernels), copts));
+  auto lib = compile_kernels(kernels);
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     SCOPED_TRACE("seed " + std::to_string(c.seed) + ", schedule " + schedule_str(c.schedule));
@@ -459,10 +472,7 @@ graph @g {
     Schedule s{{1, 0}, 16, 4, true, stream, 0};
     GeneratedKernel gk = generate_kernel(g, k, s, "orc_div");
     ASSERT_NE(gk.source.find("const double"), std::string::npos) << gk.source;
-    CompilerOptions copts;
-    copts.cache_dir = std::filesystem::temp_directory_path() / "orchid-test-objects";
-    copts.extra_flags = codegen_flags();
-    auto lib = testlib::load_kernel_library(compile_shared(library_source({gk}), copts));
+    auto lib = compile_kernels({gk});
     const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -3.0f, 0x1p-149f, -0x1p-130f,
                               0x1p-126f, 0x1.fffffep127f, 0x1p127f, 0x1p-100f, 3.0f, 0.1f, 7e-45f};
     Rng rng(stream ? 2 : 1);

@@ -9,6 +9,7 @@
 #include "interp/interp.h"
 #include "interp/random_inputs.h"
 #include "ir/parser.h"
+#include "runtime/layout.h"
 #include "runtime/library_step.h"
 #include "support/error.h"
 #include "testlib/errors.h"
@@ -21,23 +22,9 @@ using ir::Tensor;
 using testutil::contains;
 constexpr BufferLayout P = BufferLayout::Plain, B = BufferLayout::NChw8c;
 
-// [N, C, H, W] plain <-> [N, C/8, H, W, 8]; `to_blocked` picks the direction.
-Tensor reorder(const Tensor& t, bool to_blocked) {
-  const ir::Dims& s = t.shape();
-  int64_t n = s[0], c = s[1], hw = s[2] * s[3];
-  Tensor out(t.type());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p) {
-        int64_t plain = (i * c + ch) * hw + p;
-        int64_t blocked = ((i * (c / 8) + ch / 8) * hw + p) * 8 + ch % 8;
-        out.set_f64(to_blocked ? blocked : plain, t.get_f64(to_blocked ? plain : blocked));
-      }
-  return out;
-}
-
 // Runs g's oneDNN step with its arguments in `layouts` (inputs given and outputs returned
-// plain, converted on the way) and compares with the interpreter.
+// plain, converted on the way by layout.h's conversions, whose element positions
+// runtime_plan_test pins) and compares with the interpreter.
 void check_in_layouts(const ir::Graph& g, const std::vector<BufferLayout>& layouts, uint64_t seed) {
   std::vector<Tensor> inputs = interp::random_inputs(g, seed);
   std::vector<Tensor> want = interp::run(g, inputs);
@@ -46,12 +33,12 @@ void check_in_layouts(const ir::Graph& g, const std::vector<BufferLayout>& layou
   auto step = make_library_step("onednn", g, constants, layouts);
   std::vector<Tensor> args = inputs;
   for (size_t k = 0; k < inputs.size(); ++k)
-    if (layouts[k] == B) args[k] = reorder(inputs[k], true);
+    if (layouts[k] == B) args[k] = to_layout(inputs[k], B);
   args.emplace_back(g.type(g.outputs()[0]));
   std::vector<void*> ptrs;
   for (Tensor& t : args) ptrs.push_back(t.data());
   step->run(ptrs.data());
-  Tensor got = layouts.back() == B ? reorder(args.back(), false) : args.back();
+  Tensor got = from_layout(args.back(), layouts.back());
   EXPECT_EQ(interp::compare_tensors(got, want[0], 1e-4, 2e-4), "");
 }
 

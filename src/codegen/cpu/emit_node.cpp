@@ -250,7 +250,7 @@ void emit_transposed(const ir::Graph& g, const NodeLowering& nl, ExprEmitter& ex
   open_loop(vk, "bk", "ek", w);
   w.line(at + " = " + ex.expr(p.bodies[0], s) + ";");
   close_n(2, w);
-  if (compute_type(t) == "float" && storage_type(t) == "float") emit_full_block_f32(p, ex, s, k, w);
+  if (t == DType::F32) emit_full_block_f32(p, ex, s, k, w);
   open_loop(vk, "bk", "ek", w);
   open_loop(vl, "bl", "el", w);  // not vectorized: gathers from the buffer cost more than they save
   w.line(ex.element(p.outputs[0], s.dvars) + " = " + to_storage(t, at) + ";");
