@@ -87,3 +87,4 @@ bench-micro: build
 	/usr/bin/python3 bench/micro/fused_rows.py --orchid $(ORCHID) --threads $(JOBS)
 	$(BUILD)/bench/vmath_bench --markdown bench/results/$$(date +%F)-vmath.md
 	$(BUILD)/bench/gemm_bench --threads $(JOBS) --markdown bench/results/$$(date +%F)-gemm.md
+	$(BUILD)/bench/conv_bench --threads $(JOBS) --markdown bench/results/$$(date +%F)-conv.md

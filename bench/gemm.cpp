@@ -9,51 +9,16 @@
 // never asserted by tests: gemm_bench [--threads N] [--min-time S] [--markdown FILE].
 #include <cblas.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <chrono>
-#include <cstdio>
-#include <filesystem>
 #include <fstream>
-#include <functional>
-#include <string>
-#include <vector>
 
-#include "driver/artifact.h"
-#include "driver/plan_builder.h"
-#include "interp/random_inputs.h"
-#include "ir/parser.h"
-#include "runtime/model.h"
-#include "runtime/session.h"
-#include "tile/kernel.h"
+#include "micro_common.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-using orchid::ir::Graph;
-using orchid::ir::NodeId;
-using orchid::ir::Tensor;
+using namespace orchid::bench;
 
 struct Shape {
   int64_t m, n, k;
-};
-
-// A 64-byte aligned byte buffer.
-class Aligned {
- public:
-  explicit Aligned(size_t bytes) : p_(std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64), &std::free) {}
-  void* get() const { return p_.get(); }
-
- private:
-  std::unique_ptr<void, decltype(&std::free)> p_;
-};
-
-struct Options {
-  int threads = 2;
-  double min_time = 0.3;
-  std::string markdown;
 };
 
 std::string dims(int64_t a, int64_t b) { return "[" + std::to_string(a) + "," + std::to_string(b) + "]"; }
@@ -69,68 +34,12 @@ Graph gemm_graph(const Shape& s, bool constant_b, bool fused) {
   return orchid::ir::parse_graph(text);  // values do not matter for timing; tests check results
 }
 
-using orchid::driver::StepChoice;
-using orchid::driver::StepKind;
-
-StepChoice step(const Graph& g, std::vector<NodeId> nodes, orchid::ir::ValueId out, StepKind kind) {
-  StepChoice s;
-  s.kernel = orchid::tile::Kernel{std::move(nodes), {out}};
-  s.inputs = orchid::tile::kernel_inputs(g, s.kernel);
-  s.kind = kind;
-  return s;
-}
-
-// The artifact of g with its steps, loaded.
-std::shared_ptr<const orchid::runtime::Model> build(const Graph& g, const std::vector<StepChoice>& steps,
-                                                    const fs::path& dir, int threads) {
-  orchid::driver::BuildOptions o;
-  o.compiler.cache_dir = fs::temp_directory_path() / "orchid-bench-objects";
-  o.cores = threads;
-  orchid::driver::BuiltArtifact a = orchid::driver::build_artifact(g, steps, o);
-  fs::remove_all(dir);
-  orchid::driver::write_artifact(a, dir.string());
-  return orchid::runtime::Model::load(dir.string());
-}
-
-double median_ms(const std::function<void()>& run, double min_time) {
-  run();
-  std::vector<double> ms;
-  auto start = std::chrono::steady_clock::now();
-  while (ms.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < min_time) {
-    auto t0 = std::chrono::steady_clock::now();
-    run();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
 struct Row {
   std::string shape, what;
   std::vector<std::string> names;
   std::vector<double> ms;  // median of the rounds' medians
   double flops = 0;
 };
-
-// Times each configuration in turn for `rounds` rounds; the median of its round medians.
-std::vector<double> rounds_of(const std::vector<std::function<void()>>& runs, double min_time, int rounds = 3) {
-  std::vector<std::vector<double>> per(runs.size());
-  for (int r = 0; r < rounds; ++r)
-    for (size_t i = 0; i < runs.size(); ++i) per[i].push_back(median_ms(runs[i], min_time));
-  std::vector<double> out;
-  for (auto& v : per) {
-    std::sort(v.begin(), v.end());
-    out.push_back(v[v.size() / 2]);
-  }
-  return out;
-}
-
-std::function<void()> session_run(orchid::runtime::Session& s, const std::vector<const void*>& in, void* out) {
-  return [&s, in, out] {
-    std::vector<void*> outs{out};
-    s.run(in, outs);
-  };
-}
 
 Row bench_shape(const Shape& sh, bool constant_b, bool fused, const Options& opt, const fs::path& work) {
   Graph g = gemm_graph(sh, constant_b, fused);
@@ -142,16 +51,8 @@ Row bench_shape(const Shape& sh, bool constant_b, bool fused, const Options& opt
   std::vector<StepChoice> dnn_steps = {step(g, {NodeId(0)}, v("y"), StepKind::OneDnn)};
   if (fused) dnn_steps.push_back(step(g, {NodeId(1)}, out, StepKind::Generated));
   auto onednn = build(g, dnn_steps, work / "onednn", opt.threads);
-  // Inputs and outputs 64-byte aligned, so that the runtime binds them in place (it copies
-  // unaligned caller buffers into its arena).
-  std::vector<Tensor> in = orchid::interp::random_inputs(g, 1);
-  std::vector<Aligned> in_buf;
-  std::vector<const void*> ptrs;
-  for (const Tensor& t : in) {
-    in_buf.emplace_back(t.bytes().size());
-    std::memcpy(in_buf.back().get(), t.data(), t.bytes().size());
-    ptrs.push_back(in_buf.back().get());
-  }
+  AlignedInputs in = aligned_inputs(g, 1);
+  const std::vector<const void*>& ptrs = in.ptrs;
   size_t out_bytes = static_cast<size_t>(sh.m * sh.n) * sizeof(float);
   Aligned c_gen(out_bytes), c_dnn(out_bytes), c_blas(out_bytes);
   orchid::runtime::SessionOptions so{opt.threads};
@@ -173,12 +74,6 @@ Row bench_shape(const Shape& sh, bool constant_b, bool fused, const Options& opt
   }
   row.ms = rounds_of(runs, opt.min_time);
   return row;
-}
-
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
 }
 
 std::string table(const std::vector<Row>& rows) {

@@ -1,11 +1,15 @@
-// An f32 matmul by the packed GEMM micro-kernel (gemm.inc; NodeLowering::gemm). Per task and
-// batch index, for each block of kc terms: the A region [m0, m1) x block is packed into panels
-// of kc x 6 and the B region block x [n0, n1) into panels of kc x 16, each element evaluated
-// from its factor of the matmul's body (so a transpose, a broadcast or an inlined producer is
-// applied while packing — the prologue; constant weights stored as panels already are read
-// where they are), then orc_gemm_panels accumulates the tile in
-// scratch; the tile is the matmul's home or is finally stored there, where the kernel's
-// elementwise primitives after it (the epilogue) read it like any computed value.
+// An f32 matmul or conv by the packed GEMM micro-kernel (gemm.inc; NodeLowering::gemm). Per
+// task and batch index, for each block of kc terms: the A region [m0, m1) x block is packed
+// into panels of kc x 6, and for each middle index (a conv's output row) the B region block x
+// [n0, n1) into panels of kc x 16, each element evaluated from its factor of the body (so a
+// transpose, a broadcast, a conv's window and zero border or an inlined producer is applied
+// while packing — the prologue; constant weights stored as panels already are read where
+// they are), then orc_gemm_panels accumulates that middle index's tile in scratch. A conv's
+// terms (input channel, kernel offsets) are one flattened k. The tiles are the primitive's
+// home or are finally stored there, where the kernel's elementwise primitives after it (the
+// epilogue) read them like any computed value.
+#include <algorithm>
+
 #include "codegen/cpu/emit_reduce.h"
 #include "support/error.h"
 
@@ -14,7 +18,7 @@ namespace orchid::codegen::cpu::detail {
 namespace {
 
 // One operand's packing: `factor` evaluated with domain variable `lane_dim` running across a
-// panel of `width` lanes and the term k along it.
+// panel of `width` lanes and the term k along it (the reduction variables decoded from k).
 struct Pack {
   ir::Expr factor;
   size_t lane_dim = 0;
@@ -23,65 +27,118 @@ struct Pack {
   std::string lo, hi;  // the region's bounds along lane_dim
 };
 
-// Whether the factor reads memory contiguously along k: some load's last index is k.
-bool contiguous_along_k(const ir::Expr& factor) {
+// Whether the factor reads memory contiguously along k: some load's last index is the last
+// reduction variable (`last`), the fastest to change as k runs.
+bool contiguous_along_k(const ir::Expr& factor, int32_t last_term) {
   bool along = false;
   ir::visit_post(factor, [&](const ir::Expr& e) {
     if (e.op() != ir::ExprOp::Load) return;
     size_t rank = e.num_args() - (e->predicated ? 1 : 0);
     if (rank == 0) return;
     const ir::Expr& last = e.arg(rank - 1);
-    along |= last.op() == ir::ExprOp::Var && last->var_kind == ir::VarKind::Reduce && last->index == 0;
+    along |= last.op() == ir::ExprOp::Var && last->var_kind == ir::VarKind::Reduce && last->index == last_term;
   });
   return along;
 }
 
-// Fills the panels of one operand for the block of terms [gemm_k0, gemm_k0 + gemm_kc): the
-// loop over k innermost where the factor reads along k, else the loop across the panel.
+// Fills the panels of one operand for the block of terms [gemm_k0, gemm_k0 + gemm_kc). Where
+// the factor reads along k, the loop over k is innermost and the last panel's lanes past the
+// edge are zeroed first. Else the loop across a panel is innermost, over all its lanes: those
+// past the edge evaluate the factor at the last lane and store zero, so that the loop has a
+// constant trip count and compiles to whole vectors.
 void emit_pack(const Pack& pk, ExprEmitter& ex, ExprEmitter::Scope s, Writer& w) {
   std::string width = std::to_string(pk.width) + "LL";
   w.open("{");
   w.line("const int64_t gemm_ext = " + pk.hi + " - " + pk.lo + ", gemm_blocks = (gemm_ext + " + width + " - 1) / " +
          width + ";");
-  // The last panel's lanes past the edge are zeros.
-  w.line("if (gemm_ext % " + width + ") for (int64_t i = (gemm_blocks - 1) * gemm_kc * " + width +
-         "; i < gemm_blocks * gemm_kc * " + width + "; ++i) " + pk.panel + "[i] = 0.0f;");
   std::string at = pk.panel + "[gemm_b * gemm_kc * " + width + " + (gemm_k - gemm_k0) * " + width + " + gemm_l]";
-  std::string lanes = "orc_min64(" + width + ", gemm_ext - gemm_b * " + width + ")";
   s.dvars[pk.lane_dim] = "gemm_x";
-  s.rvars[0] = "gemm_k";
-  bool k_inner = contiguous_along_k(pk.factor);
-  s.inner = k_inner ? 0 : static_cast<int32_t>(pk.lane_dim);
+  auto last_term = static_cast<int32_t>(s.rvars.size()) - 1;
+  bool k_inner = contiguous_along_k(pk.factor, last_term);
+  s.inner = k_inner ? last_term : static_cast<int32_t>(pk.lane_dim);
   s.inner_kind = k_inner ? ir::VarKind::Reduce : ir::VarKind::Domain;
-  std::string value = at + " = " + ex.expr(pk.factor, s) + ";";
   std::string k_loop = "for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {";
   std::string b_loop = "for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {";
-  std::string l_loop = "for (int64_t gemm_l = 0; gemm_l < " + lanes + "; ++gemm_l) {";
-  std::string x = "const int64_t gemm_x = " + pk.lo + " + gemm_b * " + width + " + gemm_l;";
   if (k_inner) {
+    w.line("if (gemm_ext % " + width + ") for (int64_t i = (gemm_blocks - 1) * gemm_kc * " + width +
+           "; i < gemm_blocks * gemm_kc * " + width + "; ++i) " + pk.panel + "[i] = 0.0f;");
     w.open(b_loop);
-    w.open(l_loop);
-    w.line(x);
+    w.open("for (int64_t gemm_l = 0; gemm_l < orc_min64(" + width + ", gemm_ext - gemm_b * " + width + "); ++gemm_l) {");
+    w.line("const int64_t gemm_x = " + pk.lo + " + gemm_b * " + width + " + gemm_l;");
     w.line("#pragma omp simd");
     w.open(k_loop);
+    w.line(at + " = " + ex.expr(pk.factor, s) + ";");
   } else {
     w.open(k_loop);
     w.open(b_loop);
     w.line("#pragma omp simd");
-    w.open(l_loop);
-    w.line(x);
+    w.open("for (int64_t gemm_l = 0; gemm_l < " + width + "; ++gemm_l) {");
+    w.line("const int64_t gemm_i = gemm_b * " + width + " + gemm_l;");
+    w.line("const int64_t gemm_x = " + pk.lo + " + orc_min64(gemm_i, gemm_ext - 1);");
+    w.line(at + " = gemm_i < gemm_ext ? " + ex.expr(pk.factor, s) + " : 0.0f;");
   }
-  w.line(value);
   close_n(4, w);
 }
+
+// Whether the factor reads the terms as the trailing dims of a kernel argument, in order and
+// whole: it is one unpredicated load of an argument whose last indices are r0, r1, .. and whose
+// other indices mention no term (a conv's weights [co, ci, k1, ..]). Its flattened term is
+// then the offset along those dims: the load's offset is that of r0 = .. = 0 and r_last = k.
+bool reads_terms_flat(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const ir::Expr& factor) {
+  if (factor.op() != ir::ExprOp::Load || factor->predicated) return false;
+  ir::ValueId v = p.inputs[static_cast<size_t>(factor->index)];
+  const ir::Dims& shape = g.type(v).shape;
+  size_t terms = p.reduce_domain.size(), rank = factor.num_args();
+  if (kl.arg_of(v) < 0 || g.value(v).origin == ir::ValueOrigin::Node || rank < terms) return false;
+  for (size_t d = 0; d < rank; ++d) {
+    const ir::Expr& i = factor.arg(d);
+    if (d + terms < rank) {
+      bool mentions_term = false;
+      ir::visit_post(i, [&](const ir::Expr& x) {
+        mentions_term |= x.op() == ir::ExprOp::Var && x->var_kind == ir::VarKind::Reduce;
+      });
+      if (mentions_term) return false;
+      continue;
+    }
+    size_t t = d + terms - rank;
+    if (i.op() != ir::ExprOp::Var || i->var_kind != ir::VarKind::Reduce || i->index != static_cast<int32_t>(t) ||
+        shape[d] != p.reduce_domain[t])
+      return false;
+  }
+  return true;
+}
+
+// The reduction variables as C expressions of the flattened term gemm_k (row-major over the
+// reduction domain).
+std::vector<std::string> decoded_terms(const ir::Dims& terms) {
+  std::vector<std::string> r(terms.size());
+  int64_t below = 1;
+  for (size_t d = terms.size(); d-- > 0;) {
+    std::string q = below == 1 ? "gemm_k" : "(gemm_k / " + std::to_string(below) + "LL)";
+    r[d] = d == 0 ? q : "(" + q + " % " + std::to_string(terms[d]) + "LL)";
+    below *= terms[d];
+  }
+  return r;
+}
+
+// Loops over the middle dims (GemmFactors) of the region, with gemm_ct the tile of the
+// current middle index (they follow each other in the order of the loops).
+void open_middle(const NodeLowering& nl, const GemmFactors& f, Writer& w) {
+  w.open("{");
+  w.line("int64_t gemm_t = 0;");
+  open_domain(nl, f.m + 1, f.n, w);
+  w.line("float* __restrict__ gemm_ct = gemm_c + gemm_t++ * " + std::to_string(nl.gemm_tile) + "LL;");
+}
+
+void close_middle(const GemmFactors& f, Writer& w) { close_n(f.n - f.m, w); }
 
 }  // namespace
 
 void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex, Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
   std::optional<GemmFactors> f = gemm_factors(g, p);
-  ORCHID_CHECK(f.has_value()) << "a matmul lowered for the GEMM micro-kernel has no factors";
-  size_t r = p.domain.size(), m = r - 2, n = r - 1;
+  ORCHID_CHECK(f.has_value()) << "a primitive lowered for the GEMM micro-kernel has no factors";
+  size_t m = f->m, n = f->n;
   open_domain(nl, 0, m, w);
   w.open("{");
   auto ptr = [](int64_t offset) { return "(float*)((char*)scratch + " + std::to_string(offset) + ")"; };
@@ -90,7 +147,8 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.line("float* __restrict__ gemm_c = " + ptr(nl.gemm_c) + ";");
   std::string m0 = region_lo(nl.node, m), m1 = region_hi(nl.node, m);
   std::string n0 = region_lo(nl.node, n), n1 = region_hi(nl.node, n);
-  std::string ldc = std::to_string(nl.gemm_ldc) + "LL", terms = std::to_string(p.reduce_domain[0]) + "LL";
+  int64_t k_total = ir::numel(p.reduce_domain);
+  std::string ldc = std::to_string(nl.gemm_ldc) + "LL", terms = std::to_string(k_total) + "LL";
   w.open("if (" + m1 + " > " + m0 + " && " + n1 + " > " + n0 + ") {");
   auto padded = [](const std::string& lo, const std::string& hi, int64_t block) {
     std::string b = std::to_string(block) + "LL";
@@ -100,26 +158,37 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.open("for (int64_t gemm_k0 = 0; gemm_k0 < " + terms + "; gemm_k0 += " + std::to_string(nl.gemm_kc) + "LL) {");
   w.line("const int64_t gemm_kc = orc_min64(" + std::to_string(nl.gemm_kc) + "LL, " + terms + " - gemm_k0);");
   ExprEmitter::Scope s = scope_of(p);
-  emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1}, ex, s, w);
+  s.rvars = decoded_terms(p.reduce_domain);
+  ExprEmitter::Scope flat = s;
+  if (reads_terms_flat(g, kl, p, f->a)) {
+    std::fill(flat.rvars.begin(), flat.rvars.end(), "0");
+    flat.rvars.back() = "gemm_k";
+  }
+  emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1}, ex, flat, w);
+  open_middle(nl, *f, w);
   if (nl.gemm_b_panels >= 0) {
     // B is constant weights stored as panels of all K terms (runtime layout.h, panels16).
-    std::string whole = std::to_string(p.reduce_domain[0] * kGemmNr) + "LL", nr = std::to_string(kGemmNr) + "LL";
+    std::string whole = std::to_string(k_total * kGemmNr) + "LL", nr = std::to_string(kGemmNr) + "LL";
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + n0 + " / " + nr +
-           " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_c, " + ldc + ", gemm_k0 == 0);");
+           " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_ct, " + ldc + ", gemm_k0 == 0);");
   } else {
     emit_pack({f->b, n, kGemmNr, "gemm_pb", n0, n1}, ex, s, w);
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + std::to_string(kGemmNr) +
-           "LL, gemm_c, " + ldc + ", gemm_k0 == 0);");
+           "LL, gemm_ct, " + ldc + ", gemm_k0 == 0);");
   }
+  close_middle(*f, w);
   w.close();
   if (!nl.gemm_home) {
+    s = scope_of(p);
     s.dvars[m] = "gemm_m";
     s.dvars[n] = "gemm_n";
+    open_middle(nl, *f, w);
     open_loop("gemm_m", m0, m1, w);
     w.simd_pragmas(kl.schedule);
     open_loop("gemm_n", n0, n1, w);
-    w.line(store(g, ex, p.outputs[0], s, "gemm_c[(gemm_m - " + m0 + ") * " + ldc + " + (gemm_n - " + n0 + ")]"));
+    w.line(store(g, ex, p.outputs[0], s, "gemm_ct[(gemm_m - " + m0 + ") * " + ldc + " + (gemm_n - " + n0 + ")]"));
     close_n(2, w);
+    close_middle(*f, w);
   }
   w.close();
   w.close();

@@ -283,40 +283,44 @@ bool computed_in_place(const ir::Graph& g, const KernelLowering& kl, const std::
   return exact;
 }
 
-// Scratch for a matmul the GEMM micro-kernel computes (NodeLowering::gemm), from its largest
-// region `most`: A panels, B panels and the tile they accumulate into.
-void place_gemm(const ir::Primitive& p, const Dims& most, NodeLowering& nl, int64_t& offset) {
-  int64_t k = p.reduce_domain[0];
-  size_t r = most.size();
+// Scratch for a linear primitive the GEMM micro-kernel computes (NodeLowering::gemm), from
+// its largest region `most`: A panels, B panels and the tiles they accumulate into, one per
+// middle index.
+void place_gemm(const ir::Primitive& p, const GemmFactors& f, const Dims& most, NodeLowering& nl, int64_t& offset) {
+  int64_t k = ir::numel(p.reduce_domain);
   nl.gemm = true;
   nl.gemm_kc = ceil_div(k, ceil_div(k, kGemmKc));  // equal blocks
-  int64_t mp = round_up(most[r - 2], kGemmMr);
-  nl.gemm_ldc = round_up(most[r - 1], kGemmNr);
+  int64_t mp = round_up(most[f.m], kGemmMr), middle = 1;
+  for (size_t d = f.m + 1; d < f.n; ++d) middle *= most[d];
+  nl.gemm_ldc = round_up(most[f.n], kGemmNr);
+  nl.gemm_tile = mp * nl.gemm_ldc;
   nl.gemm_a = offset;
   offset += align64(mp * nl.gemm_kc * 4);
   nl.gemm_b = offset;
   offset += align64(nl.gemm_ldc * nl.gemm_kc * 4);
   nl.gemm_c = offset;
-  offset += align64(mp * nl.gemm_ldc * 4);
+  offset += align64(middle * nl.gemm_tile * 4);
 }
 
 // The home of a value computed into scratch (not in place), of the node's largest region
-// `most`: its own area, or a GEMM's tile where each task computes one batch index of it (the
-// tile is then the home and nothing is copied; a kernel output is copied out of its own area).
+// `most`: its own area, or a GEMM's tile where each task computes one index of every dim but
+// the rows and columns (the tile is then the home and nothing is copied; a kernel output is
+// copied out of its own area).
 ValueHome scratch_home(const ir::Graph& g, ValueId v, const Dims& most, NodeLowering& nl, int arg, int64_t& offset) {
   ValueHome h;
   h.arg = arg;
   h.copy_out = arg >= 0;
   h.scratch_strides.assign(most.size(), 1);
-  size_t r = most.size();
-  bool one_batch = std::all_of(most.begin(), most.end() - std::min<size_t>(r, 2), [](int64_t e) { return e == 1; });
-  if (nl.gemm && !h.copy_out && one_batch) {
+  std::optional<GemmFactors> f = nl.gemm ? gemm_factors(g, g.node(nl.node)) : std::nullopt;
+  bool one_tile = f.has_value();
+  for (size_t d = 0; one_tile && d < most.size(); ++d) one_tile = d == f->m || d == f->n || most[d] == 1;
+  if (one_tile && !h.copy_out) {
     nl.gemm_home = true;
     h.scratch_offset = nl.gemm_c;
-    h.scratch_strides[r - 2] = nl.gemm_ldc;
-    return h;  // the batch dims' strides do not matter: their region index is 0
+    h.scratch_strides[f->m] = nl.gemm_ldc;
+    return h;  // the other dims' strides do not matter: their region index is 0
   }
-  for (size_t d = r; d-- > 1;) h.scratch_strides[d - 1] = h.scratch_strides[d] * most[d];
+  for (size_t d = most.size(); d-- > 1;) h.scratch_strides[d - 1] = h.scratch_strides[d] * most[d];
   h.scratch_offset = offset;
   offset += align64(ir::numel(most) * ir::dtype_bytes(g.type(v).dtype));
   return h;
@@ -332,7 +336,10 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
     Dims most(p.domain.size(), 0);
     for (const Region& r : tr.node[i])
       for (size_t d = 0; d < most.size(); ++d) most[d] = std::max(most[d], r.shape()[d]);
-    if (uses_gemm(g, p, kl.schedule) && most[most.size() - 2] > 0 && most.back() > 0) place_gemm(p, most, nl, offset);
+    if (uses_gemm(g, p, kl.schedule)) {
+      GemmFactors f = *gemm_factors(g, p);
+      if (most[f.m] > 0 && most[f.n] > 0) place_gemm(p, f, most, nl, offset);
+    }
     for (ValueId v : p.outputs) {
       int arg = kl.arg_of(v);
       if (computed_in_place(g, kl, tr.node[i], p, v)) {
@@ -422,23 +429,27 @@ bool mentions(const ir::Expr& e, int32_t d) {
 }  // namespace
 
 std::optional<GemmFactors> gemm_factors(const ir::Graph& g, const ir::Primitive& p) {
-  if (p.op != ir::PrimOp::MatMul || p.bodies.size() != 1 || p.reduce != ir::ReduceOp::Sum ||
-      p.reduce_domain.size() != 1 || p.reduce_domain[0] < 1 || p.domain.size() < 2 ||
-      g.type(p.outputs[0]).dtype != ir::DType::F32)
+  bool matmul = p.op == ir::PrimOp::MatMul && p.reduce_domain.size() == 1 && p.domain.size() >= 2;
+  bool conv = p.op == ir::PrimOp::Conv && p.domain.size() >= 3 && p.reduce_domain.size() + 1 == p.domain.size();
+  if ((!matmul && !conv) || p.bodies.size() != 1 || p.reduce != ir::ReduceOp::Sum ||
+      ir::numel(p.reduce_domain) < 1 || g.type(p.outputs[0]).dtype != ir::DType::F32)
     return std::nullopt;
   const ir::Expr& body = p.bodies[0];
   if (body.op() != ir::ExprOp::Mul || body.dtype() != ir::DType::F32) return std::nullopt;
-  auto m = static_cast<int32_t>(p.domain.size() - 2), n = m + 1;
+  size_t n = p.domain.size() - 1, m = matmul ? n - 1 : 1;
   for (int swap = 0; swap < 2; ++swap) {
     const ir::Expr& a = body.arg(swap), &b = body.arg(1 - swap);
-    if (!mentions(a, n) && !mentions(b, m)) return GemmFactors{a, b};
+    bool a_free = true;
+    for (size_t d = m + 1; d <= n; ++d) a_free &= !mentions(a, static_cast<int32_t>(d));
+    if (a_free && !mentions(b, static_cast<int32_t>(m))) return GemmFactors{a, b, m, n};
   }
   return std::nullopt;
 }
 
 bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s) {
-  size_t r = p.domain.size();
-  return s.gemm && r >= 2 && p.domain[r - 2] >= kGemmMr && p.domain[r - 1] >= 8 && gemm_factors(g, p);
+  if (!s.gemm) return false;
+  std::optional<GemmFactors> f = gemm_factors(g, p);
+  return f && p.domain[f->m] >= kGemmMr && p.domain[f->n] >= 8;
 }
 
 const NodeLowering& KernelLowering::node(NodeId n) const {

@@ -49,14 +49,15 @@ struct NodeLowering {
   bool accumulate_rows = false;   // reduction accumulated a row at a time (vectorized)
   int64_t acc_offset = 0;         // scratch offset of the accumulator row(s)
   int64_t acc_row = 0;            // elements per accumulator row
-  // An f32 matmul computed by the packed GEMM micro-kernel (gemm.inc, emit_gemm.cpp): per
-  // task, blocks of gemm_kc terms of its A and B regions packed into panels in scratch and
-  // multiplied into a tile of gemm_ldc columns (the region's, rounded up to 16), which is then
-  // stored to the matmul's home, unless it is that home.
+  // An f32 matmul or conv computed by the packed GEMM micro-kernel (gemm.inc, emit_gemm.cpp):
+  // per task, blocks of gemm_kc terms of its A and B regions packed into panels in scratch and
+  // multiplied into a tile of gemm_ldc columns (the region's, rounded up to 16) per middle
+  // index (GemmFactors), which is then stored to the primitive's home, unless it is that home.
   bool gemm = false;
   int64_t gemm_kc = 0;
   int64_t gemm_a = 0, gemm_b = 0, gemm_c = 0;  // scratch offsets: A panels, B panels, C tile
   int64_t gemm_ldc = 0;
+  int64_t gemm_tile = 0;   // floats from one middle index's tile to the next (GemmFactors)
   bool gemm_home = false;  // the tile is the matmul's home (its strides: gemm_ldc, 1)
   // The kernel argument that holds B already in panels (runtime layout.h, panels16: constant
   // weights packed when the artifact is built); B is then read from it, not packed. -1: none.
@@ -96,16 +97,24 @@ struct KernelLowering {
 // terms; 0 where it is not computed over lanes (scalar schedules, fewer terms than lanes).
 int64_t reduction_lanes(const Schedule& s, int64_t extent);
 
-// The two factors of a matmul that the GEMM micro-kernel can compute, or none: an f32 MatMul
-// primitive over [b.., m, n] with one term k, whose body is a product of an A factor free of n
-// and a B factor free of m (any expressions: transposes, broadcasts, inlined producers).
+// The two factors of a linear primitive that the GEMM micro-kernel can compute, and how its
+// dims map onto a matrix product, or none. An f32 MatMul over [b.., m, n] with one term k, or
+// an f32 Conv with one group over [n, co, o1.., ox] with terms (ci, k1.., kx) (implicit GEMM:
+// rows co, columns ox, the terms flattened in order), whose body is a product of an A factor
+// free of the columns and of the middle dims and a B factor free of the rows (any
+// expressions: transposes, broadcasts, predicated borders, inlined producers). Dims before
+// `m` are batch dims, each with its own A; dims between `m` and `n` (a conv's output rows
+// but the last) are middle dims, whose every index is one more block of columns over the
+// same A.
 struct GemmFactors {
   ir::Expr a, b;
+  size_t m = 0, n = 0;
 };
 std::optional<GemmFactors> gemm_factors(const ir::Graph& g, const ir::Primitive& p);
-// Whether the schedule has the micro-kernel compute matmul p: it has factors, and at least 6
-// rows and 8 columns (a thinner matmul, a matrix-vector product, streams B once row by row
-// instead: packing would double its memory traffic and the 6 x 16 block waste the FMAs).
+// Whether the schedule has the micro-kernel compute linear primitive p: it has factors, and
+// at least 6 rows and 8 columns (a thinner matmul, a matrix-vector product, streams B once
+// row by row instead: packing would double its memory traffic and the 6 x 16 block waste the
+// FMAs).
 bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s);
 // Register blocking of the micro-kernel (gemm.inc), and the terms per packed block: a B
 // panel of kGemmKc x 16 floats (16 KiB) stays in L1 while the A panels pass it.

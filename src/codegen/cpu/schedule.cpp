@@ -2,6 +2,7 @@
 #include "codegen/cpu/schedule.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "codegen/cpu/lower.h"
@@ -155,34 +156,46 @@ int64_t even_tile(int64_t extent, int64_t most, int64_t multiple) {
 }
 
 // Tiles for a kernel whose anchor is computed by the GEMM micro-kernel: one batch index and
-// up to 192 x 256 of [m, n] per task (a task packs its operand regions, K (tm + tn) elements,
-// for tm tn K multiply-adds; its A panels then fit L2), halved along n, then m, until every
-// core has two tasks.
-ir::Dims gemm_tiles(const ir::Dims& shape, int cores) {
+// up to 192 rows x 256 columns per task (a task packs its operand regions, K (tm + tn)
+// elements, for tm tn K multiply-adds; its A panels then fit L2), over as many middle indices
+// (a conv's output rows) as make about 256 columns in all; halved along the middle dims, then
+// the columns, then the rows, until every core has two tasks.
+ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
   size_t r = shape.size();
   ir::Dims tile(r, 1);
-  tile[r - 2] = even_tile(shape[r - 2], 192, kGemmMr);
-  tile[r - 1] = even_tile(shape[r - 1], 256, kGemmNr);
+  tile[f.m] = even_tile(shape[f.m], 192, kGemmMr);
+  tile[f.n] = even_tile(shape[f.n], 256, kGemmNr);
+  int64_t columns = std::max<int64_t>(1, 256 / tile[f.n]);
+  for (size_t d = f.n; d-- > f.m + 1;) {
+    tile[d] = even_tile(shape[d], columns, 1);
+    columns = std::max<int64_t>(1, columns / tile[d]);
+  }
   auto tasks = [&] {
     int64_t t = 1;
     for (size_t d = 0; d < r; ++d) t *= ceil_div(shape[d], tile[d]);
     return t;
   };
+  auto halve_middle = [&] {
+    for (size_t d = f.m + 1; d < f.n; ++d)
+      if (tile[d] >= 2) return tile[d] = even_tile(shape[d], tile[d] / 2, 1), true;
+    return false;
+  };
   while (tasks() < 2 * cores) {
-    if (tile[r - 1] >= 2 * 64) tile[r - 1] = even_tile(shape[r - 1], tile[r - 1] / 2, kGemmNr);
-    else if (tile[r - 2] >= 2 * 24) tile[r - 2] = even_tile(shape[r - 2], tile[r - 2] / 2, kGemmMr);
+    if (halve_middle()) continue;
+    if (tile[f.n] >= 2 * 64) tile[f.n] = even_tile(shape[f.n], tile[f.n] / 2, kGemmNr);
+    else if (tile[f.m] >= 2 * 24) tile[f.m] = even_tile(shape[f.m], tile[f.m] / 2, kGemmMr);
     else break;
   }
   return tile;
 }
 
-// Whether the kernel's anchor (of `shape`) is a matmul the GEMM micro-kernel computes.
-bool gemm_anchor(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
+// The primitive computing the kernel's anchor (of `shape`) with the GEMM micro-kernel, if any.
+std::optional<GemmFactors> gemm_anchor(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
   for (ir::NodeId n : k.nodes) {
     const ir::Primitive& p = g.node(n);
-    if (p.domain == shape && uses_gemm(g, p, Schedule{})) return true;
+    if (p.domain == shape && uses_gemm(g, p, Schedule{})) return gemm_factors(g, p);
   }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -200,8 +213,8 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
   int64_t written = 0;
   for (ir::ValueId v : k.outputs) written += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
   s.stream = written >= kStreamBytes;
-  if (gemm_anchor(g, k, shape)) {
-    s.tile = gemm_tiles(shape, std::max(1, cores));
+  if (std::optional<GemmFactors> f = gemm_anchor(g, k, shape)) {
+    s.tile = gemm_tiles(shape, *f, std::max(1, cores));
     return s;
   }
   const int64_t min_task = 16 * 1024;
