@@ -5,7 +5,7 @@
 // generated kernel against oneDNN's conv with the same post-ops in one step; the padded rows
 // read an input reflect-padded by a layout primitive: one generated kernel that pads while
 // packing against a pad step followed by oneDNN's conv. Medians of alternating rounds; never
-// asserted by tests: conv_bench [--threads N] [--min-time S] [--markdown FILE].
+// asserted by tests: conv_bench [--threads N] [--min-time S] [--markdown FILE] [--only NAME].
 #include <fstream>
 
 #include "micro_common.h"
@@ -112,13 +112,15 @@ std::string table(const std::vector<Row>& rows) {
 
 int main(int argc, char** argv) {
   Options opt;
+  std::string only;  // convs whose name contains this
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--threads") opt.threads = std::stoi(argv[i + 1]);
     else if (flag == "--min-time") opt.min_time = std::stod(argv[i + 1]);
     else if (flag == "--markdown") opt.markdown = argv[i + 1];
+    else if (flag == "--only") only = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: conv_bench [--threads N] [--min-time S] [--markdown FILE]\n");
+      std::fprintf(stderr, "usage: conv_bench [--threads N] [--min-time S] [--markdown FILE] [--only NAME]\n");
       return 1;
     }
   }
@@ -128,15 +130,16 @@ int main(int argc, char** argv) {
       {"resnet18", 64, 128, 56, 56, 3, 2, 1},         {"resnet18", 128, 128, 28, 28, 3, 1, 1},
       {"resnet18", 256, 256, 14, 14, 3, 1, 1},        {"mobilenet_v2 expand", 24, 144, 56, 56, 1, 1, 0},
       {"mobilenet_v2 project", 144, 24, 56, 56, 1, 1, 0}, {"candy", 3, 32, 224, 224, 9, 1, 4},
-      {"candy", 128, 128, 56, 56, 3, 1, 1},
+      {"candy", 128, 128, 56, 56, 3, 1, 1},           {"candy output", 32, 3, 224, 224, 9, 1, 4},
   };
   std::vector<Row> rows;
   for (const Conv& c : convs) {
+    if (std::string(c.name).find(only) == std::string::npos) continue;
     rows.push_back(bench_conv(c, Variant::Plain, opt, work));
     rows.push_back(bench_conv(c, Variant::BiasRelu, opt, work));
   }
-  rows.push_back(bench_conv(convs[std::size(convs) - 1], Variant::ReflectPad, opt, work));
-  rows.push_back(bench_conv(convs[std::size(convs) - 2], Variant::ReflectPad, opt, work));
+  for (size_t i = std::size(convs) - 3; i < std::size(convs); ++i)
+    if (std::string(convs[i].name).find(only) != std::string::npos) rows.push_back(bench_conv(convs[i], Variant::ReflectPad, opt, work));
   fs::remove_all(work);
   std::string text = "# f32 convolutions: Orchid's implicit GEMM and oneDNN (" + std::to_string(opt.threads) +
                      " threads; medians of alternating rounds)\n\n" + table(rows);

@@ -1,7 +1,7 @@
 // Differential test of implicit-GEMM convolutions (lower.h, GemmFactors; emit_gemm.cpp): conv
 // kernels computed by the packed GEMM micro-kernel, over every attribute combination (1-D,
 // 2-D and 3-D windows, strides, dilations, symmetric and asymmetric zero pads, pointwise 1 x 1
-// and wide 9 x 9 windows), odd channel counts and sizes (edges of the 6 x 16 register block
+// and wide 9 x 9 windows), B read in place and packed, odd channel counts and sizes (edges of the 6 x 16 register block
 // and of the 256-term blocks), batches, with a bias + relu epilogue and with prologues (a
 // reflect pad inlined into the packing, an elementwise producer), under default and random
 // schedules, match the reference interpreter. Grouped and depthwise convs, whose B factor
@@ -88,7 +88,7 @@ std::vector<ConvShape> conv_shapes() {
       {2, 5, 13, {11, 17}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
       // pointwise 1 x 1
       {1, 40, 32, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
-      // wide window, 3 output channels (too few rows: a plain sum) and 6
+      // wide window, 3 output channels (half the micro-kernel's rows) and 6
       {1, 3, 6, {20, 21}, {9, 9}, {1, 1}, {1, 1}, {4, 4}, {4, 4}},
       {1, 32, 3, {12, 12}, {9, 9}, {1, 1}, {1, 1}, {4, 4}, {4, 4}},
       // dilation, asymmetric pads, rectangular window and strides; > 256 terms (two k blocks)
@@ -121,8 +121,12 @@ TEST(ConvKernels, MatchInterpreter) {
       Case c = make_case(98000 + 10 * i + variant, text, pick, "orc_c" + std::to_string(cases.size()));
       std::vector<int64_t> in = sh.in;
       if (prologue == 1) in.back() += 2;
-      bool gemm = sh.groups == 1 && sh.co >= kGemmMr && conv_out(sh, in).back() >= 8;
-      EXPECT_EQ(c.generated.source.find("orc_gemm_panels(") != std::string::npos, gemm) << c.generated.source;
+      bool gemm = sh.groups == 1 && sh.co >= 3 && conv_out(sh, in).back() >= 8;
+      // B read in place where its rows are contiguous: not through the inlined reflect pad.
+      bool rows = gemm && prologue != 1 && sh.strides.back() == 1;
+      const std::string& src = c.generated.source;
+      EXPECT_EQ(src.find("orc_gemm_rows(") != std::string::npos, rows) << src;
+      EXPECT_EQ(src.find("orc_gemm_panels(") != std::string::npos, gemm && !rows) << src;
       cases.push_back(std::move(c));
     }
   check_cases(cases);

@@ -43,9 +43,9 @@ bool contiguous_along_k(const ir::Expr& factor, int32_t last_term) {
 
 // Fills the panels of one operand for the block of terms [gemm_k0, gemm_k0 + gemm_kc). Where
 // the factor reads along k, the loop over k is innermost and the last panel's lanes past the
-// edge are zeroed first. Else the loop across a panel is innermost, over all its lanes: those
-// past the edge evaluate the factor at the last lane and store zero, so that the loop has a
-// constant trip count and compiles to whole vectors.
+// edge are zeroed first. Else the loop across a panel is innermost, over all its lanes, those
+// past the edge storing zero without evaluating the factor: the loop has a constant trip
+// count, and its loads, affine in the lane, compile to whole (masked) vectors.
 void emit_pack(const Pack& pk, ExprEmitter& ex, ExprEmitter::Scope s, Writer& w) {
   std::string width = std::to_string(pk.width) + "LL";
   w.open("{");
@@ -73,8 +73,7 @@ void emit_pack(const Pack& pk, ExprEmitter& ex, ExprEmitter::Scope s, Writer& w)
     w.open(b_loop);
     w.line("#pragma omp simd");
     w.open("for (int64_t gemm_l = 0; gemm_l < " + width + "; ++gemm_l) {");
-    w.line("const int64_t gemm_i = gemm_b * " + width + " + gemm_l;");
-    w.line("const int64_t gemm_x = " + pk.lo + " + orc_min64(gemm_i, gemm_ext - 1);");
+    w.line("const int64_t gemm_i = gemm_b * " + width + " + gemm_l, gemm_x = " + pk.lo + " + gemm_i;");
     w.line(at + " = gemm_i < gemm_ext ? " + ex.expr(pk.factor, s) + " : 0.0f;");
   }
   close_n(4, w);
@@ -106,6 +105,47 @@ bool reads_terms_flat(const ir::Graph& g, const KernelLowering& kl, const ir::Pr
       return false;
   }
   return true;
+}
+
+// Fills the table of B's row pointers (NodeLowering::gemm_q) for the block of terms: a row of
+// 16 columns wholly inside the region and the factor's predicate points into the loaded
+// value; another (at an edge or the border) is packed into its place in the panels, lanes
+// past the edge zero, and points there.
+void emit_rows(const ir::Graph& g, const ir::Primitive& p, const GemmFactors& f, ExprEmitter& ex,
+               ExprEmitter::Scope s, const std::string& n0, const std::string& n1, Writer& w) {
+  const ir::Expr& load = f.b;
+  size_t rank = g.type(p.inputs[static_cast<size_t>(load->index)]).shape.size();
+  w.open("{");
+  w.line("const int64_t gemm_ext = " + n1 + " - " + n0 + ", gemm_blocks = (gemm_ext + 15) / 16;");
+  w.open("for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {");
+  w.open("for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {");
+  w.line("const int64_t gemm_xa = " + n0 + " + gemm_b * 16, gemm_xb = gemm_xa + 15;");
+  w.line("const int64_t gemm_row = gemm_b * gemm_kc + (gemm_k - gemm_k0);");
+  std::string inside = "gemm_xb < " + n1;
+  s.dvars[f.n] = "gemm_xa";
+  std::vector<std::string> idx;
+  for (size_t d = 0; d < rank; ++d) idx.push_back(ex.expr(load.arg(d), s));
+  std::string at = "&" + ex.element(p.inputs[static_cast<size_t>(load->index)], idx);
+  if (load->predicated) {
+    inside += " && " + ex.expr(load.arg(rank), s);
+    s.dvars[f.n] = "gemm_xb";
+    inside += " && " + ex.expr(load.arg(rank), s);
+  }
+  w.open("if (" + inside + ") {");
+  w.line("gemm_bq[gemm_row] = " + at + ";");
+  w.close();
+  w.open("else {");
+  s.dvars[f.n] = "gemm_x";
+  s.inner = static_cast<int32_t>(f.n);
+  s.inner_kind = ir::VarKind::Domain;
+  w.line("#pragma omp simd");
+  w.open("for (int64_t gemm_l = 0; gemm_l < 16; ++gemm_l) {");
+  w.line("const int64_t gemm_i = gemm_b * 16 + gemm_l, gemm_x = " + n0 + " + gemm_i;");
+  w.line("gemm_pb[gemm_row * 16 + gemm_l] = gemm_i < gemm_ext ? " + ex.expr(load, s) + " : 0.0f;");
+  w.close();
+  w.line("gemm_bq[gemm_row] = gemm_pb + gemm_row * 16;");
+  w.close();
+  close_n(3, w);
 }
 
 // The reduction variables as C expressions of the flattened term gemm_k (row-major over the
@@ -145,6 +185,7 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.line("float* __restrict__ gemm_pa = " + ptr(nl.gemm_a) + ";");
   w.line("float* __restrict__ gemm_pb = " + ptr(nl.gemm_b) + ";");
   w.line("float* __restrict__ gemm_c = " + ptr(nl.gemm_c) + ";");
+  if (nl.gemm_q >= 0) w.line("const float** __restrict__ gemm_bq = (const float**)((char*)scratch + " + std::to_string(nl.gemm_q) + ");");
   std::string m0 = region_lo(nl.node, m), m1 = region_hi(nl.node, m);
   std::string n0 = region_lo(nl.node, n), n1 = region_hi(nl.node, n);
   int64_t k_total = ir::numel(p.reduce_domain);
@@ -171,6 +212,9 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
     std::string whole = std::to_string(k_total * kGemmNr) + "LL", nr = std::to_string(kGemmNr) + "LL";
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + n0 + " / " + nr +
            " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_ct, " + ldc + ", gemm_k0 == 0);");
+  } else if (nl.gemm_q >= 0) {
+    emit_rows(g, p, *f, ex, s, n0, n1, w);
+    w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_ct, " + ldc + ", gemm_k0 == 0);");
   } else {
     emit_pack({f->b, n, kGemmNr, "gemm_pb", n0, n1}, ex, s, w);
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + std::to_string(kGemmNr) +

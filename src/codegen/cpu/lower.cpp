@@ -286,7 +286,8 @@ bool computed_in_place(const ir::Graph& g, const KernelLowering& kl, const std::
 // Scratch for a linear primitive the GEMM micro-kernel computes (NodeLowering::gemm), from
 // its largest region `most`: A panels, B panels and the tiles they accumulate into, one per
 // middle index.
-void place_gemm(const ir::Primitive& p, const GemmFactors& f, const Dims& most, NodeLowering& nl, int64_t& offset) {
+void place_gemm(const ir::Primitive& p, const GemmFactors& f, bool direct, const Dims& most, NodeLowering& nl,
+                int64_t& offset) {
   int64_t k = ir::numel(p.reduce_domain);
   nl.gemm = true;
   nl.gemm_kc = ceil_div(k, ceil_div(k, kGemmKc));  // equal blocks
@@ -300,6 +301,10 @@ void place_gemm(const ir::Primitive& p, const GemmFactors& f, const Dims& most, 
   offset += align64(nl.gemm_ldc * nl.gemm_kc * 4);
   nl.gemm_c = offset;
   offset += align64(middle * nl.gemm_tile * 4);
+  if (direct) {
+    nl.gemm_q = offset;
+    offset += align64(nl.gemm_ldc / kGemmNr * nl.gemm_kc * 8);
+  }
 }
 
 // The home of a value computed into scratch (not in place), of the node's largest region
@@ -338,7 +343,7 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
       for (size_t d = 0; d < most.size(); ++d) most[d] = std::max(most[d], r.shape()[d]);
     if (uses_gemm(g, p, kl.schedule)) {
       GemmFactors f = *gemm_factors(g, p);
-      if (most[f.m] > 0 && most[f.n] > 0) place_gemm(p, f, most, nl, offset);
+      if (most[f.m] > 0 && most[f.n] > 0) place_gemm(p, f, direct_b_rows(g, kl, p, f), most, nl, offset);
     }
     for (ValueId v : p.outputs) {
       int arg = kl.arg_of(v);
@@ -449,7 +454,69 @@ std::optional<GemmFactors> gemm_factors(const ir::Graph& g, const ir::Primitive&
 bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s) {
   if (!s.gemm) return false;
   std::optional<GemmFactors> f = gemm_factors(g, p);
-  return f && p.domain[f->m] >= kGemmMr && p.domain[f->n] >= 8;
+  int64_t rows = p.op == ir::PrimOp::Conv ? kGemmMr / 2 : kGemmMr;
+  return f && p.domain[f->m] >= rows && p.domain[f->n] >= 8;
+}
+
+namespace {
+
+// The coefficient of domain variable d in integer index expression e, where e is affine in it
+// (sums, differences and products by integer constants of d and of expressions free of it
+// and of loads); none otherwise.
+std::optional<int64_t> coefficient(const ir::Expr& e, int32_t d) {
+  bool loads = false;
+  ir::visit_post(e, [&](const ir::Expr& x) { loads |= x.op() == ir::ExprOp::Load; });
+  if (loads) return std::nullopt;
+  if (!mentions(e, d)) return 0;
+  switch (e.op()) {
+    case ir::ExprOp::Var: return 1;
+    case ir::ExprOp::Add:
+    case ir::ExprOp::Sub: {
+      std::optional<int64_t> a = coefficient(e.arg(0), d), b = coefficient(e.arg(1), d);
+      if (!a || !b) return std::nullopt;
+      return e.op() == ir::ExprOp::Add ? *a + *b : *a - *b;
+    }
+    case ir::ExprOp::Mul:
+      for (int side = 0; side < 2; ++side) {
+        const ir::Expr& k = e.arg(side);
+        if (k.op() == ir::ExprOp::Const && ir::is_integral(k.dtype())) {
+          std::optional<int64_t> c = coefficient(e.arg(1 - side), d);
+          if (c) return *c * k->value.i;
+        }
+      }
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+// Whether predicate e is true over an interval of domain variable d: a conjunction of
+// comparisons (not ==, !=) of expressions affine in d.
+bool interval_in(const ir::Expr& e, int32_t d) {
+  switch (e.op()) {
+    case ir::ExprOp::And: return interval_in(e.arg(0), d) && interval_in(e.arg(1), d);
+    case ir::ExprOp::Lt:
+    case ir::ExprOp::Le:
+    case ir::ExprOp::Gt:
+    case ir::ExprOp::Ge: return coefficient(e.arg(0), d) && coefficient(e.arg(1), d);
+    default: return !mentions(e, d) && coefficient(e, d).has_value();
+  }
+}
+
+}  // namespace
+
+bool direct_b_rows(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const GemmFactors& f) {
+  const ir::Expr& b = f.b;
+  if (p.op != ir::PrimOp::Conv || b.op() != ir::ExprOp::Load || b.dtype() != ir::DType::F32) return false;
+  ValueId v = p.inputs[static_cast<size_t>(b->index)];
+  if (g.type(v).dtype != ir::DType::F32) return false;
+  for (const NodeLowering& nl : kl.nodes)
+    if (nl.inlined && g.value(v).origin == ir::ValueOrigin::Node && nl.node == g.value(v).node) return false;
+  auto n = static_cast<int32_t>(f.n);
+  size_t rank = g.type(v).shape.size();
+  if (rank == 0) return false;
+  for (size_t i = 0; i < rank; ++i)
+    if (coefficient(b.arg(i), n) != std::optional<int64_t>(i + 1 == rank ? 1 : 0)) return false;
+  return !b->predicated || interval_in(b.arg(rank), n);
 }
 
 const NodeLowering& KernelLowering::node(NodeId n) const {

@@ -58,6 +58,10 @@ struct NodeLowering {
   int64_t gemm_a = 0, gemm_b = 0, gemm_c = 0;  // scratch offsets: A panels, B panels, C tile
   int64_t gemm_ldc = 0;
   int64_t gemm_tile = 0;   // floats from one middle index's tile to the next (GemmFactors)
+  // Where B is read in place (direct_b_rows): scratch offset of the table of pointers to its
+  // rows (per block of 16 columns, per term); the B panels then hold only the rows packed at
+  // edges. -1: B is packed.
+  int64_t gemm_q = -1;
   bool gemm_home = false;  // the tile is the matmul's home (its strides: gemm_ldc, 1)
   // The kernel argument that holds B already in panels (runtime layout.h, panels16: constant
   // weights packed when the artifact is built); B is then read from it, not packed. -1: none.
@@ -114,8 +118,18 @@ std::optional<GemmFactors> gemm_factors(const ir::Graph& g, const ir::Primitive&
 // Whether the schedule has the micro-kernel compute linear primitive p: it has factors, and
 // at least 6 rows and 8 columns (a thinner matmul, a matrix-vector product, streams B once
 // row by row instead: packing would double its memory traffic and the 6 x 16 block waste the
-// FMAs).
+// FMAs). A conv needs 3 rows only: the plain sum over its window is slower than half the
+// micro-kernel (a style-transfer network's last conv has 3 output channels).
 bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s);
+// Whether the micro-kernel reads conv p's B factor in place (gemm.inc, orc_gemm_rows): B is
+// one f32 load of a value computed into memory (a kernel input or a computed, not inlined,
+// value), its last index the column variable plus terms free of it and its other indices
+// free of it (a stride-1 window: every row of 16 columns is 16 consecutive floats), and its
+// predicate, if any, a conjunction of comparisons of expressions affine in the column
+// variable (a zero border: true over an interval of columns, so a row wholly inside it is
+// found from its two ends).
+bool direct_b_rows(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const GemmFactors& f);
+
 // Register blocking of the micro-kernel (gemm.inc), and the terms per packed block: a B
 // panel of kGemmKc x 16 floats (16 KiB) stays in L1 while the A panels pass it.
 constexpr int64_t kGemmMr = 6, kGemmNr = 16, kGemmKc = 256;
