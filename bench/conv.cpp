@@ -5,7 +5,8 @@
 // generated kernel against oneDNN's conv with the same post-ops in one step; the padded rows
 // read an input reflect-padded by a layout primitive: one generated kernel that pads while
 // packing against a pad step followed by oneDNN's conv. Medians of alternating rounds; never
-// asserted by tests: conv_bench [--threads N] [--min-time S] [--markdown FILE] [--only NAME].
+// asserted by tests: conv_bench [--threads N] [--min-time S] [--markdown FILE] [--only NAME]
+// [--ir FILE: any one-kernel graph in text IR instead].
 #include <fstream>
 
 #include "micro_common.h"
@@ -68,6 +69,21 @@ struct Row {
   std::vector<double> ms;  // generated, oneDNN
 };
 
+// Generated kernel against oneDNN (with its post-ops) on a one-kernel graph.
+std::vector<double> bench_graph(const Graph& g, const Options& opt, const fs::path& work) {
+  orchid::ir::ValueId out = g.outputs()[0];
+  std::vector<NodeId> all;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) all.push_back(NodeId(n));
+  auto generated = build(g, {step(g, all, out, StepKind::Generated)}, work / "generated", opt.threads);
+  auto onednn = build(g, {step(g, all, out, StepKind::OneDnn)}, work / "onednn", opt.threads);
+  AlignedInputs in = aligned_inputs(g, 1);
+  size_t out_bytes = static_cast<size_t>(g.type(out).numel()) * sizeof(float);
+  Aligned y_gen(out_bytes), y_dnn(out_bytes);
+  orchid::runtime::SessionOptions so{opt.threads};
+  orchid::runtime::Session s_gen(generated, so), s_dnn(onednn, so);
+  return rounds_of({session_run(s_gen, in.ptrs, y_gen.get()), session_run(s_dnn, in.ptrs, y_dnn.get())}, opt.min_time);
+}
+
 Row bench_conv(const Conv& c, Variant v, const Options& opt, const fs::path& work) {
   Graph g = conv_graph(c, v);
   orchid::ir::ValueId out = g.outputs()[0];
@@ -112,19 +128,28 @@ std::string table(const std::vector<Row>& rows) {
 
 int main(int argc, char** argv) {
   Options opt;
-  std::string only;  // convs whose name contains this
+  std::string only;     // convs whose name contains this
+  std::string ir_file;  // a one-kernel graph instead (text IR; its first output is timed)
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--threads") opt.threads = std::stoi(argv[i + 1]);
     else if (flag == "--min-time") opt.min_time = std::stod(argv[i + 1]);
     else if (flag == "--markdown") opt.markdown = argv[i + 1];
     else if (flag == "--only") only = argv[i + 1];
+    else if (flag == "--ir") ir_file = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: conv_bench [--threads N] [--min-time S] [--markdown FILE] [--only NAME]\n");
+      std::fprintf(stderr, "usage: conv_bench [--threads N] [--min-time S] [--markdown FILE] [--only NAME] [--ir FILE]\n");
       return 1;
     }
   }
   fs::path work = fs::temp_directory_path() / "orchid-conv-bench";
+  if (!ir_file.empty()) {
+    std::ifstream f(ir_file);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<double> ms = bench_graph(orchid::ir::parse_graph(text), opt, work);
+    std::printf("%s: generated %.3f ms, oneDNN %.3f ms\n", ir_file.c_str(), ms[0], ms[1]);
+    return 0;
+  }
   const Conv convs[] = {
       {"resnet18 stem", 3, 64, 224, 224, 7, 2, 3},    {"resnet18", 64, 64, 56, 56, 3, 1, 1},
       {"resnet18", 64, 128, 56, 56, 3, 2, 1},         {"resnet18", 128, 128, 28, 28, 3, 1, 1},

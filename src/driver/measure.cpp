@@ -94,6 +94,12 @@ CandidateTime run_candidate(const ir::Graph& g, const StepChoice& s, const Build
   SubprocessOptions so;
   so.timeout_s = o.timeout_s;
   so.address_space_limit = o.address_space_limit;
+  // OpenMP threads wait for work asleep, not spinning. With spinning waits, helper processes
+  // started from the compiler ran every run of some generated steps at 7.7 to 8.0 ms (the
+  // scheduler's quantum, whatever the step: 0.1 to 1.7 ms run alone), which decided half of
+  // resnet18's choices; oneDNN's runs were not affected. Sleeping waits cost each candidate
+  // a wake-up per run alike.
+  so.environment = std::vector<std::string>{"OMP_WAIT_POLICY=PASSIVE"};
   SubprocessResult p = run_subprocess({o.orchid_exe, "run", dir.string(), "--bench", "--json", "--min-time",
                                        std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)},
                                       so);

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 
@@ -11,6 +12,9 @@
 namespace orchid::runtime {
 
 namespace {
+
+// Chunks of tasks per thread in a generated step (Session::run_generated).
+constexpr int64_t kChunksPerThread = 4;
 
 bool misaligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % ORCHID_ALIGN != 0; }
 
@@ -123,12 +127,16 @@ void Session::run_generated(const orchid_kernel_desc& k, void* const* args, int6
     k.fn(&a, 0, tasks, scratch(0));
     return;
   }
+  // Threads take chunks of consecutive tasks in turn, about kChunksPerThread each: a thread
+  // the machine stops for a while (another process, another virtual machine) then delays the
+  // step by its current chunk, not by its whole share of the tasks.
+  std::atomic<int64_t> next{0};
+  const int64_t chunk = std::max<int64_t>(1, tasks / (int64_t{want} * kChunksPerThread));
 #pragma omp parallel num_threads(want)
   {
-    // The team may be smaller than asked (nested regions, thread limits): split by its size.
-    int64_t t = omp_get_thread_num(), p = omp_get_num_threads();
-    int64_t begin = tasks * t / p, end = tasks * (t + 1) / p;
-    if (begin < end) k.fn(&a, begin, end, scratch(static_cast<int>(t)));
+    void* s = scratch(omp_get_thread_num());
+    for (int64_t begin = next.fetch_add(chunk); begin < tasks; begin = next.fetch_add(chunk))
+      k.fn(&a, begin, std::min(tasks, begin + chunk), s);
   }
 }
 
