@@ -4,7 +4,9 @@
 // oneDNN matmul step; B is a run-time input (packed on every run) or constant weights (the
 // micro-kernel's panels stored in the artifact; oneDNN packs them once at load). Fused shapes
 // add a bias and a relu: one generated kernel against oneDNN's matmul followed by a separate
-// generated epilogue step. Medians of runs after a warm-up, each configuration in turn for
+// generated epilogue step. Scores rows add a softmax over each row: one generated kernel
+// (the tile's rows reduced while it is in cache) against the matmul and the softmax as two
+// steps, oneDNN's or generated matmul first. Medians of runs after a warm-up, each configuration in turn for
 // several rounds (a shared machine's load hits all alike). Performance is measured here and
 // never asserted by tests: gemm_bench [--threads N] [--min-time S] [--markdown FILE].
 #include <cblas.h>
@@ -32,6 +34,18 @@ Graph gemm_graph(const Shape& s, bool constant_b, bool fused) {
   if (fused) text += "  %z : f32" + dims(s.m, s.n) + " = elementwise(%y, %c) { max(add(%y[i0, i1], %c[i1]), 0:f32) }\n";
   text += fused ? "  output %z\n}\n" : "  output %y\n}\n";
   return orchid::ir::parse_graph(text);  // values do not matter for timing; tests check results
+}
+
+// softmax(a x b) over each row; a [M, K], b [K, N] inputs (attention scores).
+Graph softmax_graph(const Shape& s) {
+  std::string y = "f32" + dims(s.m, s.n), row = "f32" + dims(s.m, 1), n = std::to_string(s.n);
+  std::string text = "graph @mm_softmax {\n  input %a : f32" + dims(s.m, s.k) + "\n  input %b : f32" + dims(s.k, s.n) + "\n";
+  text += "  %y : " + y + " = matmul(%a, %b) {trans_a=false, trans_b=false}\n";
+  text += "  %mx : " + row + " = reduce max(%y) over [" + n + "] { %y[i0, r0] }\n";
+  text += "  %e : " + y + " = elementwise(%y, %mx) { exp(sub(%y[i0, i1], %mx[i0, 0])) }\n";
+  text += "  %s : " + row + " = reduce sum(%e) over [" + n + "] { %e[i0, r0] }\n";
+  text += "  %z : " + y + " = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }\n  output %z\n}\n";
+  return orchid::ir::parse_graph(text);
 }
 
 struct Row {
@@ -76,6 +90,35 @@ Row bench_shape(const Shape& sh, bool constant_b, bool fused, const Options& opt
   return row;
 }
 
+// Matmul + softmax as one generated kernel, against the pair as two steps: the generated
+// matmul then the generated softmax, and oneDNN's matmul then the generated softmax.
+Row bench_softmax(const Shape& sh, const Options& opt, const fs::path& work) {
+  Graph g = softmax_graph(sh);
+  orchid::ir::ValueId y = *g.find_value("y"), out = g.outputs()[0];
+  std::vector<NodeId> all, rest;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    all.push_back(NodeId(n));
+    if (n > 0) rest.push_back(NodeId(n));
+  }
+  auto fused = build(g, {step(g, all, out, StepKind::Generated)}, work / "fused", opt.threads);
+  auto pair_gen = build(g, {step(g, {NodeId(0)}, y, StepKind::Generated), step(g, rest, out, StepKind::Generated)},
+                        work / "pair-generated", opt.threads);
+  auto pair_dnn = build(g, {step(g, {NodeId(0)}, y, StepKind::OneDnn), step(g, rest, out, StepKind::Generated)},
+                        work / "pair-onednn", opt.threads);
+  AlignedInputs in = aligned_inputs(g, 1);
+  size_t out_bytes = static_cast<size_t>(sh.m * sh.n) * sizeof(float);
+  Aligned o1(out_bytes), o2(out_bytes), o3(out_bytes);
+  orchid::runtime::SessionOptions so{opt.threads};
+  orchid::runtime::Session s1(fused, so), s2(pair_dnn, so), s3(pair_gen, so);
+  Row row{std::to_string(sh.m) + "×" + std::to_string(sh.n) + "×" + std::to_string(sh.k), "input B, + softmax",
+          {"Orchid generated, one kernel", "oneDNN + separate softmax", "Orchid generated, two steps"}, {},
+          2.0 * sh.m * sh.n * sh.k};
+  row.ms = rounds_of({session_run(s1, in.ptrs, o1.get()), session_run(s2, in.ptrs, o2.get()),
+                      session_run(s3, in.ptrs, o3.get())},
+                     opt.min_time);
+  return row;
+}
+
 std::string table(const std::vector<Row>& rows) {
   std::string s = "| shape M×N×K | B | implementation | ms | GFLOP/s | vs oneDNN |\n|---|---|---|---:|---:|---:|\n";
   for (const Row& r : rows)
@@ -110,6 +153,8 @@ int main(int argc, char** argv) {
     rows.push_back(bench_shape(s, true, false, opt, work));
     rows.push_back(bench_shape(s, true, true, opt, work));
   }
+  const Shape scores[] = {{256, 256, 64}, {1024, 1024, 64}, {128, 3072, 768}};
+  for (const Shape& s : scores) rows.push_back(bench_softmax(s, opt, work));
   fs::remove_all(work);
   std::string text = "# f32 GEMM: Orchid's micro-kernel, oneDNN and OpenBLAS (" + std::to_string(opt.threads) +
                      " threads; medians; vs oneDNN: its time over this one)\n\n" + table(rows);

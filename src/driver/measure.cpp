@@ -83,7 +83,6 @@ void record_time(const ir::Graph& g, const StepChoice& s, const MeasureOptions& 
 // One fresh measurement of s in a helper process (no database).
 CandidateTime run_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                             const MeasureOptions& o) {
-  CandidateTime r;
   std::string key = kernel_key(g, s);
   ir::Graph mini;
   StepChoice c = alone(g, s, &mini);
@@ -91,6 +90,15 @@ CandidateTime run_candidate(const ir::Graph& g, const StepChoice& s, const Build
   fs::path dir = o.work_dir / ("candidate-" + key.substr(0, 16) + "-" + std::string(step_kind_name(s.kind)));
   fs::remove_all(dir);
   write_artifact(a, dir.string());
+  CandidateTime r = time_artifact(dir, o);
+  fs::remove_all(dir);
+  return r;
+}
+
+}  // namespace
+
+CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {
+  CandidateTime r;
   SubprocessOptions so;
   so.timeout_s = o.timeout_s;
   so.address_space_limit = o.address_space_limit;
@@ -103,7 +111,6 @@ CandidateTime run_candidate(const ir::Graph& g, const StepChoice& s, const Build
   SubprocessResult p = run_subprocess({o.orchid_exe, "run", dir.string(), "--bench", "--json", "--min-time",
                                        std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)},
                                       so);
-  fs::remove_all(dir);
   if (!p.ok()) {
     r.failure = p.timed_out ? "timed out" : "exit " + std::to_string(p.exit_code) + " signal " +
                                                  std::to_string(p.term_signal) + ": " + p.err.substr(0, 300);
@@ -113,14 +120,11 @@ CandidateTime run_candidate(const ir::Graph& g, const StepChoice& s, const Build
   return r;
 }
 
-// The faster of two measurements of one candidate (a failure only where both failed).
 CandidateTime faster(const CandidateTime& a, const CandidateTime& b) {
   if (!a.ms) return b;
   if (!b.ms) return a;
   return *b.ms < *a.ms ? b : a;
 }
-
-}  // namespace
 
 CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                                 const MeasureOptions& o) {

@@ -50,10 +50,25 @@ CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const B
 std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,
                                                const BuildOptions& build, const MeasureOptions& options, int rounds);
 
+// The fastest run of the artifact in `dir`, timed in a helper process under the options'
+// time and address-space limits.
+CandidateTime time_artifact(const std::filesystem::path& dir, const MeasureOptions& options);
+// The faster of two measurements (a failure only where both failed).
+CandidateTime faster(const CandidateTime& a, const CandidateTime& b);
+
 // Where the choice between implementations can be measured (a linear kernel oneDNN can run),
 // measures generated code and oneDNN and keeps the faster; `notes` receives one line per
 // decision. Without measuring, oneDNN is kept.
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
                          const MeasureOptions& options, std::vector<std::string>* notes);
+
+// Steps measured alone see their inputs and outputs plain: where choose_by_measuring made
+// generated steps of kernels that read or write buffers kept in nChw8c between oneDNN
+// convolutions in the plan `before` (layouts.h), oneDNN's time alone included the reorders
+// that the chain avoids, and the generated step breaks the chain. Then whole plans are
+// measured, in alternating rounds: the choices as measured, `before`, and the choices
+// outside such chains; `steps` becomes the fastest, and `notes` receives the times.
+void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& before, std::vector<StepChoice>& steps,
+                            const BuildOptions& build, const MeasureOptions& options, std::vector<std::string>* notes);
 
 }  // namespace orchid::driver

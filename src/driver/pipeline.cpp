@@ -84,10 +84,13 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     return p.kernels;
   });
   // 4. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
-  //    oneDNN or generated code for linear kernels by measuring both.
+  //    oneDNN or generated code for linear kernels by measuring both, alone, then whole
+  //    plans where generated steps would break chains of blocked layouts.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
-    std::vector<StepChoice> chosen = implement(g, kernels);
+    const std::vector<StepChoice> before = implement(g, kernels);
+    std::vector<StepChoice> chosen = before;
     choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);
+    check_choices_on_plans(g, before, chosen, o.build, o.measure, &result.choices);
     return chosen;
   });
   // 5. Code generation and compilation; the plan, weights and graph of the artifact.

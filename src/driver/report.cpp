@@ -27,6 +27,10 @@ std::string fmt(const char* f, double v) {
 struct Timing {
   std::vector<double> step_ms;
   double total_ms = 0;
+  int threads = 0;
+  runtime::TimingStats region;  // one empty parallel region of `threads` (seconds)
+  int one_task_steps = 0;       // generated steps of one task: no parallel region
+  int generated_steps = 0;
 };
 
 Timing measure(const std::string& dir, const ir::Graph& g, double seconds) {
@@ -48,6 +52,13 @@ Timing measure(const std::string& dir, const ir::Graph& g, double seconds) {
   runtime::Profile p = runtime::profile_session(session, in, out, po);
   t.total_ms = p.total.median * 1e3;
   for (const runtime::StepProfile& s : p.steps) t.step_ms.push_back(s.stats.median * 1e3);
+  t.threads = session.threads();
+  t.region = runtime::parallel_region_stats(t.threads, std::min(seconds, 0.2));
+  for (size_t i = 0; i < session.model().plan().steps.size(); ++i)
+    if (const orchid_kernel_desc* k = session.model().kernel(i)) {
+      ++t.generated_steps;
+      t.one_task_steps += k->task_count <= 1;
+    }
   return t;
 }
 
@@ -79,7 +90,13 @@ std::string summary(const ReportInput& in, const Timing& t) {
          std::to_string(l.reorders_avoided) + " reorders avoided)\n";
   if (l.packed_weights > 0)
     s += "- weights: " + std::to_string(l.packed_weights) + " stored as GEMM B panels (packed when built, not per run)\n";
-  if (t.total_ms > 0) s += "- measured: " + fmt("%.3f", t.total_ms) + " ms per run (median)\n";
+  if (t.total_ms > 0) {
+    s += "- measured: " + fmt("%.3f", t.total_ms) + " ms per run (median)\n";
+    s += "- threads: " + std::to_string(t.threads) + "; a parallel region (fork and join, as each generated step of several tasks opens) costs " +
+         fmt("%.1f", t.region.median * 1e6) + " µs (median; p90 " + fmt("%.1f", t.region.p90 * 1e6) + " µs); " +
+         std::to_string(t.one_task_steps) + " of " + std::to_string(t.generated_steps) +
+         " generated steps have one task and open none\n";
+  }
   s += std::string("- verified against the interpreter: ") + (in.verified ? "yes" : "no (not run on this machine)") + "\n";
   return s;
 }

@@ -1,5 +1,7 @@
 #include "runtime/profile.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -39,6 +41,24 @@ TimingStats timing_stats(std::vector<double> seconds) {
   s.p90 = percentile(seconds, 0.9);
   s.spread = s.median > 0 ? (s.p90 - s.p10) / s.median : 0;
   return s;
+}
+
+TimingStats parallel_region_stats(int threads, double min_seconds) {
+  using clock = std::chrono::steady_clock;
+  std::vector<int> touched(static_cast<size_t>(std::max(1, threads)), 0);
+  auto region = [&] {
+#pragma omp parallel num_threads(threads)
+    touched[static_cast<size_t>(omp_get_thread_num()) % touched.size()] += 1;
+  };
+  for (int i = 0; i < 100; ++i) region();
+  std::vector<double> seconds;
+  auto start = clock::now();
+  while (seconds.size() < 1000 || std::chrono::duration<double>(clock::now() - start).count() < min_seconds) {
+    auto t0 = clock::now();
+    region();
+    seconds.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+  }
+  return timing_stats(std::move(seconds));
 }
 
 Profile profile_session(Session& session, std::span<const void* const> inputs,

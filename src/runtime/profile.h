@@ -48,6 +48,11 @@ struct Profile {
 Profile profile_session(Session& session, std::span<const void* const> inputs,
                         std::span<void* const> outputs, const ProfileOptions& options = {});
 
+// What one fork and join of `threads` OpenMP threads costs (an empty parallel region, as a
+// generated step opens one per run): statistics over regions timed back to back for at
+// least `min_seconds`, after warm-up.
+TimingStats parallel_region_stats(int threads, double min_seconds);
+
 // Chrome trace-event JSON ("traceEvents", "ph":"X" events with microsecond ts and dur,
 // relative to the first step) of one run: each step with its name, impl, source_ops, flops
 // and bytes as args.

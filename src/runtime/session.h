@@ -3,8 +3,9 @@
 // sessions of one model may run concurrently, one per calling thread.
 //
 // Threads. Generated steps run on ONE OpenMP pool, the one oneDNN uses too: a step of T tasks
-// runs `#pragma omp parallel num_threads(min(threads, T))`, and thread t of a team of P calls
-// the kernel once on tasks [T*t/P, T*(t+1)/P) with its own scratch. Library steps run on the
+// runs `#pragma omp parallel num_threads(min(threads, T))`, whose threads take chunks of
+// consecutive tasks in turn (about four per thread) and call the kernel on each with their own
+// scratch; a step of one task runs on the calling thread, with no parallel region. Library steps run on the
 // calling thread (oneDNN parallelises inside, with the session's thread count). Results do
 // not depend on the thread count: kernels compute each task alike wherever it runs.
 //

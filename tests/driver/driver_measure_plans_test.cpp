@@ -1,0 +1,105 @@
+// Choices checked on whole plans (driver/measure.h, check_choices_on_plans), through the built
+// `orchid` binary: a generated step chosen inside a chain of oneDNN convolutions (whose
+// activations the plan keeps in nChw8c) has its whole plan measured against the plan without
+// it, and the faster kept; a generated step that touches no blocked buffer is left as chosen,
+// with nothing measured.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "driver/implement.h"
+#include "driver/measure.h"
+#include "ir/parser.h"
+#include "orchestrate/strategies.h"
+#include "testlib/temp_dir.h"
+
+namespace orchid::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Three convolutions 16 -> 16 with biases and a relu: oneDNN keeps both activations between
+// them blocked.
+const char* kChain = R"(graph @chain {
+  input %x : f32[1,16,10,10]
+  const %w0 : f32[16,16,3,3] = splat(0.02)
+  const %w1 : f32[16,16,3,3] = splat(-0.01)
+  const %w2 : f32[16,16,1,1] = splat(0.05)
+  const %b : f32[16,1,1] = splat(0.1)
+  %c0 : f32[1,16,10,10] = conv(%x, %w0) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  %a0 : f32[1,16,10,10] = elementwise(%c0, %b) { max(add(%c0[i0, i1, i2, i3], %b[i1, 0, 0]), 0:f32) }
+  %c1 : f32[1,16,10,10] = conv(%a0, %w1) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  %a1 : f32[1,16,10,10] = elementwise(%c1, %b) { add(%c1[i0, i1, i2, i3], %b[i1, 0, 0]) }
+  %y : f32[1,16,10,10] = conv(%a1, %w2) {strides=[1,1], dilations=[1,1], pads_begin=[0,0], pads_end=[0,0], groups=1}
+  output %y
+})";
+
+struct Case {
+  ir::Graph g;
+  std::vector<StepChoice> before;
+  BuildOptions build;
+  MeasureOptions measure;
+};
+
+Case make_case(const char* text, const testlib::TempDir& dir) {
+  Case s{ir::parse_graph(text), {}, {}, {}};
+  s.before = implement(s.g, orchestrate::orchestrate(s.g, orchestrate::Strategy::Greedy));
+  s.build.compiler.cache_dir = fs::temp_directory_path() / "orchid-test-objects";
+  s.build.cores = 2;
+  s.measure.orchid_exe = ORCHID_BIN;
+  s.measure.work_dir = dir.file("candidates");
+  s.measure.min_seconds = 0.01;
+  s.measure.min_runs = 2;
+  s.measure.rounds = 1;
+  return s;
+}
+
+std::vector<size_t> onednn_steps(const std::vector<StepChoice>& steps) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == StepKind::OneDnn) out.push_back(i);
+  return out;
+}
+
+TEST(MeasurePlans, AGeneratedStepInsideAConvChainIsMeasuredOnWholePlans) {
+  testlib::TempDir dir("orchid_measure_plans");
+  Case s = make_case(kChain, dir);
+  std::vector<size_t> dnn = onednn_steps(s.before);
+  ASSERT_EQ(dnn.size(), 3u);
+  std::vector<StepChoice> steps = s.before;
+  steps[dnn[1]].kind = StepKind::Generated;  // the middle conv: reads and writes blocked buffers
+  std::vector<std::string> notes;
+  check_choices_on_plans(s.g, s.before, steps, s.build, s.measure, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("whole plans", 0), 0u) << notes[0];
+  EXPECT_NE(notes[0].find("as measured alone "), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("oneDNN kept "), std::string::npos) << notes[0];
+  EXPECT_EQ(notes[0].find("failed"), std::string::npos) << notes[0];
+  bool kept = steps[dnn[1]].kind == StepKind::OneDnn;
+  EXPECT_NE(notes[0].find(kept ? "→ oneDNN kept" : "→ as measured alone"), std::string::npos) << notes[0];
+  EXPECT_TRUE(fs::is_empty(dir.file("candidates")));  // every plan directory removed
+}
+
+TEST(MeasurePlans, AGeneratedStepOutsideChainsIsLeftAsChosen) {
+  testlib::TempDir dir("orchid_measure_plans_alone");
+  // One conv: its input and output are the graph's, never blocked.
+  Case s = make_case(R"(graph @one {
+  input %x : f32[1,16,10,10]
+  const %w : f32[16,16,3,3] = splat(0.02)
+  %y : f32[1,16,10,10] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  output %y
+})",
+                  dir);
+  std::vector<size_t> dnn = onednn_steps(s.before);
+  ASSERT_EQ(dnn.size(), 1u);
+  std::vector<StepChoice> steps = s.before;
+  steps[dnn[0]].kind = StepKind::Generated;
+  std::vector<std::string> notes;
+  check_choices_on_plans(s.g, s.before, steps, s.build, s.measure, &notes);
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(steps[dnn[0]].kind, StepKind::Generated);
+  EXPECT_FALSE(fs::exists(dir.file("candidates")));  // nothing measured
+}
+
+}  // namespace
+}  // namespace orchid::driver
