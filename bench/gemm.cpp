@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     rows.push_back(bench_shape(s, true, false, opt, work));
     rows.push_back(bench_shape(s, true, true, opt, work));
   }
-  const Shape scores[] = {{256, 256, 64}, {1024, 1024, 64}, {128, 3072, 768}};
+  const Shape scores[] = {{256, 256, 64}, {1024, 1024, 64}, {16384, 256, 32}, {128, 3072, 768}};
   for (const Shape& s : scores) rows.push_back(bench_softmax(s, opt, work));
   fs::remove_all(work);
   std::string text = "# f32 GEMM: Orchid's micro-kernel, oneDNN and OpenBLAS (" + std::to_string(opt.threads) +

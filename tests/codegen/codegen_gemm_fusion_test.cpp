@@ -2,7 +2,8 @@
 // prologue kind (an elementwise chain on A, a broadcast of B over A's batch, a transpose of A)
 // with every epilogue kind (bias + GELU, a residual add, softmax over the rows of the tile,
 // layernorm over them), at the sizes M, N, K = 1, 7, 17, 100 and 1000 in turn, under default
-// and random schedules, match the reference interpreter.
+// and random schedules, match the reference interpreter; row reductions get tasks of whole
+// rows.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -101,6 +102,20 @@ TEST(GemmFusion, EveryPrologueAndEpilogueMatchInterpreter) {
       }
   EXPECT_GE(gemm_cases, 24);  // the sizes with at least 6 rows and 8 columns, at least
   check_cases(cases);
+}
+
+// A kernel that reduces the rows of its matmul (a softmax after it) is cut into tasks of
+// whole rows: cutting them, every task would compute its whole rows of the matmul again. A
+// matmul alone keeps column tiles.
+TEST(GemmFusion, RowReductionsGetTasksOfWholeRows) {
+  ir::Graph soft = ir::parse_graph(fused_graph(128, 3072, 768, Prologue::Chain, Epilogue::Softmax));
+  Schedule s = default_schedule(soft, whole_kernel(soft), 2);
+  ASSERT_EQ(s.tile.size(), 3u);
+  EXPECT_EQ(s.tile[2], 3072);
+  EXPECT_GE(s.tile[1], 24);  // enough rows per packing of B
+  ir::Graph plain = ir::parse_graph(fused_graph(128, 3072, 768, Prologue::Chain, Epilogue::Residual));
+  Schedule p = default_schedule(plain, whole_kernel(plain), 2);
+  EXPECT_LE(p.tile[2], 256);
 }
 
 }  // namespace

@@ -189,6 +189,34 @@ ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
   return tile;
 }
 
+// Whether the tasks of schedule s compute more columns of the kernel's GEMM than their tiles
+// hold: a reduction along its rows in the kernel (a softmax after a matmul) needs whole rows,
+// so every task cutting them would compute the whole rows again.
+bool gemm_recomputes_columns(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, const GemmFactors& f) {
+  KernelLowering kl = lower_kernel(g, k, s);
+  if (kl.tasks == 0) return false;
+  for (const NodeLowering& nl : kl.nodes)
+    if (nl.gemm) return first_task(nl.hi[f.n], kl) - first_task(nl.lo[f.n], kl) > s.tile[f.n];
+  return false;
+}
+
+// Tiles of whole rows for a GEMM anchor whose rows the kernel reduces: up to 192 rows (every
+// task packs all of B, so fewer rows would pack it more often), halved until every core has
+// two tasks, not below 24.
+ir::Dims whole_row_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
+  ir::Dims tile(shape.size(), 1);
+  tile[f.n] = shape[f.n];
+  tile[f.m] = even_tile(shape[f.m], 192, kGemmMr);
+  for (size_t d = f.m + 1; d < f.n; ++d) tile[d] = 1;
+  auto tasks = [&] {
+    int64_t t = 1;
+    for (size_t d = 0; d < shape.size(); ++d) t *= ceil_div(shape[d], tile[d]);
+    return t;
+  };
+  while (tasks() < 2 * cores && tile[f.m] >= 2 * 24) tile[f.m] = even_tile(shape[f.m], tile[f.m] / 2, kGemmMr);
+  return tile;
+}
+
 // The primitive computing the kernel's anchor (of `shape`) with the GEMM micro-kernel, if any.
 std::optional<GemmFactors> gemm_anchor(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
   for (ir::NodeId n : k.nodes) {
@@ -215,6 +243,7 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
   s.stream = written >= kStreamBytes;
   if (std::optional<GemmFactors> f = gemm_anchor(g, k, shape)) {
     s.tile = gemm_tiles(shape, *f, std::max(1, cores));
+    if (gemm_recomputes_columns(g, k, s, *f)) s.tile = whole_row_tiles(shape, *f, std::max(1, cores));
     return s;
   }
   const int64_t min_task = 16 * 1024;
