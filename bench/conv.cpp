@@ -168,7 +168,6 @@ int main(int argc, char** argv) {
   fs::remove_all(work);
   std::string text = "# f32 convolutions: Orchid's implicit GEMM and oneDNN (" + std::to_string(opt.threads) +
                      " threads; medians of alternating rounds)\n\n" + table(rows);
-  std::printf("%s", text.c_str());
-  if (!opt.markdown.empty()) std::ofstream(opt.markdown) << text;
+  publish(text, opt);
   return 0;
 }

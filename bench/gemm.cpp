@@ -158,7 +158,6 @@ int main(int argc, char** argv) {
   fs::remove_all(work);
   std::string text = "# f32 GEMM: Orchid's micro-kernel, oneDNN and OpenBLAS (" + std::to_string(opt.threads) +
                      " threads; medians; vs oneDNN: its time over this one)\n\n" + table(rows);
-  std::printf("%s", text.c_str());
-  if (!opt.markdown.empty()) std::ofstream(opt.markdown) << text;
+  publish(text, opt);
   return 0;
 }

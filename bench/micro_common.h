@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -121,6 +122,12 @@ inline AlignedInputs aligned_inputs(const Graph& g, uint64_t seed) {
     a.ptrs.push_back(a.buffers.back().get());
   }
   return a;
+}
+
+// Prints a benchmark's report and writes it to --markdown FILE where given.
+inline void publish(const std::string& text, const Options& opt) {
+  std::printf("%s", text.c_str());
+  if (!opt.markdown.empty()) std::ofstream(opt.markdown) << text;
 }
 
 }  // namespace orchid::bench
