@@ -91,6 +91,8 @@ std::vector<ConvShape> conv_shapes() {
       // wide window, 3 output channels (half the micro-kernel's rows) and 6
       {1, 3, 6, {20, 21}, {9, 9}, {1, 1}, {1, 1}, {4, 4}, {4, 4}},
       {1, 32, 3, {12, 12}, {9, 9}, {1, 1}, {1, 1}, {4, 4}, {4, 4}},
+      // 3 rows over 40 columns: the 3 x 32 micro-kernel, then a 6 x 16 block
+      {1, 5, 3, {6, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       // dilation, asymmetric pads, rectangular window and strides; > 256 terms (two k blocks)
       {1, 30, 7, {13, 19}, {3, 5}, {2, 1}, {2, 1}, {0, 2}, {1, 0}},
       // 1-D, 3-D

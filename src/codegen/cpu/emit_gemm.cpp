@@ -214,7 +214,8 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
            " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_ct, " + ldc + ", gemm_k0 == 0);");
   } else if (nl.gemm_q >= 0) {
     emit_rows(g, p, *f, ex, s, n0, n1, w);
-    w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_ct, " + ldc + ", gemm_k0 == 0);");
+    w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_ct, " + ldc + ", gemm_k0 == 0, " + m1 + " - " +
+           m0 + ");");
   } else {
     emit_pack({f->b, n, kGemmNr, "gemm_pb", n0, n1}, ex, s, w);
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + std::to_string(kGemmNr) +
