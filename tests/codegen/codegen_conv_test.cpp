@@ -93,6 +93,10 @@ std::vector<ConvShape> conv_shapes() {
       {1, 32, 3, {12, 12}, {9, 9}, {1, 1}, {1, 1}, {4, 4}, {4, 4}},
       // 3 rows over 40 columns: the 3 x 32 micro-kernel, then a 6 x 16 block
       {1, 5, 3, {6, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      // columns in whole blocks of 16 without a border: one B pointer per term (flat); with
+      // one, per block and term
+      {1, 6, 3, {5, 34}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {1, 6, 8, {5, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       // dilation, asymmetric pads, rectangular window and strides; > 256 terms (two k blocks)
       {1, 30, 7, {13, 19}, {3, 5}, {2, 1}, {2, 1}, {0, 2}, {1, 0}},
       // 1-D, 3-D

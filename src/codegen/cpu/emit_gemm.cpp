@@ -107,32 +107,45 @@ bool reads_terms_flat(const ir::Graph& g, const KernelLowering& kl, const ir::Pr
   return true;
 }
 
-// Fills the table of B's row pointers (NodeLowering::gemm_q) for the block of terms: a row of
-// 16 columns wholly inside the region and the factor's predicate points into the loaded
-// value; another (at an edge or the border) is packed into its place in the panels, lanes
-// past the edge zero, and points there.
+// Fills the table of B's row pointers (NodeLowering::gemm_q) for the block of terms. Where the
+// columns are whole blocks of 16 and every term's row is valid over all of them (the factor's
+// predicate true at both ends), one pointer per term, to the first column (gemm_flat: block
+// q reads 16 q floats further). Else one per block of 16 columns and term: a block wholly
+// inside the region and the predicate points into the loaded value; another (at an edge or
+// the border) is packed into its place in the panels, lanes past the edge zero, and points
+// there.
 void emit_rows(const ir::Graph& g, const ir::Primitive& p, const GemmFactors& f, ExprEmitter& ex,
                ExprEmitter::Scope s, const std::string& n0, const std::string& n1, Writer& w) {
   const ir::Expr& load = f.b;
-  size_t rank = g.type(p.inputs[static_cast<size_t>(load->index)]).shape.size();
+  ir::ValueId v = p.inputs[static_cast<size_t>(load->index)];
+  size_t rank = g.type(v).shape.size();
+  // The address of the load's element and its predicate (true without one) at column x.
+  auto address = [&](const std::string& x) {
+    s.dvars[f.n] = x;
+    std::vector<std::string> idx;
+    for (size_t d = 0; d < rank; ++d) idx.push_back(ex.expr(load.arg(d), s));
+    return "&" + ex.element(v, idx);
+  };
+  auto valid = [&](const std::string& x) {
+    s.dvars[f.n] = x;
+    return load->predicated ? ex.expr(load.arg(rank), s) : std::string("1");
+  };
+  std::string k_loop = "for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {";
+  w.line("int gemm_flat = (" + n1 + " - " + n0 + ") % 16 == 0;");
   w.open("{");
   w.line("const int64_t gemm_ext = " + n1 + " - " + n0 + ", gemm_blocks = (gemm_ext + 15) / 16;");
-  w.open("for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {");
+  w.open(k_loop);
+  w.line("if (!gemm_flat) break;");
+  w.line("gemm_flat = " + valid(n0) + " && " + valid("(" + n1 + " - 1)") + ";");
+  w.line("gemm_bq[gemm_k - gemm_k0] = " + address(n0) + ";");
+  w.close();
+  w.open("if (!gemm_flat) " + k_loop);
   w.open("for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {");
   w.line("const int64_t gemm_xa = " + n0 + " + gemm_b * 16, gemm_xb = gemm_xa + 15;");
   w.line("const int64_t gemm_row = gemm_b * gemm_kc + (gemm_k - gemm_k0);");
-  std::string inside = "gemm_xb < " + n1;
-  s.dvars[f.n] = "gemm_xa";
-  std::vector<std::string> idx;
-  for (size_t d = 0; d < rank; ++d) idx.push_back(ex.expr(load.arg(d), s));
-  std::string at = "&" + ex.element(p.inputs[static_cast<size_t>(load->index)], idx);
-  if (load->predicated) {
-    inside += " && " + ex.expr(load.arg(rank), s);
-    s.dvars[f.n] = "gemm_xb";
-    inside += " && " + ex.expr(load.arg(rank), s);
-  }
+  std::string inside = "gemm_xb < " + n1 + " && " + valid("gemm_xa") + " && " + valid("gemm_xb");
   w.open("if (" + inside + ") {");
-  w.line("gemm_bq[gemm_row] = " + at + ";");
+  w.line("gemm_bq[gemm_row] = " + address("gemm_xa") + ";");
   w.close();
   w.open("else {");
   s.dvars[f.n] = "gemm_x";
@@ -214,8 +227,8 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
            " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_ct, " + ldc + ", gemm_k0 == 0);");
   } else if (nl.gemm_q >= 0) {
     emit_rows(g, p, *f, ex, s, n0, n1, w);
-    w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_ct, " + ldc + ", gemm_k0 == 0, " + m1 + " - " +
-           m0 + ");");
+    w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + ldc + ", gemm_k0 == 0, " +
+           m1 + " - " + m0 + ");");
   } else {
     emit_pack({f->b, n, kGemmNr, "gemm_pb", n0, n1}, ex, s, w);
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + std::to_string(kGemmNr) +
