@@ -107,10 +107,11 @@ CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {
   // scheduler's quantum, whatever the step: 0.1 to 1.7 ms run alone), which decided half of
   // resnet18's choices; oneDNN's runs were not affected. Sleeping waits cost each candidate
   // a wake-up per run alike.
-  so.environment = std::vector<std::string>{"OMP_WAIT_POLICY=PASSIVE"};
-  SubprocessResult p = run_subprocess({o.orchid_exe, "run", dir.string(), "--bench", "--json", "--min-time",
-                                       std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)},
-                                      so);
+  so.environment_overrides = {"OMP_WAIT_POLICY=PASSIVE"};
+  std::vector<std::string> argv = {o.orchid_exe, "run", dir.string(), "--bench", "--json", "--min-time",
+                                   std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)};
+  if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
+  SubprocessResult p = run_subprocess(argv, so);
   if (!p.ok()) {
     r.failure = p.timed_out ? "timed out" : "exit " + std::to_string(p.exit_code) + " signal " +
                                                  std::to_string(p.term_signal) + ": " + p.err.substr(0, 300);

@@ -21,6 +21,7 @@ struct MeasureOptions {
   std::filesystem::path work_dir;   // where candidate artifacts are written (and removed)
   tune::TuningDb* db = nullptr;     // optional cache
   std::string target;               // fingerprint for the cache key
+  int threads = 0;                  // threads the helper runs with; 0: its default
   double min_seconds = 0.05;
   int min_runs = 5;
   // Rounds in which the candidates of one choice are measured in turn (A B A B ..., each

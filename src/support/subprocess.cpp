@@ -128,6 +128,20 @@ class SpawnSetup {
   posix_spawn_file_actions_t actions_;
 };
 
+// The child's environment: the given one or the caller's, with the overrides set.
+std::vector<std::string> child_environment(const SubprocessOptions& options) {
+  std::vector<std::string> env;
+  if (options.environment) env = *options.environment;
+  else
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  for (const std::string& o : options.environment_overrides) {
+    std::string name = o.substr(0, o.find('=') + 1);
+    std::erase_if(env, [&](const std::string& e) { return e.rfind(name, 0) == 0; });
+    env.push_back(o);
+  }
+  return env;
+}
+
 std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   std::vector<char*> out;
   for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
@@ -149,10 +163,10 @@ pid_t spawn(const Command& command, const ChildEnds& ends, const SubprocessOptio
   setup.redirect(ends.err, 2);
   if (!options.working_dir.empty()) setup.chdir(options.working_dir);
   std::vector<char*> args = c_strings(command.argv);
-  std::vector<char*> env = options.environment ? c_strings(*options.environment) : std::vector<char*>{};
+  std::vector<std::string> env_strings = child_environment(options);
+  std::vector<char*> env = c_strings(env_strings);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, command.program.c_str(), setup.actions(), setup.attr(), args.data(),
-                       options.environment ? env.data() : environ);
+  int rc = posix_spawn(&pid, command.program.c_str(), setup.actions(), setup.attr(), args.data(), env.data());
   if (rc != 0) {
     std::string where =
         options.working_dir.empty() ? "" : " in " + quoted(options.working_dir.string());

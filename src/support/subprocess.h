@@ -38,6 +38,8 @@ struct SubprocessOptions {
   int64_t address_space_limit = 0;
   // The complete environment as NAME=value strings; nullopt: the caller's environment.
   std::optional<std::vector<std::string>> environment;
+  // NAME=value strings set on top of that environment (replacing a variable of the name).
+  std::vector<std::string> environment_overrides;
   // Where a program named without a '/' is looked up (PATH-style); library code never reads
   // the environment, so the system directories unless the caller passes its own.
   std::string search_path = "/usr/local/bin:/usr/bin:/bin";

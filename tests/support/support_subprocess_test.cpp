@@ -167,13 +167,22 @@ TEST(Subprocess, RunsInTheGivenWorkingDirectory) {
   EXPECT_NE(msg.find("cannot run 'pwd' in '" + dir.file("missing") + "'"), std::string::npos) << msg;
 }
 
-TEST(Subprocess, EnvironmentIsInheritedOrReplaced) {
+TEST(Subprocess, EnvironmentIsInheritedReplacedOrOverridden) {
   SubprocessResult inherited = run_subprocess({"env"});
   EXPECT_NE(inherited.out.find("PATH="), std::string::npos);
   SubprocessOptions options;
   options.environment = std::vector<std::string>{"ORCHID_A=1", "ORCHID_B=two words"};
   SubprocessResult r = run_subprocess({"env"}, options);
   EXPECT_EQ(r.out, "ORCHID_A=1\nORCHID_B=two words\n");
+  // Overrides replace a variable of their name, on the given or the caller's environment.
+  options.environment_overrides = {"ORCHID_A=2", "ORCHID_C=3"};
+  EXPECT_EQ(run_subprocess({"env"}, options).out, "ORCHID_B=two words\nORCHID_A=2\nORCHID_C=3\n");
+  SubprocessOptions over;
+  over.environment_overrides = {"PATH=/nowhere:/usr/bin:/bin"};
+  std::string out = "\n" + run_subprocess({"env"}, over).out;
+  size_t at = out.find("\nPATH=");
+  EXPECT_EQ(out.substr(at, 29), "\nPATH=/nowhere:/usr/bin:/bin\n") << out;
+  EXPECT_EQ(out.find("\nPATH=", at + 1), std::string::npos) << out;  // one PATH
 }
 
 TEST(Subprocess, AddressSpaceLimitApplies) {

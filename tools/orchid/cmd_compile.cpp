@@ -66,6 +66,7 @@ int compile(const CompileFlags& f) {
     o.measure.work_dir = driver::directory_name(f.out) + ".candidates";
     o.measure.db = db.get();
     o.measure.target = o.build.target;
+    o.measure.threads = o.build.cores;
   }
   driver::CompileResult r;
   try {

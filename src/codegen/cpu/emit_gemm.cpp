@@ -5,6 +5,9 @@
 // transpose, a broadcast, a conv's window and zero border or an inlined producer is applied
 // while packing — the prologue; constant weights stored as panels already are read where
 // they are), then orc_gemm_panels accumulates that middle index's tile in scratch. A conv's
+// B over a stride-1 window is instead read where it lies (NodeLowering::gemm_q): a table of
+// pointers to its rows of 16 columns, only rows at an edge or border packed into the B
+// panels, and orc_gemm_rows reads through it. A conv's
 // terms (input channel, kernel offsets) are one flattened k. The tiles are the primitive's
 // home or are finally stored there, where the kernel's elementwise primitives after it (the
 // epilogue) read them like any computed value.
