@@ -5,6 +5,7 @@
 // loops run outside it, accumulating into a row of scratch — the i-k-j order of a matmul).
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "codegen/cpu/emit_reduce.h"
@@ -361,6 +362,30 @@ void emit_per_element(const ir::Graph& g, const KernelLowering& kl, const NodeLo
   close_n(n, w);
 }
 
+// The conjunction of the predicates of p's loads, where p has some and each is true over an
+// interval of domain variable d (lower.h, true_over_interval); none otherwise.
+std::optional<ir::Expr> row_predicate(const ir::Primitive& p, int32_t d) {
+  std::optional<ir::Expr> all;
+  bool interval = true;
+  for (const ir::Expr& b : p.bodies)
+    ir::visit_post(b, [&](const ir::Expr& e) {
+      if (e.op() != ir::ExprOp::Load || !e->predicated) return;
+      const ir::Expr& pred = e->args.back();
+      interval &= true_over_interval(pred, d);
+      all = all ? ir::binary(ir::ExprOp::And, *all, pred) : pred;
+    });
+  return interval ? all : std::nullopt;
+}
+
+// e with its loads' predicates dropped (each load then reads where it points).
+ir::Expr without_predicates(const ir::Expr& e) {
+  return ir::map_post(e, [](const ir::Expr& x) {
+    if (x.op() != ir::ExprOp::Load || !x->predicated) return x;
+    std::vector<ir::Expr> idx(x->args.begin(), x->args.end() - 1);
+    return ir::load(x->index, x.dtype(), std::move(idx));
+  });
+}
+
 void emit_rows(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
                Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
@@ -378,19 +403,41 @@ void emit_rows(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
            std::to_string(nl.acc_offset + static_cast<int64_t>(k) * nl.acc_row * 8) + ");");
     acc.push_back(a + "[" + last + " - " + lo + "]");
   }
-  auto row_loop = [&](const std::function<std::string(size_t)>& stmt) {
+  auto row_loop = [&](const std::function<std::string(size_t)>& stmt, const std::string& from, const std::string& to) {
     w.simd_pragmas(kl.schedule, "", p.domain[n - 1]);
-    open_loop(last, lo, hi, w);
+    open_loop(last, from, to, w);
     for (size_t k = 0; k < p.bodies.size(); ++k) w.line(stmt(k));
     w.close();
   };
-  row_loop([&](size_t k) { return acc[k] + " = " + identity(p.reduce, g.type(p.outputs[k]).dtype) + ";"; });
+  row_loop([&](size_t k) { return acc[k] + " = " + identity(p.reduce, g.type(p.outputs[k]).dtype) + ";"; }, lo, hi);
   open_reduce(p, w);
-  row_loop([&](size_t k) {
-    return acc[k] + " = " + combine(p.reduce, g.type(p.outputs[k]).dtype, acc[k], ex.expr(p.bodies[k], s)) + ";";
-  });
+  auto terms = [&](const std::vector<ir::Expr>& bodies) {
+    return [&, bodies](size_t k) {
+      return acc[k] + " = " + combine(p.reduce, g.type(p.outputs[k]).dtype, acc[k], ex.expr(bodies[k], s)) + ";";
+    };
+  };
+  std::optional<ir::Expr> pred = row_predicate(p, static_cast<int32_t>(n - 1));
+  if (!pred) {
+    row_loop(terms(p.bodies), lo, hi);
+  } else {
+    // The loads' predicates hold over one interval [row_a, row_b) of the row, found from its
+    // ends; there the loads run unpredicated (a strided load vectorizes, a masked one gathers).
+    ExprEmitter::Scope at = s;
+    at.dvars[n - 1] = "row_a";
+    std::string holds_a = ex.expr(*pred, at);
+    at.dvars[n - 1] = "(row_b - 1)";
+    std::string holds_b = ex.expr(*pred, at);
+    w.line("int64_t row_a = " + lo + ", row_b = " + hi + ";");
+    w.line("while (row_a < row_b && !(" + holds_a + ")) ++row_a;");
+    w.line("while (row_b > row_a && !(" + holds_b + ")) --row_b;");
+    row_loop(terms(p.bodies), lo, "row_a");
+    std::vector<ir::Expr> plain;
+    for (const ir::Expr& b : p.bodies) plain.push_back(without_predicates(b));
+    row_loop(terms(plain), "row_a", "row_b");
+    row_loop(terms(p.bodies), "row_b", hi);
+  }
   close_n(p.reduce_domain.size(), w);
-  row_loop([&](size_t k) { return store(g, ex, p.outputs[k], s, acc[k]); });
+  row_loop([&](size_t k) { return store(g, ex, p.outputs[k], s, acc[k]); }, lo, hi);
   w.close();
   close_n(n - 1, w);
 }

@@ -489,11 +489,11 @@ std::optional<int64_t> coefficient(const ir::Expr& e, int32_t d) {
   }
 }
 
-// Whether predicate e is true over an interval of domain variable d: a conjunction of
-// comparisons (not ==, !=) of expressions affine in d.
-bool interval_in(const ir::Expr& e, int32_t d) {
+}  // namespace
+
+bool true_over_interval(const ir::Expr& e, int32_t d) {
   switch (e.op()) {
-    case ir::ExprOp::And: return interval_in(e.arg(0), d) && interval_in(e.arg(1), d);
+    case ir::ExprOp::And: return true_over_interval(e.arg(0), d) && true_over_interval(e.arg(1), d);
     case ir::ExprOp::Lt:
     case ir::ExprOp::Le:
     case ir::ExprOp::Gt:
@@ -501,8 +501,6 @@ bool interval_in(const ir::Expr& e, int32_t d) {
     default: return !mentions(e, d) && coefficient(e, d).has_value();
   }
 }
-
-}  // namespace
 
 bool direct_b_rows(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const GemmFactors& f) {
   const ir::Expr& b = f.b;
@@ -516,7 +514,7 @@ bool direct_b_rows(const ir::Graph& g, const KernelLowering& kl, const ir::Primi
   if (rank == 0) return false;
   for (size_t i = 0; i < rank; ++i)
     if (coefficient(b.arg(i), n) != std::optional<int64_t>(i + 1 == rank ? 1 : 0)) return false;
-  return !b->predicated || interval_in(b.arg(rank), n);
+  return !b->predicated || true_over_interval(b.arg(rank), n);
 }
 
 const NodeLowering& KernelLowering::node(NodeId n) const {

@@ -121,6 +121,11 @@ std::optional<GemmFactors> gemm_factors(const ir::Graph& g, const ir::Primitive&
 // FMAs). A conv needs 3 rows only: the plain sum over its window is slower than half the
 // micro-kernel (a style-transfer network's last conv has 3 output channels).
 bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s);
+// Whether predicate e is true over an interval of domain variable d (for any values of the
+// other variables): a conjunction of comparisons (not ==, !=) of expressions affine in d, and
+// of conditions free of d.
+bool true_over_interval(const ir::Expr& e, int32_t d);
+
 // Whether the micro-kernel reads conv p's B factor in place (gemm.inc, orc_gemm_rows): B is
 // one f32 load of a value computed into memory (a kernel input or a computed, not inlined,
 // value), its last index the column variable plus terms free of it and its other indices
