@@ -69,13 +69,14 @@ struct Row {
   std::vector<double> ms;  // generated, oneDNN
 };
 
-// Generated kernel against oneDNN (with its post-ops) on a one-kernel graph.
-std::vector<double> bench_graph(const Graph& g, const Options& opt, const fs::path& work) {
+// All of g as one generated kernel against `dnn_steps` (oneDNN's): median ms of each.
+std::vector<double> bench_steps(const Graph& g, const std::vector<StepChoice>& dnn_steps, const Options& opt,
+                                const fs::path& work) {
   orchid::ir::ValueId out = g.outputs()[0];
   std::vector<NodeId> all;
   for (int32_t n = 0; n < g.num_nodes(); ++n) all.push_back(NodeId(n));
   auto generated = build(g, {step(g, all, out, StepKind::Generated)}, work / "generated", opt.threads);
-  auto onednn = build(g, {step(g, all, out, StepKind::OneDnn)}, work / "onednn", opt.threads);
+  auto onednn = build(g, dnn_steps, work / "onednn", opt.threads);
   AlignedInputs in = aligned_inputs(g, 1);
   size_t out_bytes = static_cast<size_t>(g.type(out).numel()) * sizeof(float);
   Aligned y_gen(out_bytes), y_dnn(out_bytes);
@@ -84,33 +85,30 @@ std::vector<double> bench_graph(const Graph& g, const Options& opt, const fs::pa
   return rounds_of({session_run(s_gen, in.ptrs, y_gen.get()), session_run(s_dnn, in.ptrs, y_dnn.get())}, opt.min_time);
 }
 
+// Generated kernel against oneDNN (with its post-ops) on a one-kernel graph.
+std::vector<double> bench_graph(const Graph& g, const Options& opt, const fs::path& work) {
+  std::vector<NodeId> all;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) all.push_back(NodeId(n));
+  return bench_steps(g, {step(g, all, g.outputs()[0], StepKind::OneDnn)}, opt, work);
+}
+
 Row bench_conv(const Conv& c, Variant v, const Options& opt, const fs::path& work) {
   Graph g = conv_graph(c, v);
   orchid::ir::ValueId out = g.outputs()[0];
-  std::vector<NodeId> all;
-  for (int32_t n = 0; n < g.num_nodes(); ++n) all.push_back(NodeId(n));
-  auto generated = build(g, {step(g, all, out, StepKind::Generated)}, work / "generated", opt.threads);
-  std::vector<StepChoice> dnn;
-  if (v == Variant::ReflectPad) {
-    dnn.push_back(step(g, {NodeId(0)}, *g.find_value("p"), StepKind::Generated));
-    dnn.push_back(step(g, {NodeId(1)}, out, StepKind::OneDnn));
-  } else {
-    dnn.push_back(step(g, all, out, StepKind::OneDnn));  // the relu and bias as post-ops
-  }
-  auto onednn = build(g, dnn, work / "onednn", opt.threads);
-  AlignedInputs in = aligned_inputs(g, 1);
-  size_t out_bytes = static_cast<size_t>(g.type(out).numel()) * sizeof(float);
-  Aligned y_gen(out_bytes), y_dnn(out_bytes);
-  orchid::runtime::SessionOptions so{opt.threads};
-  orchid::runtime::Session s_gen(generated, so), s_dnn(onednn, so);
+  Row row;
+  if (v == Variant::ReflectPad)  // the pad as its own generated step, then oneDNN's conv
+    row.ms = bench_steps(g,
+                         {step(g, {NodeId(0)}, *g.find_value("p"), StepKind::Generated),
+                          step(g, {NodeId(1)}, out, StepKind::OneDnn)},
+                         opt, work);
+  else
+    row.ms = bench_graph(g, opt, work);  // the bias and relu as oneDNN's post-ops
   const orchid::ir::Dims& o = g.type(out).shape;
-  Row row{std::string(c.name) + " " + std::to_string(c.ci) + "→" + std::to_string(c.co) + " " + std::to_string(c.k) +
-              "×" + std::to_string(c.k) + (c.stride > 1 ? " s" + std::to_string(c.stride) : "") + " → " +
-              std::to_string(o[2]) + "×" + std::to_string(o[3]),
-          v == Variant::Plain ? "conv" : v == Variant::BiasRelu ? "+ bias + relu" : "reflect pad +",
-          2.0 * static_cast<double>(g.type(out).numel()) * static_cast<double>(c.ci * c.k * c.k),
-          {}};
-  row.ms = rounds_of({session_run(s_gen, in.ptrs, y_gen.get()), session_run(s_dnn, in.ptrs, y_dnn.get())}, opt.min_time);
+  row.shape = std::string(c.name) + " " + std::to_string(c.ci) + "→" + std::to_string(c.co) + " " +
+              std::to_string(c.k) + "×" + std::to_string(c.k) + (c.stride > 1 ? " s" + std::to_string(c.stride) : "") +
+              " → " + std::to_string(o[2]) + "×" + std::to_string(o[3]);
+  row.what = v == Variant::Plain ? "conv" : v == Variant::BiasRelu ? "+ bias + relu" : "reflect pad +";
+  row.flops = 2.0 * static_cast<double>(g.type(out).numel()) * static_cast<double>(c.ci * c.k * c.k);
   return row;
 }
 

@@ -64,38 +64,46 @@ std::string kernel_key(const ir::Graph& g, const StepChoice& s) {
 
 namespace {
 
-// The time the tuning database holds for s, if any.
-std::optional<CandidateTime> cached_time(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o) {
-  if (o.db == nullptr) return std::nullopt;
-  auto m = o.db->lookup(o.target, kernel_key(g, s), impl_key(s.kind));
-  if (!m) return std::nullopt;
-  CandidateTime r;
-  r.ms = m->median_ns * 1e-6;
-  r.cached = true;
-  return r;
-}
-
-void record_time(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o, const CandidateTime& t) {
-  if (t.ms && !t.cached && o.db != nullptr)
-    o.db->record(o.target, kernel_key(g, s), impl_key(s.kind), {*t.ms * 1e6, 0, o.min_runs, ""});
-}
-
-// One fresh measurement of s in a helper process (no database).
-CandidateTime run_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
-                            const MeasureOptions& o) {
-  std::string key = kernel_key(g, s);
+// Writes s alone as a one-step artifact into dir.
+void write_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build, const fs::path& dir) {
   ir::Graph mini;
   StepChoice c = alone(g, s, &mini);
   BuiltArtifact a = build_artifact(mini, {c}, build);
-  fs::path dir = o.work_dir / ("candidate-" + key.substr(0, 16) + "-" + std::string(step_kind_name(s.kind)));
-  fs::remove_all(dir);
   write_artifact(a, dir.string());
-  CandidateTime r = time_artifact(dir, o);
-  fs::remove_all(dir);
-  return r;
+}
+
+TimedArtifact candidate_item(const ir::Graph& g, const StepChoice& s, const BuildOptions& build) {
+  return {kernel_key(g, s), impl_key(s.kind),
+          [&g, s, &build](const fs::path& dir) { write_candidate(g, s, build, dir); }};
 }
 
 }  // namespace
+
+std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& items, const MeasureOptions& o,
+                                            int rounds) {
+  std::vector<CandidateTime> t(items.size());
+  std::vector<fs::path> dirs(items.size());  // empty: cached, not timed
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::optional<tune::Measurement> m = o.db ? o.db->lookup(o.target, items[i].key, items[i].impl) : std::nullopt;
+    if (m) {
+      t[i].ms = m->median_ns * 1e-6;
+      t[i].cached = true;
+    } else {
+      dirs[i] = o.work_dir / ("timed-" + items[i].key.substr(0, 16) + "-" + std::to_string(i));
+      fs::remove_all(dirs[i]);
+      items[i].write(dirs[i]);  // once: every round times the same artifact
+    }
+  }
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < items.size(); ++i)
+      if (!dirs[i].empty()) t[i] = faster(t[i], time_artifact(dirs[i], o));
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (dirs[i].empty()) continue;
+    fs::remove_all(dirs[i]);
+    if (t[i].ms && o.db != nullptr) o.db->record(o.target, items[i].key, items[i].impl, {*t[i].ms * 1e6, 0, o.min_runs, ""});
+  }
+  return t;
+}
 
 CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {
   CandidateTime r;
@@ -121,6 +129,13 @@ CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {
   return r;
 }
 
+std::string show(const CandidateTime& t) {
+  if (!t.ms) return "failed (" + t.failure + ")";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.4f ms%s", *t.ms, t.cached ? " (cached)" : "");
+  return buf;
+}
+
 CandidateTime faster(const CandidateTime& a, const CandidateTime& b) {
   if (!a.ms) return b;
   if (!b.ms) return a;
@@ -129,26 +144,14 @@ CandidateTime faster(const CandidateTime& a, const CandidateTime& b) {
 
 CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                                 const MeasureOptions& o) {
-  if (std::optional<CandidateTime> c = cached_time(g, s, o)) return *c;
-  CandidateTime r = run_candidate(g, s, build, o);
-  record_time(g, s, o, r);
-  return r;
+  return time_alternating({candidate_item(g, s, build)}, o, 1)[0];
 }
 
 std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,
                                                const BuildOptions& build, const MeasureOptions& o, int rounds) {
-  std::vector<CandidateTime> t;
-  std::vector<bool> fresh;
-  for (const StepChoice& s : candidates) {
-    std::optional<CandidateTime> c = cached_time(g, s, o);
-    fresh.push_back(!c);
-    t.push_back(c ? *c : CandidateTime{});
-  }
-  for (int round = 0; round < rounds; ++round)
-    for (size_t i = 0; i < candidates.size(); ++i)
-      if (fresh[i]) t[i] = faster(t[i], run_candidate(g, candidates[i], build, o));
-  for (size_t i = 0; i < candidates.size(); ++i) record_time(g, candidates[i], o, t[i]);
-  return t;
+  std::vector<TimedArtifact> items;
+  for (const StepChoice& s : candidates) items.push_back(candidate_item(g, s, build));
+  return time_alternating(items, o, rounds);
 }
 
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
@@ -164,12 +167,6 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
     bool use_gen = t_gen.ms && (!t_dnn.ms || *t_gen.ms < *t_dnn.ms);
     if (use_gen) steps[i].kind = StepKind::Generated;
     if (notes != nullptr) {
-      auto show = [](const CandidateTime& t) {
-        if (!t.ms) return "failed (" + t.failure + ")";
-        char buf[48];
-        std::snprintf(buf, sizeof buf, "%.4f ms%s", *t.ms, t.cached ? " (cached)" : "");
-        return std::string(buf);
-      };
       const std::string& op = g.node(steps[i].kernel.nodes.front()).name;
       notes->push_back("kernel " + std::to_string(i) + " (" + (op.empty() ? "?" : op) + "): oneDNN " + show(t_dnn) + ", generated " + show(t_gen) +
                        " → " + (use_gen ? "generated" : "oneDNN"));

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -51,9 +52,24 @@ CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const B
 std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,
                                                const BuildOptions& build, const MeasureOptions& options, int rounds);
 
+// Something timed in a helper process: where the tuning database keeps its time (key, impl),
+// and how to write the artifact that is timed.
+struct TimedArtifact {
+  std::string key, impl;
+  std::function<void(const std::filesystem::path& dir)> write;
+};
+
+// The times of the items: from the database where it has them; the others written once each
+// (under the work directory) and timed in `rounds` alternating rounds, keeping the fastest
+// run, then recorded, and their directories removed.
+std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& items, const MeasureOptions& options,
+                                            int rounds);
+
 // The fastest run of the artifact in `dir`, timed in a helper process under the options'
 // time and address-space limits.
 CandidateTime time_artifact(const std::filesystem::path& dir, const MeasureOptions& options);
+// "1.2345 ms", "1.2345 ms (cached)" or "failed (why)", for the report.
+std::string show(const CandidateTime& t);
 // The faster of two measurements (a failure only where both failed).
 CandidateTime faster(const CandidateTime& a, const CandidateTime& b);
 

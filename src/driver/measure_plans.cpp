@@ -38,36 +38,12 @@ std::string plan_impl() {
          " library=" + std::to_string(runtime::kLibraryStepVersion);
 }
 
-// The fastest run of g's whole plan with these steps, built like the artifact, in a helper
-// process; `name` names its directory under the work directory.
-CandidateTime time_plan(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& build,
-                        const MeasureOptions& o, const std::string& name) {
-  fs::path dir = o.work_dir / ("plan-" + name);
-  fs::remove_all(dir);
-  BuiltArtifact a = build_artifact(g, steps, build);
-  write_artifact(a, dir.string());
-  CandidateTime t = time_artifact(dir, o);
-  fs::remove_all(dir);
-  return t;
-}
-
-// The plan's time from the tuning database, if recorded (then the choice repeats exactly).
-std::optional<CandidateTime> cached_plan(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                                         const MeasureOptions& o) {
-  if (o.db == nullptr) return std::nullopt;
-  std::optional<tune::Measurement> m = o.db->lookup(o.target, plan_key(g, steps), plan_impl());
-  if (!m) return std::nullopt;
-  CandidateTime t;
-  t.ms = m->median_ns * 1e-6;
-  t.cached = true;
-  return t;
-}
-
-std::string show(const CandidateTime& t) {
-  if (!t.ms) return "failed (" + t.failure + ")";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.4f ms%s", *t.ms, t.cached ? " (cached)" : "");
-  return buf;
+// The whole plan with these steps, timed like a candidate (measure.h, time_alternating).
+TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& build) {
+  return {plan_key(g, steps), plan_impl(), [&g, steps, &build](const fs::path& dir) {
+            BuiltArtifact a = build_artifact(g, steps, build);
+            write_artifact(a, dir.string());
+          }};
 }
 
 }  // namespace
@@ -80,51 +56,36 @@ void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& b
   for (size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind != before[i].kind) flipped.push_back(i);
   if (flipped.empty()) return;
-  runtime::Plan plan_before = build_artifact(g, before, build).plan;
-  // Plan steps follow the choices, less aliases (views, which get no step).
-  std::vector<size_t> plan_step(before.size());
-  size_t next = 0;
-  for (size_t i = 0; i < before.size(); ++i) plan_step[i] = before[i].kind == StepKind::Alias ? SIZE_MAX : next++;
-  ORCHID_CHECK(next == plan_before.steps.size()) << "plan steps do not follow the choices";
+  BuiltArtifact built_before = build_artifact(g, before, build);
+  const runtime::Plan& plan_before = built_before.plan;
   // The choices that keep every blocked buffer of the plan before: flips of steps touching
-  // none.
+  // none (an alias has no plan step).
   std::vector<StepChoice> outside = before;
   bool breaks_chain = false;
   for (size_t i : flipped) {
-    if (plan_step[i] != SIZE_MAX && touches_blocked(plan_before, plan_step[i])) breaks_chain = true;
+    size_t step = built_before.choice_steps[i];
+    if (step != SIZE_MAX && touches_blocked(plan_before, step)) breaks_chain = true;
     else outside[i] = steps[i];
   }
   if (!breaks_chain) return;
   fs::create_directories(o.work_dir);
-  struct Option {
-    const char* what;
-    std::vector<StepChoice> steps;
-    CandidateTime t;
-  };
-  std::vector<Option> options = {{"as measured alone", steps, {}}, {"oneDNN kept", before, {}}};
+  std::vector<std::pair<const char*, std::vector<StepChoice>>> options = {{"as measured alone", steps},
+                                                                          {"oneDNN kept", before}};
   bool distinct = false;
   for (size_t i : flipped) distinct |= outside[i].kind != before[i].kind;
-  if (distinct) options.push_back({"oneDNN kept in layout chains", outside, {}});
-  std::vector<bool> fresh;
-  for (Option& opt : options) {
-    std::optional<CandidateTime> c = cached_plan(g, opt.steps, o);
-    fresh.push_back(!c);
-    if (c) opt.t = *c;
-  }
-  for (int round = 0; round < o.rounds; ++round)
-    for (size_t k = 0; k < options.size(); ++k)
-      if (fresh[k]) options[k].t = faster(options[k].t, time_plan(g, options[k].steps, build, o, std::to_string(k)));
-  for (size_t k = 0; k < options.size(); ++k)
-    if (fresh[k] && options[k].t.ms && o.db != nullptr)
-      o.db->record(o.target, plan_key(g, options[k].steps), plan_impl(), {*options[k].t.ms * 1e6, 0, o.min_runs, ""});
+  if (distinct) options.emplace_back("oneDNN kept in layout chains", outside);
+  std::vector<TimedArtifact> items;
+  for (const auto& [what, choice] : options) items.push_back(plan_item(g, choice, build));
+  items[1].write = [&built_before](const fs::path& dir) { write_artifact(built_before, dir.string()); };
+  std::vector<CandidateTime> t = time_alternating(items, o, o.rounds);
   size_t best = 0;
   for (size_t k = 1; k < options.size(); ++k)
-    if (options[k].t.ms && (!options[best].t.ms || *options[k].t.ms < *options[best].t.ms)) best = k;
-  steps = options[best].steps;
+    if (t[k].ms && (!t[best].ms || *t[k].ms < *t[best].ms)) best = k;
+  steps = options[best].second;
   if (notes == nullptr) return;
   std::string line = "whole plans (generated steps chosen alone break nChw8c chains):";
-  for (size_t k = 0; k < options.size(); ++k) line += std::string(k ? "," : "") + " " + options[k].what + " " + show(options[k].t);
-  notes->push_back(line + " → " + options[best].what);
+  for (size_t k = 0; k < options.size(); ++k) line += std::string(k ? "," : "") + " " + options[k].first + " " + show(t[k]);
+  notes->push_back(line + " → " + options[best].first);
 }
 
 }  // namespace orchid::driver

@@ -175,7 +175,8 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   a.plan.target = o.target;
   a.plan.graph_name = g.name;
   PlanBuffers buffers(g, a);
-  std::vector<size_t> plan_step(steps.size(), SIZE_MAX);
+  std::vector<size_t>& plan_step = a.choice_steps;
+  plan_step.assign(steps.size(), SIZE_MAX);
   for (size_t i = 0; i < steps.size(); ++i) {
     const StepChoice& s = steps[i];
     if (s.kind == StepKind::Alias) {

@@ -39,6 +39,7 @@ struct BuiltArtifact {
   std::vector<int32_t> weight_buffers;            // the buffer of each weight
   std::vector<std::filesystem::path> libraries;   // compiled objects, per plan library
   std::vector<StepInfo> steps;                    // per plan step
+  std::vector<size_t> choice_steps;               // per step choice: its plan step (SIZE_MAX: an alias)
   std::string graph_oir;
   LayoutSummary layouts;
 };

@@ -4,12 +4,26 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "support/error.h"
 
 namespace orchid::runtime {
+
+namespace {
+
+// The enumerator among `all` that `name` calls `text`, if any.
+template <class E, class Name>
+std::optional<E> parse_named(std::string_view text, std::initializer_list<E> all, Name name) {
+  for (E e : all)
+    if (name(e) == text) return e;
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::string_view buffer_kind_name(BufferKind k) {
   switch (k) {
@@ -22,10 +36,8 @@ std::string_view buffer_kind_name(BufferKind k) {
 }
 
 std::optional<BufferKind> parse_buffer_kind(std::string_view text) {
-  for (BufferKind k : {BufferKind::Input, BufferKind::Output, BufferKind::Constant,
-                       BufferKind::Intermediate})
-    if (buffer_kind_name(k) == text) return k;
-  return std::nullopt;
+  return parse_named(text, {BufferKind::Input, BufferKind::Output, BufferKind::Constant, BufferKind::Intermediate},
+                     buffer_kind_name);
 }
 
 std::string_view buffer_layout_name(BufferLayout l) {
@@ -38,9 +50,7 @@ std::string_view buffer_layout_name(BufferLayout l) {
 }
 
 std::optional<BufferLayout> parse_buffer_layout(std::string_view text) {
-  for (BufferLayout l : {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::Panels16})
-    if (buffer_layout_name(l) == text) return l;
-  return std::nullopt;
+  return parse_named(text, {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::Panels16}, buffer_layout_name);
 }
 
 bool layout_fits(BufferLayout l, const ir::TensorType& t) {
@@ -97,9 +107,7 @@ std::string_view step_impl_name(StepImpl i) {
 }
 
 std::optional<StepImpl> parse_step_impl(std::string_view text) {
-  for (StepImpl i : {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference})
-    if (step_impl_name(i) == text) return i;
-  return std::nullopt;
+  return parse_named(text, {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference}, step_impl_name);
 }
 
 bool is_safe_file_name(std::string_view name) {

@@ -26,6 +26,14 @@ void expect_same_results(const ir::Graph& before, const ir::Graph& after) {
   }
 }
 
+// g with its scalar constants inlined (which must change it), checked to compute what g did.
+ir::Graph inlined(const ir::Graph& g) {
+  ir::Graph out = g;
+  EXPECT_TRUE(inline_scalar_constants(out));
+  expect_same_results(g, out);
+  return out;
+}
+
 TEST(InlineScalarConstants, ClipBoundsBecomeLiterals) {
   ir::Graph g = ir::parse_graph(R"(graph @g {
   input %x : f32[2,8]
@@ -34,13 +42,11 @@ TEST(InlineScalarConstants, ClipBoundsBecomeLiterals) {
   %y : f32[2,8] = elementwise(%x, %lo, %hi) { min(max(%x[i0, i1], %lo[]), %hi[]) }
   output %y
 })");
-  ir::Graph out = g;
-  ASSERT_TRUE(inline_scalar_constants(out));
+  ir::Graph out = inlined(g);
   const ir::Primitive& p = producer(out, "y");
   ASSERT_EQ(p.inputs.size(), 1u);
   EXPECT_EQ(out.value(p.inputs[0]).name, "x");
   EXPECT_EQ(ir::print_expr(p.bodies[0]), "min(max($0[i0, i1], 0:f32), 6:f32)");
-  expect_same_results(g, out);
   ir::Graph again = out;
   EXPECT_FALSE(inline_scalar_constants(again));  // a fixed point
 }
@@ -56,14 +62,12 @@ TEST(InlineScalarConstants, KeepsDtypesAndRenumbersSlots) {
   %y : f16[3,4] = elementwise(%h, %x, %n, %v) { add(mul(%x[i0, i1], %h[0, 0]), cast<f16>(add(%v[i0, i1], %n[0]))) }
   output %y
 })");
-  ir::Graph out = g;
-  ASSERT_TRUE(inline_scalar_constants(out));
+  ir::Graph out = inlined(g);
   const ir::Primitive& p = producer(out, "y");
   ASSERT_EQ(p.inputs.size(), 2u);
   EXPECT_EQ(out.value(p.inputs[0]).name, "x");
   EXPECT_EQ(out.value(p.inputs[1]).name, "v");
   EXPECT_EQ(ir::print_expr(p.bodies[0]), "add(mul($0[i0, i1], 0.099975586:f16), cast<f16>(add($1[i0, i1], -7:i32)))");
-  expect_same_results(g, out);
 }
 
 // Left alone: a constant of several elements, a graph input of one element, and the loads of

@@ -133,6 +133,12 @@ struct Case {
   const char* message;
 };
 
+// Gives buffer b a shape and a layout that fits it.
+void set_layout(json& j, int b, const json& shape, const char* layout) {
+  j["buffers"][b]["shape"] = shape;
+  j["buffers"][b]["layout"] = layout;
+}
+
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class RuntimePlanError : public ::testing::TestWithParam<Case> {};
@@ -246,36 +252,25 @@ const Case kCases[] = {
     {"layout_fit", [](json& j) { j["buffers"][2]["layout"] = "nChw8c"; },
      "buffers[2] ('t').layout: nChw8c does not fit f32[2,3]"},
     {"layout_kind",
-     [](json& j) {
-       j["buffers"][0]["shape"] = {1, 8, 1, 1};
-       j["buffers"][0]["layout"] = "nChw8c";
-     },
+     [](json& j) { set_layout(j, 0, {1, 8, 1, 1}, "nChw8c"); },
      "buffers[0] ('x').layout: nChw8c is only for intermediates that are not views"},
     {"layout_viewed",
      [](json& j) {
-       j["buffers"][2]["shape"] = {1, 8, 1, 1};
-       j["buffers"][2]["layout"] = "nChw8c";
+       set_layout(j, 2, {1, 8, 1, 1}, "nChw8c");
        j["buffers"][4]["alias"] = 2;
      },
      "buffers[2] ('t').layout: nChw8c, yet buffer 4 ('y_flat') is a view of it"},
     {"layout_generated_step",
-     [](json& j) {
-       j["buffers"][2]["shape"] = {1, 8, 1, 1};
-       j["buffers"][2]["layout"] = "nChw8c";
-     },
+     [](json& j) { set_layout(j, 2, {1, 8, 1, 1}, "nChw8c"); },
      "buffers[2] ('t').layout: nChw8c, yet steps[0] ('add_w'), a generated step, uses it (only onednn steps may)"},
     {"layout_panels_fit", [](json& j) { j["buffers"][1]["layout"] = "panels16"; },
      "buffers[1] ('w').layout: panels16 does not fit f32[3]"},
     {"layout_panels_kind",
-     [](json& j) {
-       j["buffers"][2]["shape"] = {2, 16};
-       j["buffers"][2]["layout"] = "panels16";
-     },
+     [](json& j) { set_layout(j, 2, {2, 16}, "panels16"); },
      "buffers[2] ('t').layout: panels16 is only for constants that are not views"},
     {"layout_panels_output",
      [](json& j) {
-       j["buffers"][1]["shape"] = {2, 16};
-       j["buffers"][1]["layout"] = "panels16";
+       set_layout(j, 1, {2, 16}, "panels16");
        j["weights"]["bytes"] = 1024;
      },
      "buffers[1] ('w').layout: panels16, yet it is listed in outputs (callers get plain bytes)"},

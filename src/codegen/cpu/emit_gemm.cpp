@@ -117,8 +117,8 @@ bool reads_terms_flat(const ir::Graph& g, const KernelLowering& kl, const ir::Pr
 // inside the region and the predicate points into the loaded value; another (at an edge or
 // the border) is packed into its place in the panels, lanes past the edge zero, and points
 // there.
-void emit_rows(const ir::Graph& g, const ir::Primitive& p, const GemmFactors& f, ExprEmitter& ex,
-               ExprEmitter::Scope s, const std::string& n0, const std::string& n1, Writer& w) {
+void emit_b_rows(const ir::Graph& g, const ir::Primitive& p, const GemmFactors& f, ExprEmitter& ex,
+                 ExprEmitter::Scope s, const std::string& n0, const std::string& n1, Writer& w) {
   const ir::Expr& load = f.b;
   ir::ValueId v = p.inputs[static_cast<size_t>(load->index)];
   size_t rank = g.type(v).shape.size();
@@ -188,6 +188,50 @@ void open_middle(const NodeLowering& nl, const GemmFactors& f, Writer& w) {
 
 void close_middle(const GemmFactors& f, Writer& w) { close_n(f.n - f.m, w); }
 
+// The bounds of a task's tile and the tile's row stride, as C expressions.
+struct TileText {
+  std::string m0, m1, n0, n1, ldc;
+};
+
+// B for the block of terms, by where it lies, and the micro-kernel over it into gemm_ct:
+// weights stored as panels read in place, a conv's rows through their pointer table, or
+// panels packed now.
+void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors& f, ExprEmitter& ex,
+                   const ExprEmitter::Scope& s, const TileText& t, Writer& w) {
+  const ir::Primitive& p = g.node(nl.node);
+  std::string nr = std::to_string(kGemmNr) + "LL";
+  if (nl.gemm_b_panels >= 0) {
+    // B is constant weights stored as panels of all K terms (runtime layout.h, panels16).
+    std::string whole = std::to_string(ir::numel(p.reduce_domain) * kGemmNr) + "LL";
+    w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + t.n0 + " / " +
+           nr + " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_ct, " + t.ldc + ", gemm_k0 == 0);");
+  } else if (nl.gemm_q >= 0) {
+    emit_b_rows(g, p, f, ex, s, t.n0, t.n1, w);
+    w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + t.ldc +
+           ", gemm_k0 == 0, " + t.m1 + " - " + t.m0 + ");");
+  } else {
+    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", t.n0, t.n1}, ex, s, w);
+    w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr + ", gemm_ct, " + t.ldc +
+           ", gemm_k0 == 0);");
+  }
+}
+
+// The accumulated tiles stored to the primitive's home, each middle index's in turn.
+void emit_tile_store(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, const GemmFactors& f,
+                     ExprEmitter& ex, const TileText& t, Writer& w) {
+  const ir::Primitive& p = g.node(nl.node);
+  ExprEmitter::Scope s = scope_of(p);
+  s.dvars[f.m] = "gemm_m";
+  s.dvars[f.n] = "gemm_n";
+  open_middle(nl, f, w);
+  open_loop("gemm_m", t.m0, t.m1, w);
+  w.simd_pragmas(kl.schedule);
+  open_loop("gemm_n", t.n0, t.n1, w);
+  w.line(store(g, ex, p.outputs[0], s, "gemm_ct[(gemm_m - " + t.m0 + ") * " + t.ldc + " + (gemm_n - " + t.n0 + ")]"));
+  close_n(2, w);
+  close_middle(f, w);
+}
+
 }  // namespace
 
 void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex, Writer& w) {
@@ -223,34 +267,10 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   }
   emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1}, ex, flat, w);
   open_middle(nl, *f, w);
-  if (nl.gemm_b_panels >= 0) {
-    // B is constant weights stored as panels of all K terms (runtime layout.h, panels16).
-    std::string whole = std::to_string(k_total * kGemmNr) + "LL", nr = std::to_string(kGemmNr) + "LL";
-    w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + n0 + " / " + nr +
-           " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_ct, " + ldc + ", gemm_k0 == 0);");
-  } else if (nl.gemm_q >= 0) {
-    emit_rows(g, p, *f, ex, s, n0, n1, w);
-    w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + ldc + ", gemm_k0 == 0, " +
-           m1 + " - " + m0 + ");");
-  } else {
-    emit_pack({f->b, n, kGemmNr, "gemm_pb", n0, n1}, ex, s, w);
-    w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + std::to_string(kGemmNr) +
-           "LL, gemm_ct, " + ldc + ", gemm_k0 == 0);");
-  }
+  emit_multiply(g, nl, *f, ex, s, {m0, m1, n0, n1, ldc}, w);
   close_middle(*f, w);
   w.close();
-  if (!nl.gemm_home) {
-    s = scope_of(p);
-    s.dvars[m] = "gemm_m";
-    s.dvars[n] = "gemm_n";
-    open_middle(nl, *f, w);
-    open_loop("gemm_m", m0, m1, w);
-    w.simd_pragmas(kl.schedule);
-    open_loop("gemm_n", n0, n1, w);
-    w.line(store(g, ex, p.outputs[0], s, "gemm_ct[(gemm_m - " + m0 + ") * " + ldc + " + (gemm_n - " + n0 + ")]"));
-    close_n(2, w);
-    close_middle(*f, w);
-  }
+  if (!nl.gemm_home) emit_tile_store(g, kl, nl, *f, ex, {m0, m1, n0, n1, ldc}, w);
   w.close();
   w.close();
   close_n(m, w);

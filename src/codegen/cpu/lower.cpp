@@ -311,13 +311,13 @@ void place_gemm(const ir::Primitive& p, const GemmFactors& f, bool direct, const
 // `most`: its own area, or a GEMM's tile where each task computes one index of every dim but
 // the rows and columns (the tile is then the home and nothing is copied; a kernel output is
 // copied out of its own area).
-ValueHome scratch_home(const ir::Graph& g, ValueId v, const Dims& most, NodeLowering& nl, int arg, int64_t& offset) {
+ValueHome scratch_home(const ir::Graph& g, ValueId v, const Dims& most, const std::optional<GemmFactors>& f,
+                       NodeLowering& nl, int arg, int64_t& offset) {
   ValueHome h;
   h.arg = arg;
   h.copy_out = arg >= 0;
   h.scratch_strides.assign(most.size(), 1);
-  std::optional<GemmFactors> f = nl.gemm ? gemm_factors(g, g.node(nl.node)) : std::nullopt;
-  bool one_tile = f.has_value();
+  bool one_tile = nl.gemm;
   for (size_t d = 0; one_tile && d < most.size(); ++d) one_tile = d == f->m || d == f->n || most[d] == 1;
   if (one_tile && !h.copy_out) {
     nl.gemm_home = true;
@@ -341,10 +341,8 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
     Dims most(p.domain.size(), 0);
     for (const Region& r : tr.node[i])
       for (size_t d = 0; d < most.size(); ++d) most[d] = std::max(most[d], r.shape()[d]);
-    if (uses_gemm(g, p, kl.schedule)) {
-      GemmFactors f = *gemm_factors(g, p);
-      if (most[f.m] > 0 && most[f.n] > 0) place_gemm(p, f, direct_b_rows(g, kl, p, f), most, nl, offset);
-    }
+    std::optional<GemmFactors> f = uses_gemm(g, p, kl.schedule) ? gemm_factors(g, p) : std::nullopt;
+    if (f && most[f->m] > 0 && most[f->n] > 0) place_gemm(p, *f, direct_b_rows(g, kl, p, *f), most, nl, offset);
     for (ValueId v : p.outputs) {
       int arg = kl.arg_of(v);
       if (computed_in_place(g, kl, tr.node[i], p, v)) {
@@ -353,7 +351,7 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
         h.arg = arg;
         nl.homes[v] = h;
       } else {
-        nl.homes[v] = scratch_home(g, v, most, nl, arg, offset);
+        nl.homes[v] = scratch_home(g, v, most, f, nl, arg, offset);
       }
     }
     if (!nl.gemm && row_combiner(p.reduce) && !most.empty() && most.back() >= 2) {
