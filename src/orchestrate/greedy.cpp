@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "ir/movement.h"
 #include "orchestrate/grouping.h"
 #include "support/error.h"
 
@@ -31,7 +32,28 @@ struct Group {
   Pattern kind = Pattern::Injective;
   std::optional<ir::Dims> rows;  // reduction groups of row reductions: their rows P
   bool constant = false;         // its nodes depend on no graph input
+  bool movement = false;         // injective groups: only views and permutations so far
+  bool conv = false;             // linear groups: of a conv
+  bool moved = false;            // conv groups: a view or permutation of the result joined
+  ir::ValueId tail;              // linear groups: the latest node's output
 };
+
+// Per node: whether it is a view or permutation (ir/movement.h) whose result reaches a conv's
+// src through views and permutations only.
+std::vector<bool> feeds_conv_src(const ir::Graph& g) {
+  std::vector<bool> feeds(static_cast<size_t>(g.num_nodes()), false);
+  auto users = g.users();
+  for (int32_t n = g.num_nodes(); n-- > 0;) {
+    const ir::Primitive& p = g.node(ir::NodeId(n));
+    if (p.outputs.size() != 1 || !ir::is_movement(g, ir::NodeId(n))) continue;
+    for (ir::NodeId u : users[static_cast<size_t>(p.outputs[0].v)]) {
+      const ir::Primitive& c = g.node(u);
+      if ((c.op == ir::PrimOp::Conv && c.inputs[0] == p.outputs[0]) || feeds[static_cast<size_t>(u.v)])
+        feeds[static_cast<size_t>(n)] = true;
+    }
+  }
+  return feeds;
+}
 
 // Per node: whether it depends on no graph input (its inputs are constants or outputs of such
 // nodes).
@@ -95,16 +117,24 @@ bool has_prefix(const ir::Dims& d, const ir::Dims& prefix) {
   return d.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), d.begin());
 }
 
-// Rule (1) of strategies.h: whether p may join a group of this kind.
-bool rule_allows(const ir::Primitive& p, const Group& g) {
+// Rule (1) of strategies.h: whether node `id` (p) may join a group of this kind.
+bool rule_allows(const ir::Graph& graph, ir::NodeId id, const Group& g, const std::vector<bool>& feeds_conv) {
+  const ir::Primitive& p = graph.node(id);
   Pattern n = pattern_of(p);
+  if (n == Pattern::Linear)
+    return p.op == ir::PrimOp::Conv && g.kind == Pattern::Injective && g.movement;
+  // What reaches a conv's src through views and permutations stays movement only: the conv
+  // then reads it in place through strides.
+  if (feeds_conv[static_cast<size_t>(id.v)] && !(g.kind == Pattern::Injective && g.movement)) return false;
   switch (g.kind) {
     case Pattern::Injective: return n == Pattern::Injective || n == Pattern::Reduction;
     case Pattern::Reduction:
       if (n == Pattern::Reduction) return g.rows && row_shape(p) == g.rows;
       if (p.op != ir::PrimOp::Elementwise && p.op != ir::PrimOp::Broadcast && p.op != ir::PrimOp::View) return false;
       return !g.rows || has_prefix(p.domain, *g.rows);
-    case Pattern::Linear: return p.op == ir::PrimOp::Elementwise;
+    case Pattern::Linear:
+      if (p.op == ir::PrimOp::Elementwise) return !g.moved;
+      return g.conv && ir::is_movement(graph, id) && p.inputs[0] == g.tail && !feeds_conv[static_cast<size_t>(id.v)];
     case Pattern::Opaque: return false;
   }
   return false;
@@ -115,11 +145,13 @@ struct Pass {
   const NodeGraph& ng;
   const std::vector<bool>& materialised;  // per value
   const std::vector<bool>& constant;      // per node
+  const std::vector<bool>& feeds_conv;    // per node
   Grouping gr;
   std::vector<Group> groups;
 
-  Pass(const ir::Graph& graph, const NodeGraph& nodes, const std::vector<bool>& mat, const std::vector<bool>& cst)
-      : g(graph), ng(nodes), materialised(mat), constant(cst), gr(nodes) {}
+  Pass(const ir::Graph& graph, const NodeGraph& nodes, const std::vector<bool>& mat, const std::vector<bool>& cst,
+       const std::vector<bool>& feeds)
+      : g(graph), ng(nodes), materialised(mat), constant(cst), feeds_conv(feeds), gr(nodes) {}
 
   // Rule (2): no value n reads from group k is materialised.
   bool reads_only_fusible(int32_t n, int32_t k) const {
@@ -133,15 +165,20 @@ struct Pass {
   std::optional<int32_t> choose_group(int32_t n) const {
     const ir::Primitive& p = g.node(ir::NodeId(n));
     Pattern pat = pattern_of(p);
-    if (pat == Pattern::Linear || pat == Pattern::Opaque) return std::nullopt;
-    const auto& prods = ng.producers[static_cast<size_t>(n)];
+    if (pat == Pattern::Opaque) return std::nullopt;
+    std::vector<int32_t> prods = ng.producers[static_cast<size_t>(n)];
+    if (pat == Pattern::Linear) {  // only into the views and permutations giving a conv its src
+      int32_t src = ng.producer[static_cast<size_t>(p.inputs[0].v)];
+      prods.assign(src >= 0 ? 1 : 0, src);
+    }
     std::vector<int32_t> tried;
     for (auto it = prods.rbegin(); it != prods.rend(); ++it) {
       int32_t k = gr.group_of(*it);
       if (std::find(tried.begin(), tried.end(), k) != tried.end()) continue;
       tried.push_back(k);
       const Group& grp = groups[static_cast<size_t>(k)];
-      if (grp.constant == constant[static_cast<size_t>(n)] && rule_allows(p, grp) && reads_only_fusible(n, k) &&
+      if (grp.constant == constant[static_cast<size_t>(n)] && rule_allows(g, ir::NodeId(n), grp, feeds_conv) &&
+          reads_only_fusible(n, k) &&
           gr.can_join(k, n))
         return k;
     }
@@ -153,14 +190,21 @@ struct Pass {
       const ir::Primitive& p = g.node(ir::NodeId(n));
       Pattern pat = pattern_of(p);
       std::optional<int32_t> k = choose_group(n);
+      bool movement = ir::is_movement(g, ir::NodeId(n));
+      ir::ValueId out = p.outputs.empty() ? ir::ValueId() : p.outputs[0];
       if (!k) {
         gr.start(n);
-        groups.push_back({pat, pat == Pattern::Reduction ? row_shape(p) : std::nullopt, constant[static_cast<size_t>(n)]});
+        groups.push_back({pat, pat == Pattern::Reduction ? row_shape(p) : std::nullopt, constant[static_cast<size_t>(n)],
+                          movement, p.op == ir::PrimOp::Conv, false, out});
         continue;
       }
       gr.join(n, *k);
       Group& grp = groups[static_cast<size_t>(*k)];
-      if (grp.kind == Pattern::Injective && pat == Pattern::Reduction) grp = {Pattern::Reduction, row_shape(p), grp.constant};
+      if (grp.kind == Pattern::Injective && pat == Pattern::Reduction) grp = {Pattern::Reduction, row_shape(p), grp.constant, false, false, false, {}};
+      if (grp.kind == Pattern::Injective && pat == Pattern::Linear) grp = {Pattern::Linear, std::nullopt, grp.constant, false, true, false, {}};
+      grp.movement = grp.movement && movement;
+      grp.moved = grp.moved || (grp.kind == Pattern::Linear && movement);
+      grp.tail = out;
     }
   }
 
@@ -183,10 +227,11 @@ struct Pass {
 std::vector<tile::Kernel> greedy_kernels(const ir::Graph& g) {
   NodeGraph ng(g);
   std::vector<bool> constant = constant_nodes(g);
+  std::vector<bool> feeds = feeds_conv_src(g);
   std::vector<bool> materialised(static_cast<size_t>(g.num_values()), false);
   for (int32_t round = 0;; ++round) {
     ORCHID_CHECK(round <= g.num_values()) << "greedy fusion did not settle";
-    Pass pass(g, ng, materialised, constant);
+    Pass pass(g, ng, materialised, constant, feeds);
     pass.run();
     if (!pass.mark_split_values(materialised)) return pass.gr.kernels();
   }

@@ -37,10 +37,18 @@
 //         G reduction: n elementwise, broadcast or view (the epilogue; when G has rows P,
 //                      n's domain must start with P), or n a reduction over the same rows P
 //                      (both row reductions, below);
-//         G linear:    n elementwise (bias, activation, residual add — the epilogue);
+//         G linear:    n elementwise (bias, activation, residual add — the epilogue), or,
+//                      for a conv, n a view or permutation (ir/movement.h) of the group's
+//                      latest result; after one, no further elementwise node joins;
 //         G opaque:    nothing.
-//       A linear or opaque node never joins a group: a linear primitive never absorbs a
-//       prologue and never shares a kernel with a reduction or another linear primitive.
+//       An opaque node never joins a group; a linear node joins only, when it is a conv, the
+//       group giving it its src when that group holds nothing but views and permutations
+//       (a transformer's tokens [1, HW, C] transposed and viewed as NCHW): a linear primitive
+//       absorbs no other prologue and never shares a kernel with a reduction or another
+//       linear primitive. A view or permutation whose result reaches a conv's src through
+//       views and permutations only joins nothing but such a group, and never a conv's
+//       epilogue. So a conv between two permutations is one kernel, which a oneDNN step runs
+//       channels-last in place (onednn_pattern.h).
 //   (2) no value n reads from G is materialised (below);
 //   (3) the kernels stay orderable (below).
 // Candidates are tried in decreasing order of the producer's id (the latest producer's group

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "ir/movement.h"
 #include "ir/verifier.h"
 
 namespace orchid::rewrite {
@@ -12,21 +13,14 @@ namespace {
 std::optional<ir::ValueId> transposed_source(const ir::Graph& g, ir::ValueId t) {
   const ir::Value& v = g.value(t);
   if (v.origin != ir::ValueOrigin::Node) return std::nullopt;
-  const ir::Primitive& p = g.node(v.node);
-  size_t r = p.domain.size();
-  if (p.op != ir::PrimOp::Layout || p.bodies.size() != 1 || p.outputs.size() != 1 || r < 2) return std::nullopt;
-  const ir::Expr& load = p.bodies[0];
-  if (load.op() != ir::ExprOp::Load || load->predicated || load.num_args() != r) return std::nullopt;
+  std::optional<std::vector<int32_t>> q = ir::permutation_of(g, v.node);
+  if (!q || q->size() < 2) return std::nullopt;
+  size_t r = q->size();
   for (size_t d = 0; d < r; ++d) {
     size_t want = d + 2 < r ? d : (d == r - 2 ? r - 1 : r - 2);
-    const ir::Expr& i = load.arg(d);
-    if (i.op() != ir::ExprOp::Var || i->var_kind != ir::VarKind::Domain || i->index != static_cast<int32_t>(want))
-      return std::nullopt;
+    if ((*q)[d] != static_cast<int32_t>(want)) return std::nullopt;
   }
-  ir::ValueId x = p.inputs[static_cast<size_t>(load->index)];
-  const ir::Dims& xs = g.type(x).shape;
-  if (xs.size() != r || xs[r - 2] != p.domain[r - 1] || xs[r - 1] != p.domain[r - 2]) return std::nullopt;
-  return x;
+  return g.node(v.node).inputs[0];
 }
 
 // p with each operand that is a transpose read from its source, the flag flipped.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "ir/movement.h"
 #include "ir/printer.h"
 #include "support/error.h"
 
@@ -178,7 +179,8 @@ struct Walk {
   std::vector<std::optional<Operand>> leaves;  // by value id: data of an input or constant
   std::optional<LinearPattern> pattern;
   std::vector<ir::ValueId> chain;  // linear output, post-op results, trailing views
-  bool in_views = false;           // trailing views began: no further post-ops
+  std::vector<ir::NodeId> trailing;  // the views and permutations after the post-ops
+  bool in_views = false;             // trailing views began: no further post-ops
 };
 
 std::string node_str(const ir::Graph& g, ir::NodeId n) {
@@ -191,11 +193,11 @@ std::vector<std::optional<Operand>> input_leaves(const ir::Graph& g) {
   std::vector<std::optional<Operand>> leaves(static_cast<size_t>(g.num_values()));
   for (size_t k = 0; k < g.inputs().size(); ++k) {
     ir::ValueId v = g.inputs()[k];
-    leaves[static_cast<size_t>(v.v)] = Operand{static_cast<int32_t>(k), {}, g.type(v).shape};
+    leaves[static_cast<size_t>(v.v)] = Operand{static_cast<int32_t>(k), {}, g.type(v).shape, {}};
   }
   for (int32_t v = 0; v < g.num_values(); ++v)
     if (g.value(ir::ValueId(v)).origin == ir::ValueOrigin::Constant)
-      leaves[static_cast<size_t>(v)] = Operand{-1, ir::ValueId(v), g.type(ir::ValueId(v)).shape};
+      leaves[static_cast<size_t>(v)] = Operand{-1, ir::ValueId(v), g.type(ir::ValueId(v)).shape, {}};
   return leaves;
 }
 
@@ -231,7 +233,7 @@ std::string start_linear(Walk& w, ir::NodeId n) {
     if (!leaf(w, p.inputs[k]))
       return "operand " + std::to_string(k) + " of " + node_str(w.g, n) + " is computed inside the step";
   if (std::string why = linear_shape_problem(p, w.g); !why.empty()) return why + ", " + node_str(w.g, n);
-  w.pattern = LinearPattern{p.op, p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), std::nullopt, p.domain, {}};
+  w.pattern = LinearPattern{p.op, p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), std::nullopt, p.domain, {}, {}};
   w.chain.push_back(p.outputs[0]);
   return "";
 }
@@ -275,22 +277,76 @@ std::string add_post_op(Walk& w, ir::NodeId n) {
   return node_str(w.g, n) + " is not a supported post-op (body " + ir::print_expr(p.bodies[0]) + ")";
 }
 
+// The strides of operand o (its own when it has them, else dense row-major).
+ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
+
+// A view or permutation of a leaf: the same data read in the node's shape, through strides
+// when they are not row-major.
+std::string add_leaf_view(Walk& w, ir::NodeId n) {
+  const ir::Primitive& p = w.g.node(n);
+  Operand o = *leaf(w, p.inputs[0]);
+  ir::Dims strides = strides_of(o);
+  if (auto q = ir::permutation_of(w.g, n)) {
+    strides = ir::permuted_strides(strides, *q);
+  } else if (auto st = ir::reshaped_strides(o.shape, strides, p.domain)) {
+    strides = *st;
+  } else {
+    return node_str(w.g, n) + " reshapes a permuted operand beyond what strides express";
+  }
+  o.shape = p.domain;
+  o.strides = strides == ir::row_major_strides(o.shape) ? ir::Dims{} : strides;
+  w.leaves[static_cast<size_t>(p.outputs[0].v)] = o;
+  return "";
+}
+
 std::string step_node(Walk& w, ir::NodeId n) {
   const ir::Primitive& p = w.g.node(n);
-  if (p.op == ir::PrimOp::View && leaf(w, p.inputs[0])) {
-    Operand o = *leaf(w, p.inputs[0]);
-    o.shape = p.domain;
-    w.leaves[static_cast<size_t>(p.outputs[0].v)] = o;
-    return "";
-  }
+  bool movement = ir::is_movement(w.g, n);
+  if (movement && leaf(w, p.inputs[0])) return add_leaf_view(w, n);
   if (p.op == ir::PrimOp::MatMul || p.op == ir::PrimOp::Conv) return start_linear(w, n);
   if (p.op == ir::PrimOp::Elementwise) return add_post_op(w, n);
-  if (p.op == ir::PrimOp::View && w.pattern && p.inputs[0] == w.chain.back()) {
+  if (movement && w.pattern && p.inputs[0] == w.chain.back()) {
     w.in_views = true;
     w.chain.push_back(p.outputs[0]);
+    w.trailing.push_back(n);
     return "";
   }
-  return node_str(w.g, n) + " is not a linear primitive, a post-op or a view";
+  return node_str(w.g, n) + " is not a linear primitive, a post-op, a view or a permutation";
+}
+
+// The strides the linear result is written at: the output's row-major strides taken back
+// through the trailing views and permutations.
+std::string output_strides(Walk& w) {
+  ir::Dims strides = ir::row_major_strides(w.g.type(w.chain.back()).shape);
+  for (auto it = w.trailing.rbegin(); it != w.trailing.rend(); ++it) {
+    const ir::Primitive& p = w.g.node(*it);
+    const ir::Dims& in = w.g.type(p.inputs[0]).shape;
+    if (auto q = ir::permutation_of(w.g, *it)) {
+      ir::Dims back(q->size());
+      for (size_t k = 0; k < q->size(); ++k) back[k] = strides[static_cast<size_t>((*q)[k])];
+      strides = back;
+    } else if (auto st = ir::reshaped_strides(p.domain, strides, in)) {
+      strides = *st;
+    } else {
+      return node_str(w.g, *it) + " reshapes the permuted result beyond what strides express";
+    }
+  }
+  if (strides != ir::row_major_strides(w.pattern->out)) w.pattern->out_strides = strides;
+  return "";
+}
+
+// Strides other than row-major only where the step reads through them: a matmul's operands,
+// a conv's src.
+std::string strided_role_problem(const LinearPattern& p) {
+  if (p.op == ir::PrimOp::Conv && !p.b.strides.empty()) return "conv weights read through a permutation";
+  if (p.bias && !p.bias->strides.empty()) return "a bias read through a permutation";
+  for (const PostOp& op : p.post_ops) {
+    const Operand* o = nullptr;
+    if (const auto* b = std::get_if<BinaryPostOp>(&op)) o = &b->operand;
+    if (const auto* s = std::get_if<SumPostOp>(&op)) o = &s->operand;
+    if (o != nullptr && !o->strides.empty()) return "a post-op operand read through a permutation";
+  }
+  return "";
 }
 
 // Every link but the last is read once, by the next link, and is no graph output; the last
@@ -311,7 +367,8 @@ std::string check_chain_uses(const Walk& w) {
 std::string walk(Walk& w) {
   for (int32_t n = 0; n < w.g.num_nodes(); ++n)
     if (std::string why = step_node(w, ir::NodeId(n)); !why.empty()) return why;
-  return check_chain_uses(w);
+  if (std::string why = check_chain_uses(w); !why.empty()) return why;
+  return output_strides(w);
 }
 
 // Adjacent linear post-ops compose: a2·(a1·x + b1) + b2 = (a1·a2)·x + (a2·b1 + b2).
@@ -402,12 +459,13 @@ const char* alg_name(EltwiseAlg a) {
 }  // namespace
 
 PatternMatch match_linear_pattern(const ir::Graph& g) {
-  Walk w{g, input_leaves(g), std::nullopt, {}, false};
+  Walk w{g, input_leaves(g), std::nullopt, {}, {}, false};
   if (std::string why = walk(w); !why.empty()) return {std::nullopt, "onednn: " + why};
   merge_linear_post_ops(w.pattern->post_ops);
   if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())
     return {std::nullopt, "onednn: " + why};
   fold_bias_and_sum(*w.pattern);
+  if (std::string why = strided_role_problem(*w.pattern); !why.empty()) return {std::nullopt, "onednn: " + why};
   return {w.pattern, ""};
 }
 

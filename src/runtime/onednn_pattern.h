@@ -2,14 +2,18 @@
 // conv) followed by a chain of elementwise primitives that oneDNN applies as post-ops.
 //
 // Accepted graph shape (every other graph is refused with a reason):
-//  - leaf views: `view` primitives of graph inputs, constants or other leaf views anywhere
-//    in the graph (a view is the same bytes in another shape, so its data is its source's);
+//  - leaf views: `view` primitives and permuting `layout` primitives (ir/movement.h) of
+//    graph inputs, constants or other leaf views anywhere in the graph: the same bytes read
+//    in another shape, through strides where a permutation is involved;
 //  - exactly one matmul or conv, f32, whose operands are graph inputs, constants or leaf
-//    views;
+//    views (only a matmul's operands and a conv's src may need strides other than dense
+//    row-major ones: weights, bias and post-op operands are dense);
 //  - then a chain of elementwise primitives, each reading the previous result at the
 //    identity index (the linear output's shape is the domain) and at most one other leaf,
 //    read numpy-broadcast; each intermediate result is read only by the next link;
-//  - then optionally views of the chain's result; the last value is the one graph output.
+//  - then optionally views and permuting layout primitives of the chain's result (the
+//    primitive then writes the output through strides); the last value is the one graph
+//    output.
 //
 // Post-op bodies recognised (X: the previous result at [i0..], T: the other operand, c: an
 // f32 constant):
@@ -45,11 +49,13 @@
 namespace orchid::runtime::onednn {
 
 // Where the data of an operand comes from: graph input `input` (run()'s args[input]) or, when
-// input < 0, the graph constant `constant`; `shape` is the shape it is read in (a view's).
+// input < 0, the graph constant `constant`; `shape` is the shape it is read in (a view's), at
+// element `strides` (empty: dense row-major, the common case).
 struct Operand {
   int32_t input = -1;
   ir::ValueId constant;
   ir::Dims shape;
+  ir::Dims strides;
 };
 
 enum class BinaryAlg : uint8_t { Add, Sub, Mul, Div, Max, Min };
@@ -91,6 +97,7 @@ struct LinearPattern {
   // shape is C or N with any number of 1s around it).
   std::optional<Operand> bias;
   ir::Dims out;                  // the linear primitive's output shape
+  ir::Dims out_strides;          // where it lies in the output (empty: dense row-major)
   std::vector<PostOp> post_ops;  // in order
 };
 

@@ -34,12 +34,18 @@ memory::desc plain_desc(const ir::Dims& shape) {
   return memory::desc(to_dims(shape), kF32, to_dims(ir::row_major_strides(shape)));
 }
 
-// A matmul operand of stored shape [b.., r, c] read in a rank-`rank` domain: leading 1s
-// added; `trans` reads it as [b.., c, r] by swapping the last two strides.
-memory::desc matmul_operand_desc(const ir::Dims& shape, size_t rank, bool trans) {
+// An operand as the step reads it: its shape at its strides (dense row-major without any).
+memory::desc read_desc(const ir::Dims& shape, const ir::Dims& strides) {
+  return memory::desc(to_dims(shape), kF32, to_dims(strides.empty() ? ir::row_major_strides(shape) : strides));
+}
+
+// A matmul operand read in shape [b.., r, c] at `read_strides` in a rank-`rank` domain:
+// leading 1s added; `trans` reads it as [b.., c, r] by swapping the last two strides.
+memory::desc matmul_operand_desc(const ir::Dims& shape, const ir::Dims& read_strides, size_t rank, bool trans) {
   ir::Dims dims(rank - shape.size(), 1);
   dims.insert(dims.end(), shape.begin(), shape.end());
   ir::Dims strides = ir::row_major_strides(dims);
+  if (!read_strides.empty()) std::copy(read_strides.begin(), read_strides.end(), strides.end() - static_cast<std::ptrdiff_t>(read_strides.size()));
   if (trans) {
     std::swap(dims[rank - 2], dims[rank - 1]);
     std::swap(strides[rank - 2], strides[rank - 1]);
@@ -80,10 +86,14 @@ dnnl::algorithm eltwise_algorithm(EltwiseAlg a) {
 // How the step runs a pattern. `blocked` (convs): src and dst in the layouts the primitive
 // prefers (format any: oneDNN's fast convolutions want channel-blocked activations, and run
 // the dense row-major ones through im2col and gemm at about half the speed), reordered in and
-// out on every run. `sum`: a SumPostOp as oneDNN's sum post-op, else as a binary add.
+// out on every run. `strided` (convs): src and dst at the strides the pattern reads and
+// writes them (a permutation to channels-last, which oneDNN's JIT convolutions run as fast as
+// the blocked layout); else dense row-major, reordered in and out where they are strided.
+// `sum`: a SumPostOp as oneDNN's sum post-op, else as a binary add.
 struct Variant {
   bool blocked = false;
   bool sum = true;
+  bool strided = false;
 };
 
 // `residual`: the residual's layout as stored, which a binary add (the variant without the sum
@@ -145,9 +155,9 @@ struct ArgLayouts {
   // The desc of operand o in a role that may read it blocked: the operand must be the input
   // itself, not a view of it, for its bytes to be in the input's layout.
   memory::desc desc(const Operand& o, const char* role) const {
-    if (of(o) == BufferLayout::Plain) return plain_desc(o.shape);
+    if (of(o) == BufferLayout::Plain) return read_desc(o.shape, o.strides);
     const ir::Dims& stored = g.type(g.inputs()[static_cast<size_t>(o.input)]).shape;
-    ORCHID_USER_CHECK(stored == o.shape) << "onednn step: the " << role << " (input " << o.input << ") is "
+    ORCHID_USER_CHECK(stored == o.shape && o.strides.empty()) << "onednn step: the " << role << " (input " << o.input << ") is "
                                          << buffer_layout_name(of(o)) << " but read through a view";
     return blocked_desc(o.shape);
   }
@@ -174,8 +184,9 @@ Layouts matmul_layouts(const LinearPattern& p, const ArgLayouts& a) {
   check_plain_roles(p, a, std::vector<bool>(a.layouts.size(), false));
   const auto& attrs = std::get<ir::MatMulAttrs>(p.attrs);
   size_t rank = p.out.size();
-  return {matmul_operand_desc(p.a.shape, rank, attrs.trans_a), matmul_operand_desc(p.b.shape, rank, attrs.trans_b),
-          plain_desc(p.out), bias_desc(p), plain_desc(p.out)};
+  return {matmul_operand_desc(p.a.shape, p.a.strides, rank, attrs.trans_a),
+          matmul_operand_desc(p.b.shape, p.b.strides, rank, attrs.trans_b), read_desc(p.out, p.out_strides),
+          bias_desc(p), plain_desc(p.out)};
 }
 
 // Grouped weights [K, C/g, k..] are oneDNN's [g, K/g, C/g, k..] (goihw), the same bytes.
@@ -192,9 +203,9 @@ Layouts conv_layouts(const LinearPattern& p, const ArgLayouts& a) {
     w[0] /= attrs.groups;
     w.insert(w.begin(), attrs.groups);
   }
-  memory::desc dst = plain_desc(p.out);
+  memory::desc dst = read_desc(p.out, p.out_strides);
   if (a.output() != BufferLayout::Plain) {
-    ORCHID_USER_CHECK(a.g.type(a.g.outputs()[0]).shape == p.out)
+    ORCHID_USER_CHECK(a.g.type(a.g.outputs()[0]).shape == p.out && p.out_strides.empty())
         << "onednn step: the output is " << buffer_layout_name(a.output()) << " but written through a view";
     dst = blocked_desc(p.out);
   }
@@ -222,8 +233,8 @@ memory::desc any_layout(const memory::desc& d) { return memory::desc(d.dims(), k
 dnnl::primitive_desc conv_pd(const LinearPattern& p, const Layouts& l, const memory::desc& weights, Variant v,
                              const dnnl::engine& engine) {
   const auto& a = std::get<ir::ConvAttrs>(p.attrs);
-  memory::desc src = v.blocked ? any_layout(l.src) : plain_desc(p.a.shape);
-  memory::desc dst = v.blocked ? any_layout(l.dst) : plain_desc(p.out);
+  memory::desc src = v.blocked ? any_layout(l.src) : v.strided ? l.src : plain_desc(p.a.shape);
+  memory::desc dst = v.blocked ? any_layout(l.dst) : v.strided ? l.dst : plain_desc(p.out);
   auto direct = dnnl::algorithm::convolution_direct;
   auto inference = dnnl::prop_kind::forward_inference;
   if (!p.bias) {
@@ -305,6 +316,7 @@ std::vector<Variant> variants(const LinearPattern& p) {
     sum = sum || std::holds_alternative<onednn::SumPostOp>(op);
   }
   std::vector<Variant> out;
+  if (p.op == ir::PrimOp::Conv && (!p.a.strides.empty() || !p.out_strides.empty())) out.push_back({false, true, true});
   if (blocked) out.push_back({true, true});
   out.push_back({false, true});
   if (sum) out.push_back({false, false});
@@ -343,6 +355,7 @@ ir::Dims fold_rows(const ir::Dims& dims, const ir::Dims& out) {
 // ([197,1,128] x [1,128,384]) several times slower than the one GEMM.
 void fold_matmul_rows(LinearPattern& p) {
   if (p.op != ir::PrimOp::MatMul || p.out.size() < 3 || std::get<ir::MatMulAttrs>(p.attrs).trans_a) return;
+  if (!p.a.strides.empty() || !p.b.strides.empty() || !p.out_strides.empty()) return;
   for (size_t d = 0; d + 2 < p.b.shape.size(); ++d)
     if (p.b.shape[d] != 1) return;
   std::vector<PostOp> ops = p.post_ops;
@@ -613,13 +626,13 @@ std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std
     return layout_fits(BufferLayout::NChw8c, {ir::DType::F32, shape}) && chosen == blocked_desc(shape);
   };
   auto stored_as_read = [&](const Operand& o) {
-    return o.input >= 0 && g.type(g.inputs()[static_cast<size_t>(o.input)]).shape == o.shape;
+    return o.input >= 0 && g.type(g.inputs()[static_cast<size_t>(o.input)]).shape == o.shape && o.strides.empty();
   };
   std::vector<BufferLayout> want = out;
   if (stored_as_read(p.a) && computes_blocked(low.pd.src_desc(), p.a.shape))
     want[static_cast<size_t>(p.a.input)] = BufferLayout::NChw8c;
   if (computes_blocked(low.pd.dst_desc(), p.out)) {
-    if (g.type(g.outputs()[0]).shape == p.out) want.back() = BufferLayout::NChw8c;
+    if (g.type(g.outputs()[0]).shape == p.out && p.out_strides.empty()) want.back() = BufferLayout::NChw8c;
     const onednn::SumPostOp* sum = sum_post_op(p);
     if (sum && stored_as_read(sum->operand)) want[static_cast<size_t>(sum->operand.input)] = BufferLayout::NChw8c;
   }

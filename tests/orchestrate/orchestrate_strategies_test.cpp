@@ -7,6 +7,7 @@
 
 #include <iostream>
 
+#include "ir/movement.h"
 #include "ir/parser.h"
 #include "orchestrate/strategies.h"
 #include "support/error.h"
@@ -83,16 +84,24 @@ TEST(Strategies, ValidOnRandomGraphs) {
             << "% of primitives fused away), per-op " << per_op_kernels << " kernels\n";
 }
 
-// Greedy's structural promises on any graph: a linear primitive is the first node of its
-// kernel (it absorbs no prologue) and shares it with no reduction.
+// Greedy's structural promises on any graph: a linear primitive shares its kernel with no
+// reduction, and is the first node of its kernel (it absorbs no prologue) unless it is a conv
+// whose prologue is views and permutations; in a conv's kernel no elementwise node follows a
+// view or permutation of its result.
 void expect_greedy_rules(const ir::Graph& g, const std::vector<Kernel>& ks) {
   for (const Kernel& k : ks) {
-    bool linear = false, reduction = false;
+    bool linear = false, reduction = false, moved = false;
     for (size_t j = 0; j < k.nodes.size(); ++j) {
       const ir::Primitive& p = g.node(k.nodes[j]);
+      bool movement = ir::is_movement(g, k.nodes[j]);
       if (p.kind() == ir::PrimKind::Linear) {
         linear = true;
-        EXPECT_EQ(j, 0u) << "linear node " << k.nodes[j].v << " has a prologue";
+        for (size_t i = 0; i < j; ++i)
+          EXPECT_TRUE(p.op == ir::PrimOp::Conv && ir::is_movement(g, k.nodes[i]))
+              << "linear node " << k.nodes[j].v << " has a prologue of more than views and permutations";
+      } else if (linear) {
+        EXPECT_FALSE(moved && p.op == ir::PrimOp::Elementwise) << "node " << k.nodes[j].v << " follows a permutation";
+        moved |= movement;
       }
       reduction |= p.op == ir::PrimOp::Reduce;
     }
@@ -265,6 +274,29 @@ TEST(Greedy, LinearAbsorbsNoPrologueAndNoReduction) {
     output %s, %m2
   })"),
             (std::vector<std::string>{"t -> t", "m -> m", "s -> s", "m2 -> m2"}));
+}
+
+// A transformer's depthwise conv (Segformer's Mix-FFN): tokens [1, HW, C] permuted to
+// [1, C, HW] and viewed as NCHW, the conv and its bias, then viewed and permuted back. The
+// views and permutations on both sides join the conv's kernel (a oneDNN step reads and writes
+// them in place through strides); the GELU after the permutation starts a kernel of its own,
+// and a transpose feeding a conv leaves the producer that computes it (the exp here).
+TEST(Greedy, ConvTakesThePermutationsAroundIt) {
+  EXPECT_EQ(greedy(R"(graph @g {
+    input %x : f32[1,16,8]
+    const %w : f32[8,1,3,3] = splat(0.1)
+    const %bias : f32[8,1,1] = splat(0.2)
+    %e : f32[1,16,8] = elementwise(%x) { exp(%x[i0, i1, i2]) }
+    %t : f32[1,8,16] = layout(%e) { %e[i0, i2, i1] }
+    %v : f32[1,8,4,4] = view(%t)
+    %c : f32[1,8,4,4] = conv(%v, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=8}
+    %cb : f32[1,8,4,4] = elementwise(%c, %bias) { add(%c[i0, i1, i2, i3], %bias[i1, 0, 0]) }
+    %r : f32[1,8,16] = view(%cb)
+    %y : f32[1,16,8] = layout(%r) { %r[i0, i2, i1] }
+    %g : f32[1,16,8] = elementwise(%y) { mul(%y[i0, i1, i2], 0.5:f32) }
+    output %g
+  })"),
+            (std::vector<std::string>{"e -> e", "t v c cb r y -> y", "g -> g"}));
 }
 
 TEST(Greedy, ValueWithConsumersInTwoKernelsIsAnOutput) {

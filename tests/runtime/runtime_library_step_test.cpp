@@ -109,6 +109,11 @@ class ChainText {
     current_ = next;
   }
   void raw(const std::string& line) { nodes_ += "  " + line + "\n"; }
+  // `%name : type = rhs` after the chain, which the graph then outputs.
+  void then(const std::string& name, const Dims& shape, const std::string& rhs) {
+    nodes_ += "  %" + name + " : f32" + dims_list(shape) + " = " + rhs + "\n";
+    current_ = name;
+  }
   const Dims& out() const { return out_; }
   const std::string& current() const { return current_; }
   std::string text() const { return "graph @step {\n" + inputs_ + nodes_ + "  output %" + current_ + "\n}\n"; }
@@ -377,6 +382,103 @@ TEST(OnednnStep, RandomBiasAndResidualMatchTheInterpreter) {
   EXPECT_GE(ran, 50);
 }
 
+// ---- Permuted operands: read and written through strides ----
+
+// Dims d permuted: out[k] = d[q[k]].
+Dims permute(const Dims& d, const std::vector<size_t>& q) {
+  Dims out;
+  for (size_t k : q) out.push_back(d[k]);
+  return out;
+}
+
+// A layout primitive reading %from (of rank q.size()) so that its dim k is the result's dim
+// at q's inverse: %name[i..] = %from[i(q⁻¹[0]), ..], the result's dims `from`'s permuted by q.
+std::string permute_rhs(const std::string& from, const std::vector<size_t>& q) {
+  std::vector<size_t> inverse(q.size());
+  for (size_t k = 0; k < q.size(); ++k) inverse[q[k]] = k;
+  std::string idx;
+  for (size_t k = 0; k < q.size(); ++k) idx += (k ? ", i" : "i") + std::to_string(inverse[k]);
+  return "layout(%" + from + ") { %" + from + "[" + idx + "] }";
+}
+
+// [0, 2, .., r-1, 1]: NCHW's dims in channels-last order.
+std::vector<size_t> channels_last(size_t r) {
+  std::vector<size_t> q{0};
+  for (size_t k = 2; k < r; ++k) q.push_back(k);
+  q.push_back(1);
+  return q;
+}
+
+std::vector<size_t> inverse_of(const std::vector<size_t>& q) {
+  std::vector<size_t> inv(q.size());
+  for (size_t k = 0; k < q.size(); ++k) inv[q[k]] = k;
+  return inv;
+}
+
+// Convolutions whose src is stored channels-last (maybe with its spatial dims flattened, as a
+// transformer's tokens) and read through a permutation, whose result is written channels-last
+// the same ways, with random bias, residual and post-ops; matmuls reading A and writing the
+// result with the head and sequence dims swapped ([b, s, h, d] as [b, h, s, d]). The step
+// reads and writes them in place through strides and matches the interpreter.
+TEST(OnednnStep, PermutedOperandsMatchTheInterpreter) {
+  int ran = 0, strided_src = 0, strided_out = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Rng rng(seed * 7727);
+    bool conv = seed % 4 != 0, flatten = rng.coin();
+    ChainText c;
+    int64_t reduction = 0;
+    if (conv) {
+      ConvCase cc = random_conv(rng);
+      size_t r = cc.x.size();
+      std::vector<size_t> q = channels_last(r);
+      Dims stored = permute(cc.x, q);
+      Dims flat{cc.x[0], ir::numel(cc.x) / cc.x[0] / cc.x[1], cc.x[1]};
+      c.input("s", flatten ? flat : stored);
+      if (flatten) {
+        c.raw("%t : f32" + dims_list({flat[0], flat[2], flat[1]}) + " = " + permute_rhs("s", {0, 2, 1}));
+        c.raw("%a : f32" + dims_list(cc.x) + " = view(%t)");
+      } else {
+        c.raw("%a : f32" + dims_list(cc.x) + " = " + permute_rhs("s", inverse_of(q)));
+      }
+      c.input("b", cc.w);
+      TensorType out = ir::conv_result_type({ir::DType::F32, cc.x}, {ir::DType::F32, cc.w}, cc.attrs);
+      c.linear(conv_rhs(cc.attrs), out.shape);
+      reduction = cc.reduction;
+      if (rng.coin()) bias_and_residual(c, 1, rng.coin(), rng);
+      else random_post_ops(c, 1, rng);
+      Dims o = c.out();
+      if (rng.coin()) {
+        Dims fo{o[0], o[1], ir::numel(o) / o[0] / o[1]};
+        c.then("v", fo, "view(%" + c.current() + ")");
+        c.then("z", {fo[0], fo[2], fo[1]}, permute_rhs("v", {0, 2, 1}));
+      } else {
+        c.then("z", permute(o, q), permute_rhs(c.current(), q));
+      }
+    } else {
+      int64_t b = rng.range(1, 3), h = rng.range(1, 4), m = rng.range(1, 20), k = rng.range(1, 30), n = rng.range(1, 20);
+      reduction = k;
+      c.input("s", {b, m, h, k});
+      c.raw("%a : f32" + dims_list({b, h, m, k}) + " = " + permute_rhs("s", {0, 2, 1, 3}));
+      c.input("b", {b, h, k, n});
+      c.linear(matmul_rhs(false, false), {b, h, m, n});
+      random_post_ops(c, 3, rng);
+      c.then("z", {b, m, h, n}, permute_rhs(c.current(), {0, 2, 1, 3}));
+    }
+    ir::Graph g = c.graph();
+    SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + c.text());
+    onednn::PatternMatch match = onednn::match_linear_pattern(g);
+    ASSERT_TRUE(match.pattern) << match.reason;
+    strided_src += !match.pattern->a.strides.empty();
+    strided_out += !match.pattern->out_strides.empty();
+    if (refused_as_expected(g)) continue;
+    ++ran;
+    check_onednn(g, seed, reduction, {false, rng.coin()});
+  }
+  EXPECT_GE(ran, 35);
+  EXPECT_GE(strided_src, 30);  // the others permute dims of 1 only
+  EXPECT_GE(strided_out, 30);
+}
+
 // Only the first post-op can be the bias, and only the first after it the sum; adds elsewhere
 // stay binary post-ops. Channel-blocked layouts are used only where every binary operand is a
 // scalar or per channel: the relu-then-residual chain here runs with plain ones.
@@ -589,7 +691,7 @@ TEST(OnednnStep, ExplainsWhatItCannotRun) {
             std::string::npos) << why;
 
   ir::Graph reduce = matmul_then("f32", "  %s : f32[4,1] = reduce sum(%y) over [5] { %y[i0, r0] }\n  output %s\n}\n");
-  EXPECT_NE(library_step_unsupported("onednn", reduce).find("is not a linear primitive, a post-op or a view"),
+  EXPECT_NE(library_step_unsupported("onednn", reduce).find("is not a linear primitive, a post-op, a view or a permutation"),
             std::string::npos);
 
   ir::Graph shared = matmul_then("f32", "  %z : f32[4,5] = elementwise(%y) { max(%y[i0, i1], 0:f32) }\n  output %z, %y\n}\n");

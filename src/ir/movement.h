@@ -1,0 +1,30 @@
+// Pure data movement in the primitive IR: layout primitives that only permute their input's
+// dims, and the strides at which a reshaped or permuted tensor reads memory. Consumers that
+// address memory through strides (oneDNN steps) read such primitives' outputs in place.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace orchid::ir {
+
+// When node n is a layout primitive y[i0..] = x[i(q0), i(q1), ..] (one unpredicated load of
+// its one input, every index a distinct domain variable): q, where x's dim k is read by
+// y's domain variable q[k]. Else nullopt.
+std::optional<std::vector<int32_t>> permutation_of(const Graph& g, NodeId n);
+
+// Whether n is a view or a permuting layout primitive (moves no data when read in place).
+bool is_movement(const Graph& g, NodeId n);
+
+// The strides of y = x.permute(q) (as permutation_of gives q) from x's strides.
+Dims permuted_strides(const Dims& x_strides, const std::vector<int32_t>& q);
+
+// The strides at which `to` (a reshape of a tensor of shape `from` read at `from_strides`,
+// elements in row-major order) reads the same memory, or nullopt where no strides can (a
+// merged group of dims that is not contiguous in memory). Dims of 1 get the stride their
+// neighbour would give.
+std::optional<Dims> reshaped_strides(const Dims& from, const Dims& from_strides, const Dims& to);
+
+}  // namespace orchid::ir

@@ -1,0 +1,88 @@
+// Data movement in the IR (ir/movement.h): which layout primitives are permutations, and the
+// strides of permuted and reshaped tensors, checked against element addresses enumerated
+// directly.
+#include <gtest/gtest.h>
+
+#include "ir/movement.h"
+#include "ir/parser.h"
+#include "support/random.h"
+
+namespace orchid::ir {
+namespace {
+
+TEST(Movement, PermutationsAreRecognised) {
+  Graph g = parse_graph(R"(graph @g {
+    input %x : f32[2,3,4]
+    %p : f32[3,4,2] = layout(%x) { %x[i2, i0, i1] }
+    %s : f32[2,3,2] = layout(%x) { %x[i0, i1, add(i2, 2)] }
+    %d : f32[2,3,3] = layout(%x) { %x[i0, i1, i1] }
+    %v : f32[6,4] = view(%x)
+    output %p, %s, %d, %v
+  })");
+  EXPECT_EQ(permutation_of(g, NodeId(0)), (std::vector<int32_t>{2, 0, 1}));
+  EXPECT_FALSE(permutation_of(g, NodeId(1)));  // a slice
+  EXPECT_FALSE(permutation_of(g, NodeId(2)));  // a diagonal
+  EXPECT_TRUE(is_movement(g, NodeId(3)));
+  EXPECT_FALSE(is_movement(g, NodeId(1)));
+  EXPECT_EQ(permuted_strides({12, 4, 1}, {2, 0, 1}), (Dims{4, 1, 12}));
+}
+
+// The offset of every element of `shape` at `strides`, in row-major order of the elements.
+std::vector<int64_t> offsets(const Dims& shape, const Dims& strides) {
+  std::vector<int64_t> out;
+  Dims idx(shape.size(), 0);
+  for (int64_t n = 0; n < numel(shape); ++n) {
+    int64_t off = 0;
+    for (size_t k = 0; k < shape.size(); ++k) off += idx[k] * strides[k];
+    out.push_back(off);
+    for (size_t k = shape.size(); k-- > 0;) {
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+// Random permuted tensors reshaped at random: where strides exist, they address exactly the
+// elements the row-major order of the reshape says; where they do not, the permuted tensor
+// is not contiguous over some merged group.
+TEST(Movement, ReshapedStridesAddressTheSameElements) {
+  Rng rng(5);
+  int found = 0, refused = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    size_t r = static_cast<size_t>(rng.range(1, 5));
+    Dims base;
+    for (size_t k = 0; k < r; ++k) base.push_back(rng.range(1, 5));
+    std::vector<int32_t> q(r);
+    for (size_t k = 0; k < r; ++k) q[k] = static_cast<int32_t>(k);
+    for (size_t k = r; k > 1; --k) std::swap(q[k - 1], q[static_cast<size_t>(rng.range(0, static_cast<int64_t>(k)))]);
+    Dims shape(r), strides = permuted_strides(row_major_strides(base), q);
+    for (size_t k = 0; k < r; ++k) shape[static_cast<size_t>(q[k])] = base[k];
+    // a random reshape: split the elements' count into random factors
+    int64_t rest = numel(shape);
+    Dims to;
+    while (rest > 1 && to.size() < 5) {
+      int64_t f = rng.range(1, rest + 1);
+      if (rest % f != 0) continue;
+      to.push_back(f);
+      rest /= f;
+      if (rng.coin(0.2)) to.push_back(1);
+    }
+    to.push_back(rest);
+    std::optional<Dims> st = reshaped_strides(shape, strides, to);
+    if (!st) {
+      ++refused;
+      continue;
+    }
+    ++found;
+    EXPECT_EQ(offsets(to, *st), offsets(shape, strides)) << dims_str(shape) << " -> " << dims_str(to);
+  }
+  EXPECT_GE(found, 150);
+  EXPECT_GE(refused, 20);
+  // Leading dims of 1 are outermost (oneDNN knows channels-last by its strides).
+  EXPECT_EQ(reshaped_strides({1, 8, 16}, {128, 1, 8}, {1, 8, 4, 4}), (Dims{128, 1, 32, 8}));
+  EXPECT_EQ(reshaped_strides({4, 6}, {1, 4}, {24}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace orchid::ir
