@@ -35,6 +35,7 @@ struct Group {
   bool movement = false;         // injective groups: only views and permutations so far
   bool conv = false;             // linear groups: of a conv
   bool moved = false;            // conv groups: a view or permutation of the result joined
+  bool writes_output = false;    // a node's output is a graph output
   ir::ValueId tail;              // linear groups: the latest node's output
 };
 
@@ -117,12 +118,16 @@ bool has_prefix(const ir::Dims& d, const ir::Dims& prefix) {
   return d.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), d.begin());
 }
 
+bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
+  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
+}
+
 // Rule (1) of strategies.h: whether node `id` (p) may join a group of this kind.
 bool rule_allows(const ir::Graph& graph, ir::NodeId id, const Group& g, const std::vector<bool>& feeds_conv) {
   const ir::Primitive& p = graph.node(id);
   Pattern n = pattern_of(p);
   if (n == Pattern::Linear)
-    return p.op == ir::PrimOp::Conv && g.kind == Pattern::Injective && g.movement;
+    return p.op == ir::PrimOp::Conv && g.kind == Pattern::Injective && g.movement && !g.writes_output;
   // What reaches a conv's src through views and permutations stays movement only: the conv
   // then reads it in place through strides.
   if (feeds_conv[static_cast<size_t>(id.v)] && !(g.kind == Pattern::Injective && g.movement)) return false;
@@ -134,7 +139,8 @@ bool rule_allows(const ir::Graph& graph, ir::NodeId id, const Group& g, const st
       return !g.rows || has_prefix(p.domain, *g.rows);
     case Pattern::Linear:
       if (p.op == ir::PrimOp::Elementwise) return !g.moved;
-      return g.conv && ir::is_movement(graph, id) && p.inputs[0] == g.tail && !feeds_conv[static_cast<size_t>(id.v)];
+      return g.conv && ir::is_movement(graph, id) && p.inputs[0] == g.tail && !is_graph_output(graph, g.tail) &&
+             !feeds_conv[static_cast<size_t>(id.v)];
     case Pattern::Opaque: return false;
   }
   return false;
@@ -192,18 +198,20 @@ struct Pass {
       std::optional<int32_t> k = choose_group(n);
       bool movement = ir::is_movement(g, ir::NodeId(n));
       ir::ValueId out = p.outputs.empty() ? ir::ValueId() : p.outputs[0];
+      bool writes_output = std::any_of(p.outputs.begin(), p.outputs.end(), [&](ir::ValueId v) { return is_graph_output(g, v); });
       if (!k) {
         gr.start(n);
         groups.push_back({pat, pat == Pattern::Reduction ? row_shape(p) : std::nullopt, constant[static_cast<size_t>(n)],
-                          movement, p.op == ir::PrimOp::Conv, false, out});
+                          movement, p.op == ir::PrimOp::Conv, false, writes_output, out});
         continue;
       }
       gr.join(n, *k);
       Group& grp = groups[static_cast<size_t>(*k)];
-      if (grp.kind == Pattern::Injective && pat == Pattern::Reduction) grp = {Pattern::Reduction, row_shape(p), grp.constant, false, false, false, {}};
-      if (grp.kind == Pattern::Injective && pat == Pattern::Linear) grp = {Pattern::Linear, std::nullopt, grp.constant, false, true, false, {}};
+      if (grp.kind == Pattern::Injective && pat == Pattern::Reduction) grp = {Pattern::Reduction, row_shape(p), grp.constant, false, false, false, grp.writes_output, {}};
+      if (grp.kind == Pattern::Injective && pat == Pattern::Linear) grp = {Pattern::Linear, std::nullopt, grp.constant, false, true, false, grp.writes_output, {}};
       grp.movement = grp.movement && movement;
       grp.moved = grp.moved || (grp.kind == Pattern::Linear && movement);
+      grp.writes_output = grp.writes_output || writes_output;
       grp.tail = out;
     }
   }

@@ -43,7 +43,9 @@
 //         G opaque:    nothing.
 //       An opaque node never joins a group; a linear node joins only, when it is a conv, the
 //       group giving it its src when that group holds nothing but views and permutations
-//       (a transformer's tokens [1, HW, C] transposed and viewed as NCHW): a linear primitive
+//       and writes no graph output (a transformer's tokens [1, HW, C] transposed and viewed
+//       as NCHW); a view or permutation joins a conv only when the value it reads is no graph
+//       output (a oneDNN step writes one output): a linear primitive
 //       absorbs no other prologue and never shares a kernel with a reduction or another
 //       linear primitive. A view or permutation whose result reaches a conv's src through
 //       views and permutations only joins nothing but such a group, and never a conv's

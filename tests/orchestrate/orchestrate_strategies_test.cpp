@@ -297,6 +297,19 @@ TEST(Greedy, ConvTakesThePermutationsAroundIt) {
     output %g
   })"),
             (std::vector<std::string>{"e -> e", "t v c cb r y -> y", "g -> g"}));
+  // A stage's output that is also the next stage's input (Segformer's features) stays a
+  // kernel of its own: the conv's kernel would write two outputs.
+  EXPECT_EQ(greedy(R"(graph @g {
+    input %x : f32[1,16,8]
+    const %w : f32[8,8,3,3] = splat(0.1)
+    %t : f32[1,8,16] = layout(%x) { %x[i0, i2, i1] }
+    %v : f32[1,8,4,4] = view(%t)
+    %c : f32[1,8,4,4] = conv(%v, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+    %r : f32[1,8,16] = view(%c)
+    %y : f32[1,16,8] = layout(%r) { %r[i0, i2, i1] }
+    output %v, %c, %y
+  })"),
+            (std::vector<std::string>{"t v -> v", "c -> c", "r y -> y"}));
 }
 
 TEST(Greedy, ValueWithConsumersInTwoKernelsIsAnOutput) {
