@@ -36,6 +36,24 @@ Dims permuted_strides(const Dims& x_strides, const std::vector<int32_t>& q) {
   return out;
 }
 
+std::optional<Dims> read_strides(const Graph& g, NodeId n, const Dims& in_strides) {
+  const Primitive& p = g.node(n);
+  if (auto q = permutation_of(g, n)) return permuted_strides(in_strides, *q);
+  if (p.op != PrimOp::View) return std::nullopt;
+  return reshaped_strides(g.type(p.inputs[0]).shape, in_strides, p.domain);
+}
+
+std::optional<Dims> write_strides(const Graph& g, NodeId n, const Dims& out_strides) {
+  const Primitive& p = g.node(n);
+  if (auto q = permutation_of(g, n)) {
+    Dims back(q->size());
+    for (size_t k = 0; k < q->size(); ++k) back[k] = out_strides[static_cast<size_t>((*q)[k])];
+    return back;
+  }
+  if (p.op != PrimOp::View) return std::nullopt;
+  return reshaped_strides(p.domain, out_strides, g.type(p.inputs[0]).shape);
+}
+
 namespace {
 
 // (dims, strides) without the dims of 1.

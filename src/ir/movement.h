@@ -21,6 +21,14 @@ bool is_movement(const Graph& g, NodeId n);
 // The strides of y = x.permute(q) (as permutation_of gives q) from x's strides.
 Dims permuted_strides(const Dims& x_strides, const std::vector<int32_t>& q);
 
+// The strides at which movement node n's output reads memory, given those of its input, or
+// nullopt where no strides can.
+std::optional<Dims> read_strides(const Graph& g, NodeId n, const Dims& in_strides);
+
+// The strides at which movement node n's input lies in memory, given those of its output (a
+// result written through n), or nullopt where no strides can.
+std::optional<Dims> write_strides(const Graph& g, NodeId n, const Dims& out_strides);
+
 // The strides at which `to` (a reshape of a tensor of shape `from` read at `from_strides`,
 // elements in row-major order) reads the same memory, or nullopt where no strides can (a
 // merged group of dims that is not contiguous in memory). Dims of 1 get the stride their

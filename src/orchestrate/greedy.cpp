@@ -37,16 +37,42 @@ struct Group {
   bool moved = false;            // conv groups: a view or permutation of the result joined
   bool writes_output = false;    // a node's output is a graph output
   ir::ValueId tail;              // linear groups: the latest node's output
+  std::vector<ir::NodeId> trailing;  // conv groups: the views and permutations of the result
 };
 
-// Per node: whether it is a view or permutation (ir/movement.h) whose result reaches a conv's
-// src through views and permutations only.
-std::vector<bool> feeds_conv_src(const ir::Graph& g) {
+// Whether the conv's result can be written through `trailing` and then n at strides.
+bool writable_through(const ir::Graph& g, std::vector<ir::NodeId> trailing, ir::NodeId n) {
+  trailing.push_back(n);
+  std::optional<ir::Dims> strides = ir::row_major_strides(g.type(g.node(n).outputs[0]).shape);
+  for (auto it = trailing.rbegin(); it != trailing.rend() && strides; ++it) strides = ir::write_strides(g, *it, *strides);
+  return strides.has_value();
+}
+
+// Per value made by views and permutations (ir/movement.h) from a value computed otherwise
+// (or an input): the strides at which it reads that value's memory, when strides can say it.
+std::vector<std::optional<ir::Dims>> movement_strides(const ir::Graph& g) {
+  std::vector<std::optional<ir::Dims>> out(static_cast<size_t>(g.num_values()));
+  std::vector<bool> moved(static_cast<size_t>(g.num_values()), false);
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const ir::Primitive& p = g.node(ir::NodeId(n));
+    if (p.outputs.size() != 1 || !ir::is_movement(g, ir::NodeId(n))) continue;
+    auto in = static_cast<size_t>(p.inputs[0].v), o = static_cast<size_t>(p.outputs[0].v);
+    moved[o] = true;
+    if (moved[in] && !out[in]) continue;
+    out[o] = ir::read_strides(g, ir::NodeId(n), moved[in] ? *out[in] : ir::row_major_strides(g.type(p.inputs[0]).shape));
+  }
+  return out;
+}
+
+// Per node: whether it is a view or permutation whose result reaches a conv's src through
+// views and permutations only, and at strides.
+std::vector<bool> feeds_conv_src(const ir::Graph& g, const std::vector<std::optional<ir::Dims>>& strides) {
   std::vector<bool> feeds(static_cast<size_t>(g.num_nodes()), false);
   auto users = g.users();
   for (int32_t n = g.num_nodes(); n-- > 0;) {
     const ir::Primitive& p = g.node(ir::NodeId(n));
-    if (p.outputs.size() != 1 || !ir::is_movement(g, ir::NodeId(n))) continue;
+    if (p.outputs.size() != 1 || !ir::is_movement(g, ir::NodeId(n)) || !strides[static_cast<size_t>(p.outputs[0].v)])
+      continue;
     for (ir::NodeId u : users[static_cast<size_t>(p.outputs[0].v)]) {
       const ir::Primitive& c = g.node(u);
       if ((c.op == ir::PrimOp::Conv && c.inputs[0] == p.outputs[0]) || feeds[static_cast<size_t>(u.v)])
@@ -127,7 +153,9 @@ bool rule_allows(const ir::Graph& graph, ir::NodeId id, const Group& g, const st
   const ir::Primitive& p = graph.node(id);
   Pattern n = pattern_of(p);
   if (n == Pattern::Linear)
-    return p.op == ir::PrimOp::Conv && g.kind == Pattern::Injective && g.movement && !g.writes_output;
+    return p.op == ir::PrimOp::Conv && g.kind == Pattern::Injective && g.movement && !g.writes_output &&
+           graph.value(p.inputs[0]).origin == ir::ValueOrigin::Node &&
+           feeds_conv[static_cast<size_t>(graph.value(p.inputs[0]).node.v)];
   // What reaches a conv's src through views and permutations stays movement only: the conv
   // then reads it in place through strides.
   if (feeds_conv[static_cast<size_t>(id.v)] && !(g.kind == Pattern::Injective && g.movement)) return false;
@@ -140,7 +168,7 @@ bool rule_allows(const ir::Graph& graph, ir::NodeId id, const Group& g, const st
     case Pattern::Linear:
       if (p.op == ir::PrimOp::Elementwise) return !g.moved;
       return g.conv && ir::is_movement(graph, id) && p.inputs[0] == g.tail && !is_graph_output(graph, g.tail) &&
-             !feeds_conv[static_cast<size_t>(id.v)];
+             !feeds_conv[static_cast<size_t>(id.v)] && writable_through(graph, g.trailing, id);
     case Pattern::Opaque: return false;
   }
   return false;
@@ -202,14 +230,15 @@ struct Pass {
       if (!k) {
         gr.start(n);
         groups.push_back({pat, pat == Pattern::Reduction ? row_shape(p) : std::nullopt, constant[static_cast<size_t>(n)],
-                          movement, p.op == ir::PrimOp::Conv, false, writes_output, out});
+                          movement, p.op == ir::PrimOp::Conv, false, writes_output, out, {}});
         continue;
       }
       gr.join(n, *k);
       Group& grp = groups[static_cast<size_t>(*k)];
-      if (grp.kind == Pattern::Injective && pat == Pattern::Reduction) grp = {Pattern::Reduction, row_shape(p), grp.constant, false, false, false, grp.writes_output, {}};
-      if (grp.kind == Pattern::Injective && pat == Pattern::Linear) grp = {Pattern::Linear, std::nullopt, grp.constant, false, true, false, grp.writes_output, {}};
+      if (grp.kind == Pattern::Injective && pat == Pattern::Reduction) grp = {Pattern::Reduction, row_shape(p), grp.constant, false, false, false, grp.writes_output, {}, {}};
+      if (grp.kind == Pattern::Injective && pat == Pattern::Linear) grp = {Pattern::Linear, std::nullopt, grp.constant, false, true, false, grp.writes_output, {}, {}};
       grp.movement = grp.movement && movement;
+      if (grp.kind == Pattern::Linear && movement) grp.trailing.push_back(ir::NodeId(n));
       grp.moved = grp.moved || (grp.kind == Pattern::Linear && movement);
       grp.writes_output = grp.writes_output || writes_output;
       grp.tail = out;
@@ -235,7 +264,7 @@ struct Pass {
 std::vector<tile::Kernel> greedy_kernels(const ir::Graph& g) {
   NodeGraph ng(g);
   std::vector<bool> constant = constant_nodes(g);
-  std::vector<bool> feeds = feeds_conv_src(g);
+  std::vector<bool> feeds = feeds_conv_src(g, movement_strides(g));
   std::vector<bool> materialised(static_cast<size_t>(g.num_values()), false);
   for (int32_t round = 0;; ++round) {
     ORCHID_CHECK(round <= g.num_values()) << "greedy fusion did not settle";

@@ -285,16 +285,10 @@ ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major
 std::string add_leaf_view(Walk& w, ir::NodeId n) {
   const ir::Primitive& p = w.g.node(n);
   Operand o = *leaf(w, p.inputs[0]);
-  ir::Dims strides = strides_of(o);
-  if (auto q = ir::permutation_of(w.g, n)) {
-    strides = ir::permuted_strides(strides, *q);
-  } else if (auto st = ir::reshaped_strides(o.shape, strides, p.domain)) {
-    strides = *st;
-  } else {
-    return node_str(w.g, n) + " reshapes a permuted operand beyond what strides express";
-  }
+  std::optional<ir::Dims> strides = ir::read_strides(w.g, n, strides_of(o));
+  if (!strides) return node_str(w.g, n) + " reshapes a permuted operand beyond what strides express";
   o.shape = p.domain;
-  o.strides = strides == ir::row_major_strides(o.shape) ? ir::Dims{} : strides;
+  o.strides = *strides == ir::row_major_strides(o.shape) ? ir::Dims{} : *strides;
   w.leaves[static_cast<size_t>(p.outputs[0].v)] = o;
   return "";
 }
@@ -319,17 +313,9 @@ std::string step_node(Walk& w, ir::NodeId n) {
 std::string output_strides(Walk& w) {
   ir::Dims strides = ir::row_major_strides(w.g.type(w.chain.back()).shape);
   for (auto it = w.trailing.rbegin(); it != w.trailing.rend(); ++it) {
-    const ir::Primitive& p = w.g.node(*it);
-    const ir::Dims& in = w.g.type(p.inputs[0]).shape;
-    if (auto q = ir::permutation_of(w.g, *it)) {
-      ir::Dims back(q->size());
-      for (size_t k = 0; k < q->size(); ++k) back[k] = strides[static_cast<size_t>((*q)[k])];
-      strides = back;
-    } else if (auto st = ir::reshaped_strides(p.domain, strides, in)) {
-      strides = *st;
-    } else {
-      return node_str(w.g, *it) + " reshapes the permuted result beyond what strides express";
-    }
+    std::optional<ir::Dims> st = ir::write_strides(w.g, *it, strides);
+    if (!st) return node_str(w.g, *it) + " reshapes the permuted result beyond what strides express";
+    strides = *st;
   }
   if (strides != ir::row_major_strides(w.pattern->out)) w.pattern->out_strides = strides;
   return "";

@@ -310,6 +310,20 @@ TEST(Greedy, ConvTakesThePermutationsAroundIt) {
     output %v, %c, %y
   })"),
             (std::vector<std::string>{"t v -> v", "c -> c", "r y -> y"}));
+  // A view merging dims that the permutation left apart (EfficientViT's context) has no
+  // strides: the transpose stays a kernel of its own; so does a permutation of the result
+  // that strides cannot write.
+  EXPECT_EQ(greedy(R"(graph @g {
+    input %x : f32[1,4,16,4]
+    const %w : f32[8,16,3,3] = splat(0.1)
+    %t : f32[1,4,4,16] = layout(%x) { %x[i0, i1, i3, i2] }
+    %v : f32[1,16,4,4] = view(%t)
+    %c : f32[1,8,4,4] = conv(%v, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+    %a : f32[1,4,4,8] = view(%c)
+    %p : f32[1,4,8,4] = layout(%a) { %a[i0, i1, i3, i2] }
+    output %p
+  })"),
+            (std::vector<std::string>{"t v -> v", "c a -> a", "p -> p"}));
 }
 
 TEST(Greedy, ValueWithConsumersInTwoKernelsIsAnOutput) {
