@@ -162,4 +162,8 @@ inline ir::Expr window_inside(const WindowGeometry& w) {
   return pred;
 }
 
+// conv(x, weights) with the Conv attributes of ctx's node (kernel_shape, strides, dilations,
+// pads or auto_pad, group), checked against the shapes; defined in rules_linear.cpp.
+ir::ValueId conv_of(RuleContext& ctx, ir::ValueId x, ir::ValueId weights, const std::string& suffix = "");
+
 }  // namespace orchid::fission

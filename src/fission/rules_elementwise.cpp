@@ -265,6 +265,16 @@ std::vector<ValueId> rule_Atanh(RuleContext& ctx) {  // log((1 + x) / (1 - x)) /
   });
 }
 
+// x shifted by y bits, `direction` LEFT or RIGHT (unsigned integers: no bits come back).
+std::vector<ValueId> rule_BitShift(RuleContext& ctx) {
+  std::string dir = ctx.attr_string("direction", "");
+  ORCHID_USER_CHECK(dir == "LEFT" || dir == "RIGHT")
+      << ctx.where() << "direction must be LEFT or RIGHT, given '" << dir << "'";
+  ORCHID_USER_CHECK(ir::dtype_class(ctx.dtype(0)) == ir::DTypeClass::Unsigned)
+      << ctx.where() << "X has dtype " << ir::dtype_name(ctx.dtype(0)) << "; BitShift takes unsigned integers";
+  return binary(ctx, dir == "LEFT" ? ExprOp::Shl : ExprOp::Shr);
+}
+
 // fmod=0: floored modulo (integers only, the sign of the divisor); fmod=1: C's fmod, the
 // truncated remainder (the sign of the dividend; integers: C's %).
 std::vector<ValueId> rule_Mod(RuleContext& ctx) {

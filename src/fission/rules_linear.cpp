@@ -148,12 +148,9 @@ std::vector<ValueId> rule_Gemm(RuleContext& ctx) {
   })};
 }
 
-std::vector<ValueId> rule_Conv(RuleContext& ctx) {
-  require_same_dtype(ctx, 0, 1);
-  if (ctx.has_input(2)) require_same_dtype(ctx, 0, 2);
-  require_dtype(ctx, 0, {DType::F16, DType::F32, DType::F64}, "Conv-" + std::to_string(ctx.version()));
-  const Dims& xs = ctx.shape(0);
-  const Dims& ws = ctx.shape(1);
+ValueId conv_of(RuleContext& ctx, ValueId x, ValueId weights, const std::string& suffix) {
+  const Dims xs = ctx.graph().type(x).shape;
+  const Dims ws = ctx.graph().type(weights).shape;
   ORCHID_USER_CHECK(xs.size() >= 3 && ws.size() == xs.size())
       << ctx.where() << "X " << ir::dims_str(xs) << " and W " << ir::dims_str(ws)
       << " need one rank >= 3";
@@ -165,12 +162,23 @@ std::vector<ValueId> rule_Conv(RuleContext& ctx) {
       << ir::dims_str(ws) << " (X channels = W dim 1 * group, W dim 0 a multiple of group)";
   ir::Primitive p;
   p.op = ir::PrimOp::Conv;
-  p.inputs = {ctx.input(0), ctx.input(1)};
+  p.inputs = {x, weights};
   p.attrs = ir::ConvAttrs{w.strides, w.dilations, w.pads_begin, w.pads_end, group};
-  ir::TensorType out = ir::conv_result_type(ctx.type(0), ctx.type(1), std::get<ir::ConvAttrs>(p.attrs));
+  ir::TensorType out =
+      ir::conv_result_type(ctx.graph().type(x), ctx.graph().type(weights), std::get<ir::ConvAttrs>(p.attrs));
   ORCHID_CHECK(Dims(out.shape.begin() + 2, out.shape.end()) == w.out)
       << "conv output " << ir::type_str(out) << " differs from the window geometry " << ir::dims_str(w.out);
-  ValueId y = ctx.emit1(std::move(p), out, ctx.has_input(2) ? "conv" : "");
+  return ctx.emit1(std::move(p), out, suffix);
+}
+
+std::vector<ValueId> rule_Conv(RuleContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  if (ctx.has_input(2)) require_same_dtype(ctx, 0, 2);
+  require_dtype(ctx, 0, {DType::F16, DType::F32, DType::F64}, "Conv-" + std::to_string(ctx.version()));
+  const Dims ws = ctx.shape(1);
+  const Dims xs = ctx.shape(0);
+  ValueId y = conv_of(ctx, ctx.input(0), ctx.input(1), ctx.has_input(2) ? "conv" : "");
+  ir::TensorType out = ctx.graph().type(y);
   if (!ctx.has_input(2)) return {y};
   ORCHID_USER_CHECK(ctx.shape(2) == Dims{ws[0]})
       << ctx.where() << "bias B of shape " << ir::dims_str(ctx.shape(2)) << " should be [" << ws[0] << "]";

@@ -66,6 +66,11 @@ void fcmp(const Ctx& c, F f) {
   int64_t* d = c.r.ip(c.in.dst);
   for (int64_t j = 0; j < c.n; ++j) d[j] = f(a[j], b[j]);
 }
+// Shifts by b outside [0, 63]: 0, or -1 for a negative a shifted right (docs/ir.md).
+int64_t shl_signed(int64_t a, int64_t b) {
+  return b < 0 || b > 63 ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+}
+int64_t shr_signed(int64_t a, int64_t b) { return b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; }
 // Integral binary operator whose u64 form reads the operands unsigned.
 template <class FS, class FU>
 void i2u(const Ctx& c, FS fs, FU fu) {
@@ -202,6 +207,8 @@ void exec_op(const Instr& in, RegFile& regs, int64_t n, Precision p) {
     case ExprOp::And: return i2(c, [](int64_t a, int64_t b) { return a & b; });
     case ExprOp::Or: return i2(c, [](int64_t a, int64_t b) { return a | b; });
     case ExprOp::Xor: return i2(c, [](int64_t a, int64_t b) { return a ^ b; });
+    case ExprOp::Shl: return i2u(c, shl_signed, [](uint64_t a, uint64_t b) { return b > 63 ? 0 : a << b; });
+    case ExprOp::Shr: return i2u(c, shr_signed, [](uint64_t a, uint64_t b) { return b > 63 ? 0 : a >> b; });
     case ExprOp::Eq: return compare(c, [](auto a, auto b) { return a == b; });
     case ExprOp::Ne: return compare(c, [](auto a, auto b) { return a != b; });
     case ExprOp::Lt: return compare(c, [](auto a, auto b) { return a < b; });

@@ -200,6 +200,8 @@ std::string binary_index_problem(const ExprNode& n) {
     case ExprOp::Rem:
     case ExprOp::Pow:
     case ExprOp::Xor:
+    case ExprOp::Shl:
+    case ExprOp::Shr:
     case ExprOp::Eq:
     case ExprOp::Ne:
     case ExprOp::Lt:

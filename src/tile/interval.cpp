@@ -138,6 +138,8 @@ std::optional<Affine> linearize(const Expr& e) {
     case ExprOp::And:
     case ExprOp::Or:
     case ExprOp::Xor:
+    case ExprOp::Shl:
+    case ExprOp::Shr:
     case ExprOp::Eq:
     case ExprOp::Ne:
     case ExprOp::Lt:
@@ -433,6 +435,8 @@ Interval eval_binary(const Expr& e, const VarBox& box, const LoadRangeFn& loads)
       if (t == DType::Bool) return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
       return Interval::full();
     case ExprOp::Xor:
+    case ExprOp::Shl:
+    case ExprOp::Shr:
       if (t == DType::Bool && a.is_point() && b.is_point()) return Interval::point(a.lo ^ b.lo);
       return t == DType::Bool ? Interval{0, 1} : Interval::full();
     case ExprOp::Const:
@@ -521,6 +525,8 @@ Interval eval_unary(const Expr& e, const VarBox& box, const LoadRangeFn& loads) 
     case ExprOp::And:
     case ExprOp::Or:
     case ExprOp::Xor:
+    case ExprOp::Shl:
+    case ExprOp::Shr:
     case ExprOp::Eq:
     case ExprOp::Ne:
     case ExprOp::Lt:

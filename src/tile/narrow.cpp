@@ -199,6 +199,8 @@ VarBox narrow_expr(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loa
     case ExprOp::And:
     case ExprOp::Or:
     case ExprOp::Xor:
+    case ExprOp::Shl:
+    case ExprOp::Shr:
     case ExprOp::Eq:
     case ExprOp::Ne:
     case ExprOp::Lt:
@@ -335,7 +337,9 @@ VarBox refine(const Expr& cond, bool value, const VarBox& box, const LoadRangeFn
     case ExprOp::Pow:
     case ExprOp::Max:
     case ExprOp::Min:
-    case ExprOp::Xor: break;
+    case ExprOp::Xor:
+    case ExprOp::Shl:
+    case ExprOp::Shr: break;
   }
   return box;
 }

@@ -193,6 +193,15 @@ std::vector<ir::Tensor> run_compiled(const ir::Graph& g, const std::vector<ir::T
   return outs;
 }
 
+// The interpreter's precision for a test: f64 (floats unrounded), but each dtype's own where
+// an output is an integer computed from floats (a quantization: its f32 intermediates, such
+// as the scale of DynamicQuantizeLinear, decide how the result rounds).
+interp::Precision reference_precision(const ir::Graph& g) {
+  for (ir::ValueId v : g.outputs())
+    if (!ir::is_float(g.type(v).dtype) && g.type(v).dtype != ir::DType::Bool) return interp::Precision::Own;
+  return interp::Precision::F64;
+}
+
 Outcome run_test(const fs::path& dir, const RunMode& mode) {
   try {
     bool any_bound = false;
@@ -205,7 +214,7 @@ Outcome run_test(const fs::path& dir, const RunMode& mode) {
       for (size_t k = 0; k < inputs.size() && k < g.inputs().size(); ++k)
         inputs[k] = as_dtype(std::move(inputs[k]), g.type(g.inputs()[k]).dtype);
       std::vector<ir::Tensor> outs = mode.compiled ? run_compiled(g, inputs, mode, dir.filename().string())
-                                                   : interp::run(g, inputs);
+                                                   : interp::run(g, inputs, {reference_precision(g)});
       std::vector<fs::path> expected = sorted_files(set.path(), "output_");
       if (expected.size() != outs.size())
         return {Outcome::Failed, std::to_string(outs.size()) + " outputs, expected " + std::to_string(expected.size())};

@@ -473,6 +473,18 @@ std::optional<TE> ExprGen::gen_int(DType t, int depth) {
       TE a = sub(), b = sub();
       double p = pow2_above(std::max(a.f.bound(), b.f.bound()));
       bool nonneg = a.f.lo >= 0 && b.f.lo >= 0;
+      if (rng_.coin(0.3)) {  // shifts: left by 0..3 bits; right by anything (0 or -1 past 63)
+        bool left = rng_.coin();
+        if (left) {
+          double k = static_cast<double>(rng_.range(0, 4));
+          TE amount = konst(t, k);
+          double m = std::pow(2.0, k);
+          r = mk(ir::binary(ExprOp::Shl, a.e, amount.e), {std::min(a.f.lo * m, a.f.lo), std::max(a.f.hi * m, a.f.hi), true});
+        } else {
+          r = mk(ir::binary(ExprOp::Shr, a.e, b.e), {std::min(a.f.lo, a.f.lo < 0 ? -1.0 : 0.0), std::max(a.f.hi, 0.0), true});
+        }
+        break;
+      }
       ExprOp op = choose(rng_, std::vector<ExprOp>{ExprOp::And, ExprOp::Or, ExprOp::Xor});
       Facts f = nonneg ? Facts{0, p - 1, true} : Facts{-p, p - 1, true};
       if (op == ExprOp::And && (a.f.lo >= 0 || b.f.lo >= 0))

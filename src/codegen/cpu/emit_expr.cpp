@@ -286,6 +286,8 @@ std::string ExprEmitter::binary(const Expr& e, const std::string& a, const std::
     case ExprOp::And: return c == Cls::Bool ? "((bool)(" + a + " & " + b + "))" : "(" + a + " & " + b + ")";
     case ExprOp::Or: return c == Cls::Bool ? "((bool)(" + a + " | " + b + "))" : "(" + a + " | " + b + ")";
     case ExprOp::Xor: return c == Cls::Bool ? "((bool)(" + a + " ^ " + b + "))" : "(" + a + " ^ " + b + ")";
+    case ExprOp::Shl: return call(c == Cls::U64 ? "orc_shlu64" : "orc_shl64", a, b);
+    case ExprOp::Shr: return call(c == Cls::U64 ? "orc_shru64" : "orc_shr64", a, b);
     case ExprOp::Eq: return "(" + a + " == " + b + ")";
     case ExprOp::Ne: return "(" + a + " != " + b + ")";
     case ExprOp::Lt: return "(" + a + " < " + b + ")";

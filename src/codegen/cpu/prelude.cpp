@@ -83,6 +83,11 @@ ORC_INLINE int64_t orc_chk(int64_t i, int64_t n, int64_t* err, int64_t code) {
 ORC_INLINE int64_t orc_max64(int64_t a, int64_t b) { return a < b ? b : a; }
 ORC_INLINE int64_t orc_min64(int64_t a, int64_t b) { return b < a ? b : a; }
 ORC_INLINE uint64_t orc_maxu64(uint64_t a, uint64_t b) { return a < b ? b : a; }
+/* Shifts (docs/ir.md): by b outside [0, 63], 0 (or -1 for a negative a shifted right). */
+ORC_INLINE int64_t orc_shl64(int64_t a, int64_t b) { return b < 0 || b > 63 ? 0 : (int64_t)((uint64_t)a << b); }
+ORC_INLINE int64_t orc_shr64(int64_t a, int64_t b) { return b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; }
+ORC_INLINE uint64_t orc_shlu64(uint64_t a, uint64_t b) { return b > 63 ? 0 : a << b; }
+ORC_INLINE uint64_t orc_shru64(uint64_t a, uint64_t b) { return b > 63 ? 0 : a >> b; }
 ORC_INLINE uint64_t orc_minu64(uint64_t a, uint64_t b) { return b < a ? b : a; }
 ORC_INLINE int64_t orc_iabs(int64_t x) { return x < 0 ? -x : x; }
 ORC_INLINE int64_t orc_isign(int64_t x) { return (x > 0) - (x < 0); }
