@@ -230,6 +230,22 @@ std::vector<ValueId> rule_Round(RuleContext& ctx) { return unary(ctx, ExprOp::Ro
 std::vector<ValueId> rule_Sign(RuleContext& ctx) { return unary(ctx, ExprOp::Sign); }
 std::vector<ValueId> rule_IsNaN(RuleContext& ctx) { return unary(ctx, ExprOp::IsNan); }
 std::vector<ValueId> rule_Sin(RuleContext& ctx) { return unary(ctx, ExprOp::Sin); }
+std::vector<ValueId> rule_Atan(RuleContext& ctx) { return unary(ctx, ExprOp::Atan); }
+// asin(x) = atan(x / sqrt((1 - x)(1 + x))): ±π/2 at ±1, NaN beyond; the factored radicand
+// keeps its precision near ±1.
+std::vector<ValueId> rule_Asin(RuleContext& ctx) {
+  return map1(ctx, [](Expr x, DType t) {
+    Expr one = typed_const(t, 1);
+    return ir::unary(ExprOp::Atan, x / sqrt_of((one - x) * (one + x)));
+  });
+}
+// acos(x) = 2 atan(sqrt((1 - x) / (1 + x))): accurate near 1, where π/2 - asin(x) cancels.
+std::vector<ValueId> rule_Acos(RuleContext& ctx) {
+  return map1(ctx, [](Expr x, DType t) {
+    Expr one = typed_const(t, 1);
+    return typed_const(t, 2) * ir::unary(ExprOp::Atan, sqrt_of((one - x) / (one + x)));
+  });
+}
 std::vector<ValueId> rule_Cos(RuleContext& ctx) { return unary(ctx, ExprOp::Cos); }
 
 std::vector<ValueId> rule_IsInf(RuleContext& ctx) {

@@ -180,6 +180,7 @@ void exec_op(const Instr& in, RegFile& regs, int64_t n, Precision p) {
     case ExprOp::Sigmoid: return f1(c, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
     case ExprOp::Sin: return f1(c, [](double x) { return std::sin(x); });
     case ExprOp::Cos: return f1(c, [](double x) { return std::cos(x); });
+    case ExprOp::Atan: return f1(c, [](double x) { return std::atan(x); });
     case ExprOp::Floor: return f1(c, [](double x) { return std::floor(x); });
     case ExprOp::Ceil: return f1(c, [](double x) { return std::ceil(x); });
     case ExprOp::Round: return f1(c, [](double x) { return std::nearbyint(x); });

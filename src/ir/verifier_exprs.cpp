@@ -189,6 +189,7 @@ std::string binary_index_problem(const ExprNode& n) {
     case ExprOp::Sigmoid:
     case ExprOp::Sin:
     case ExprOp::Cos:
+    case ExprOp::Atan:
     case ExprOp::Floor:
     case ExprOp::Ceil:
     case ExprOp::Round:

@@ -121,6 +121,7 @@ std::optional<Affine> linearize(const Expr& e) {
     case ExprOp::Sigmoid:
     case ExprOp::Sin:
     case ExprOp::Cos:
+    case ExprOp::Atan:
     case ExprOp::Floor:
     case ExprOp::Ceil:
     case ExprOp::Round:
@@ -454,6 +455,7 @@ Interval eval_binary(const Expr& e, const VarBox& box, const LoadRangeFn& loads)
     case ExprOp::Sigmoid:
     case ExprOp::Sin:
     case ExprOp::Cos:
+    case ExprOp::Atan:
     case ExprOp::Floor:
     case ExprOp::Ceil:
     case ExprOp::Round:
@@ -507,6 +509,7 @@ Interval eval_unary(const Expr& e, const VarBox& box, const LoadRangeFn& loads) 
     case ExprOp::Sigmoid:
     case ExprOp::Sin:
     case ExprOp::Cos:
+    case ExprOp::Atan:
     case ExprOp::Floor:
     case ExprOp::Ceil:
     case ExprOp::Round:

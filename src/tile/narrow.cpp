@@ -186,6 +186,7 @@ VarBox narrow_expr(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loa
     case ExprOp::Sigmoid:
     case ExprOp::Sin:
     case ExprOp::Cos:
+    case ExprOp::Atan:
     case ExprOp::Floor:
     case ExprOp::Ceil:
     case ExprOp::Round:
@@ -321,6 +322,7 @@ VarBox refine(const Expr& cond, bool value, const VarBox& box, const LoadRangeFn
     case ExprOp::Sigmoid:
     case ExprOp::Sin:
     case ExprOp::Cos:
+    case ExprOp::Atan:
     case ExprOp::Floor:
     case ExprOp::Ceil:
     case ExprOp::Round:

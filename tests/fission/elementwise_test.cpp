@@ -158,6 +158,13 @@ TEST(ElementwiseFission, RoundingAndTrigonometry) {
   check({"Asinh", 1, DType::F64, DType::F64, [](auto a) { return std::asinh(a[0]); }});
   check({"Acosh", 1, DType::F64, DType::F64, [](auto a) { return std::acosh(a[0]); }, {}, 1, 4});
   check({"Atanh", 1, DType::F64, DType::F64, [](auto a) { return std::atanh(a[0]); }, {}, -0.9, 0.9});
+  check({"Asin", 1, DType::F64, DType::F64, [](auto a) { return std::asin(a[0]); }, {}, -1, 1});
+  check({"Acos", 1, DType::F64, DType::F64, [](auto a) { return std::acos(a[0]); }, {}, -1, 1});
+  check({"Atan", 1, DType::F32, DType::F32, [](auto a) { return std::atan(a[0]); }, {}, -20, 20});
+  check({"BitShift", 2, DType::U8, DType::U8, [](auto a) { return double(uint8_t(unsigned(a[0]) << unsigned(a[1]))); },
+         {{"direction", std::string("LEFT")}}, 0, 9});
+  check({"BitShift", 2, DType::U32, DType::U32, [](auto a) { return double(uint32_t(a[0]) >> unsigned(a[1])); },
+         {{"direction", std::string("RIGHT")}}, 0, 31});
   check({"GreaterOrEqual", 2, DType::I32, DType::Bool, [](auto a) { return a[0] >= a[1]; }, {}, -2, 2});
   check({"LessOrEqual", 2, DType::F32, DType::Bool, [](auto a) { return a[0] <= a[1]; }});
   check({"Xor", 2, DType::Bool, DType::Bool, [](auto a) { return (a[0] != 0) != (a[1] != 0); }});

@@ -372,6 +372,7 @@ std::optional<TE> ExprGen::gen_float_math(DType t, int depth, int form) {
     }
     case 14: {
       TE a = scale(sub(), 8);
+      if (rng_.coin(0.25)) return un(ExprOp::Atan, a, {-1.5708, 1.5708, false});
       return un(rng_.coin() ? ExprOp::Sin : ExprOp::Cos, a, {-1, 1, false});
     }
     case 15: {

@@ -233,6 +233,7 @@ std::string ExprEmitter::unary(const Expr& e, const std::string& a) const {
     case ExprOp::Sigmoid: return f ? call("orc_sigmoidf", a) : "(1.0 / (1.0 + __builtin_exp(-" + a + ")))";
     case ExprOp::Sin: return call(f ? "__builtin_sinf" : "__builtin_sin", a);
     case ExprOp::Cos: return call(f ? "__builtin_cosf" : "__builtin_cos", a);
+    case ExprOp::Atan: return call(f ? "__builtin_atanf" : "__builtin_atan", a);
     case ExprOp::Floor: return call(f ? "__builtin_floorf" : "__builtin_floor", a);
     case ExprOp::Ceil: return call(f ? "__builtin_ceilf" : "__builtin_ceil", a);
     case ExprOp::Round: return call(f ? "__builtin_roundevenf" : "__builtin_roundeven", a);
