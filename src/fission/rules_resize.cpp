@@ -1,4 +1,4 @@
-// Fission of Resize (opsets 10-13) and Upsample (7-9), modes nearest and linear.
+// Fission of Resize (opsets 10-13) and Upsample (7-9), modes nearest, linear and cubic.
 //
 // Every output coordinate maps to input coordinates independently per axis, so the rule
 // computes, per resized axis, the tables ONNX's reference (onnx/backend/test/case/node/
@@ -7,8 +7,12 @@
 //    or floordiv index where the table is one, an indirect load of the table otherwise);
 //  - linear: per resized axis (last axis first, as the reference), a layout primitive with
 //    two outputs (the lower and upper neighbour) and an elementwise lerp with a constant
-//    table of weights — separable N-linear interpolation.
-// Refused: cubic, tf_crop_and_resize, linear on integer tensors, and (for Resize-10 and
+//    table of weights — separable N-linear interpolation;
+//  - cubic: the same with four neighbours and the weights of Keys' kernel (cubic_coeff_a,
+//    exclude_outside), separable N-cubic interpolation.
+// tf_crop_and_resize (linear and cubic) reads the region of interest and puts the
+// extrapolation value where the source lies outside, per axis as the reference's recursion.
+// Refused: tf_crop_and_resize with nearest, linear and cubic on integer tensors, and (for Resize-10 and
 // Upsample, whose rounding ONNX never specified) nearest with a non-integer scale.
 #include <algorithm>
 #include <cmath>
@@ -25,15 +29,22 @@ namespace {
 using ir::DType;
 using ir::ExprOp;
 
-enum class Coord { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN };
+enum class Coord { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNN, TfCropAndResize };
 enum class Nearest { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
 
 struct ResizeSpec {
   bool linear = false;
+  bool cubic = false;
+  double cubic_a = -0.75;       // cubic_coeff_a
+  bool exclude_outside = false;
   Coord coord = Coord::Asymmetric;
   Nearest nearest = Nearest::Floor;
   ir::Dims out;                // output shape
   std::vector<double> scales;  // per axis, as the reference uses them
+  // tf_crop_and_resize: the region of interest (starts, then ends, normalised) and the value
+  // of output points whose source lies outside the input.
+  std::vector<double> roi;
+  double extrapolation = 0;
 };
 
 // The source coordinate of output coordinate x along an axis of size `in` (ONNX's
@@ -46,8 +57,27 @@ double source_coord(Coord c, double x, double scale, int64_t in) {
     case Coord::AlignCorners: return width == 1 ? 0 : x * static_cast<double>(in - 1) / (width - 1);
     case Coord::Asymmetric: return x / scale;
     case Coord::TfHalfPixelForNN: return (x + 0.5) / scale;
+    case Coord::TfCropAndResize: break;  // crop_coord
   }
   return 0;
+}
+
+// The source coordinate of output coordinate o along axis d (of size `in`).
+double source(const ResizeSpec& s, size_t d, int64_t o, int64_t in) {
+  auto x = static_cast<double>(o);
+  if (s.coord != Coord::TfCropAndResize) return source_coord(s.coord, x, s.scales[d], in);
+  double start = s.roi[d], end = s.roi[d + s.out.size()], width = s.scales[d] * static_cast<double>(in);
+  auto span = static_cast<double>(in - 1);
+  if (width == 1) return (end + start) * span / 2;
+  return x * (end - start) * span / (width - 1) + start * span;
+}
+
+// Whether output coordinate o along axis d takes the extrapolation value (tf_crop_and_resize:
+// its source lies outside the input).
+bool extrapolated(const ResizeSpec& s, size_t d, int64_t o, int64_t in) {
+  if (s.coord != Coord::TfCropAndResize) return false;
+  double x = source(s, d, o, in);
+  return x < 0 || x > static_cast<double>(in - 1);
 }
 
 // The nearest input coordinate to x, chosen by the fraction r = x - floor(x) as the
@@ -74,6 +104,7 @@ Coord parse_coord(const RuleContext& ctx) {
   if (c == "align_corners") return Coord::AlignCorners;
   if (c == "asymmetric") return Coord::Asymmetric;
   if (c == "tf_half_pixel_for_nn" && ctx.version() == 11) return Coord::TfHalfPixelForNN;
+  if (c == "tf_crop_and_resize") return Coord::TfCropAndResize;
   ctx.unsupported("coordinate_transformation_mode '" + c + "'");
 }
 
@@ -127,7 +158,7 @@ ResizeSpec legacy_spec(const RuleContext& ctx, const std::vector<double>& scales
 
 // The nearest input pixel of an output pixel, unclamped.
 int64_t nearest_source(const ResizeSpec& s, size_t d, int64_t o, int64_t in) {
-  return nearest_index(s.nearest, source_coord(s.coord, static_cast<double>(o), s.scales[d], in));
+  return nearest_index(s.nearest, source(s, d, o, in));
 }
 
 // With exclude_outside=1, a nearest pixel outside the input gets weight 0 and the reference
@@ -146,13 +177,12 @@ ResizeSpec resize_spec(const RuleContext& ctx) {
   if (ctx.version() < 11) return legacy_spec(ctx, layout::static_floats(ctx, 1));
   ResizeSpec s;
   std::string mode = ctx.attr_string("mode", "nearest");
-  if (mode == "cubic") ctx.unsupported("cubic interpolation");
-  ORCHID_USER_CHECK(mode == "nearest" || mode == "linear")
+  ORCHID_USER_CHECK(mode == "nearest" || mode == "linear" || mode == "cubic")
       << ctx.where() << "unknown mode '" << mode << "'";
   s.linear = mode == "linear";
-  std::string c = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
-  if (c == "tf_crop_and_resize")
-    ctx.unsupported("coordinate_transformation_mode 'tf_crop_and_resize'");
+  s.cubic = mode == "cubic";
+  s.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75);
+  s.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
   s.coord = parse_coord(ctx);
   s.nearest = parse_nearest(ctx);
   std::vector<double> scales =
@@ -161,7 +191,15 @@ ResizeSpec resize_spec(const RuleContext& ctx) {
   ORCHID_USER_CHECK(scales.empty() != sizes.empty())
       << ctx.where() << "needs exactly one of scales and sizes (non-empty)";
   shape_from(ctx, scales, sizes, s);
-  if (ctx.attr_int("exclude_outside", 0) != 0 && !s.linear) refuse_outside(ctx, s);
+  if (s.coord == Coord::TfCropAndResize) {
+    if (!s.linear && !s.cubic) ctx.unsupported("tf_crop_and_resize with nearest interpolation");
+    s.roi = ctx.has_input(1) ? layout::static_floats(ctx, 1) : std::vector<double>{};
+    ORCHID_USER_CHECK(s.roi.size() == 2 * s.out.size())
+        << ctx.where() << "roi has " << s.roi.size() << " entries; tf_crop_and_resize needs " << 2 * s.out.size()
+        << " (a start and an end per dim)";
+    s.extrapolation = ctx.attr_float("extrapolation_value", 0);
+  }
+  if (s.exclude_outside && !s.linear && !s.cubic) refuse_outside(ctx, s);
   return s;
 }
 
@@ -245,26 +283,56 @@ namespace {
 struct LerpTables {
   std::vector<int64_t> lo, hi;
   std::vector<double> w;
+  std::vector<bool> outside;  // tf_crop_and_resize: takes the extrapolation value
   bool weightless() const {
-    return std::all_of(w.begin(), w.end(), [](double x) { return x == 0; });
+    return std::all_of(w.begin(), w.end(), [](double x) { return x == 0; }) &&
+           std::none_of(outside.begin(), outside.end(), [](bool b) { return b; });
   }
 };
+
+// The per-coordinate table of an axis [n, 1, ..] (aligned with dim d of a rank-r tensor) as a
+// constant of dtype t.
+ValueId axis_table(RuleContext& ctx, const std::vector<double>& v, size_t d, size_t r, DType t, const std::string& name) {
+  ir::Dims shape(r - d, 1);
+  shape[0] = static_cast<int64_t>(v.size());
+  ir::Tensor data(ir::TensorType{t, shape});
+  for (size_t o = 0; o < v.size(); ++o) {
+    if (ir::is_float(t)) data.set_f64(static_cast<int64_t>(o), v[o]);
+    else data.set_i64(static_cast<int64_t>(o), static_cast<int64_t>(v[o]));
+  }
+  return ctx.add_constant(std::move(data), name);
+}
+
+// `ins` and `f` extended with tf_crop_and_resize's extrapolation: where outside[o] holds, the
+// result is the extrapolation value instead.
+void with_extrapolation(RuleContext& ctx, const ResizeSpec& s, const std::vector<bool>& outside, size_t d, DType t,
+                        std::vector<ValueId>& ins, ExprFn& f, const std::string& axis) {
+  if (std::none_of(outside.begin(), outside.end(), [](bool b) { return b; })) return;
+  std::vector<double> mask(outside.begin(), outside.end());
+  ins.push_back(axis_table(ctx, mask, d, s.out.size(), DType::Bool, "outside" + axis));
+  size_t at = ins.size() - 1;
+  double value = s.extrapolation;
+  f = [inner = f, at, value, t](const std::vector<Expr>& v) {
+    return ir::select(v[at], ir::constant(ir::Scalar::of(t, value)), inner(v));
+  };
+}
 
 LerpTables lerp_tables(const ResizeSpec& s, size_t d, int64_t in) {
   LerpTables t;
   for (int64_t o = 0; o < s.out[d]; ++o) {
-    double x = source_coord(s.coord, static_cast<double>(o), s.scales[d], in);
+    double x = source(s, d, o, in);
     double f = std::floor(x);
     t.lo.push_back(clamp_index(static_cast<int64_t>(f), in));
     t.hi.push_back(clamp_index(static_cast<int64_t>(f) + 1, in));
     t.w.push_back(x - f);
+    t.outside.push_back(extrapolated(s, d, o, in));
   }
   return t;
 }
 
 // y resized along axis d: the two neighbours gathered by one layout primitive, then
 // lo * (1 - w) + hi * w elementwise, computed in f32 (f64 for f64 tensors).
-ValueId lerp_axis(RuleContext& ctx, ValueId y, size_t d, const LerpTables& t, bool last) {
+ValueId lerp_axis(RuleContext& ctx, const ResizeSpec& s, ValueId y, size_t d, const LerpTables& t, bool last) {
   ir::TensorType yt = ctx.graph().type(y);
   ir::Dims shape = yt.shape;
   shape[d] = static_cast<int64_t>(t.lo.size());
@@ -282,25 +350,116 @@ ValueId lerp_axis(RuleContext& ctx, ValueId y, size_t d, const LerpTables& t, bo
   std::vector<ValueId> n =
       ctx.emit(std::move(p), {{yt.dtype, shape}, {yt.dtype, shape}}, "axis" + axis);
   DType c = yt.dtype == DType::F64 ? DType::F64 : DType::F32;
-  ir::Dims wshape(shape.size() - d, 1);
-  wshape[0] = shape[d];
-  ir::Tensor w(ir::TensorType{c, wshape});
-  for (size_t o = 0; o < t.w.size(); ++o) w.set_f64(static_cast<int64_t>(o), t.w[o]);
-  ValueId wv = ctx.add_constant(std::move(w), "weight" + axis);
-  return ew_map(
-      ctx, {n[0], n[1], wv}, yt.dtype,
-      [&](const std::vector<Expr>& v) {
-        Expr one = ir::const_f(c, 1.0);
-        Expr a = c == yt.dtype ? v[0] : ir::cast(c, v[0]),
-             z = c == yt.dtype ? v[1] : ir::cast(c, v[1]);
-        Expr r = a * (one - v[2]) + z * v[2];
-        return c == yt.dtype ? r : ir::cast(yt.dtype, r);
-      },
-      last ? "" : "lerp" + axis);
+  std::vector<ValueId> ins = {n[0], n[1], axis_table(ctx, t.w, d, shape.size(), c, "weight" + axis)};
+  DType out = yt.dtype;
+  ExprFn f = [c, out](const std::vector<Expr>& v) {
+    Expr one = ir::const_f(c, 1.0);
+    Expr a = c == out ? v[0] : ir::cast(c, v[0]), z = c == out ? v[1] : ir::cast(c, v[1]);
+    Expr r = a * (one - v[2]) + z * v[2];
+    return c == out ? r : ir::cast(out, r);
+  };
+  with_extrapolation(ctx, s, t.outside, d, out, ins, f, axis);
+  return ew_map(ctx, ins, out, f, last ? "" : "lerp" + axis);
+}
+
+// One axis of cubic interpolation: per output coordinate, four neighbours (clamped into the
+// axis) and their weights, as the reference computes them: the four integers nearest the
+// source coordinate x (ties to the left), the kernel of Keys with a = cubic_coeff_a at
+// ratio r = x - floor(x) (1 where x is an integer), weights of neighbours outside the axis
+// zeroed and the rest renormalised under exclude_outside.
+struct CubicTables {
+  std::vector<int64_t> idx[4];
+  std::vector<double> w[4];
+  std::vector<bool> outside;  // tf_crop_and_resize: takes the extrapolation value
+};
+
+CubicTables cubic_tables(const ResizeSpec& s, size_t d, int64_t in) {
+  CubicTables t;
+  double a = s.cubic_a;
+  for (int64_t o = 0; o < s.out[d]; ++o) {
+    double x = source(s, d, o, in);
+    double f = std::floor(x);
+    double r = x == f ? 1.0 : x - f;
+    auto base = static_cast<int64_t>(f) - (x == f ? 2 : 1);
+    double q = 1 - r;
+    double c[4] = {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+                   ((a + 2) * r - (a + 3)) * r * r + 1,
+                   ((a + 2) * q - (a + 3)) * q * q + 1,
+                   ((a * (q + 1) - 5 * a) * (q + 1) + 8 * a) * (q + 1) - 4 * a};
+    if (s.exclude_outside) {
+      double sum = 0;
+      for (int k = 0; k < 4; ++k) {
+        if (base + k < 0 || base + k >= in) c[k] = 0;
+        sum += c[k];
+      }
+      for (double& v : c) v /= sum;
+    }
+    for (int k = 0; k < 4; ++k) {
+      t.idx[k].push_back(clamp_index(base + k, in));
+      t.w[k].push_back(c[k]);
+    }
+    t.outside.push_back(extrapolated(s, d, o, in));
+  }
+  return t;
+}
+
+// y resized along axis d by cubic interpolation: the four neighbours gathered by one layout
+// primitive, then their weighted sum elementwise (f32, f64 for f64 tensors).
+ValueId cubic_axis(RuleContext& ctx, const ResizeSpec& s, ValueId y, size_t d, const CubicTables& t, bool last) {
+  ir::TensorType yt = ctx.graph().type(y);
+  ir::Dims shape = yt.shape;
+  shape[d] = static_cast<int64_t>(t.idx[0].size());
+  std::string axis = std::to_string(d);
+  PrimBuilder b(ctx.graph());
+  std::vector<Expr> i = domain_vars(shape.size());
+  std::vector<Expr> bodies;
+  for (int k = 0; k < 4; ++k) {
+    std::vector<Expr> at = i;
+    at[d] = table_index(ctx, b, i[d], t.idx[k], yt.shape[d], "tap" + std::to_string(k) + "_" + axis);
+    bodies.push_back(b.load(y, at));
+  }
+  ir::Primitive p = b.make(ir::PrimOp::Layout);
+  p.domain = shape;
+  p.bodies = bodies;
+  std::vector<ValueId> n = ctx.emit(std::move(p), std::vector<ir::TensorType>(4, {yt.dtype, shape}), "taps" + axis);
+  DType c = yt.dtype == DType::F64 ? DType::F64 : DType::F32;
+  std::vector<ValueId> ins = n;
+  for (int k = 0; k < 4; ++k)
+    ins.push_back(axis_table(ctx, t.w[k], d, shape.size(), c, "weight" + std::to_string(k) + "_" + axis));
+  DType out = yt.dtype;
+  ExprFn f = [c, out](const std::vector<Expr>& v) {
+    Expr r;
+    for (size_t k = 0; k < 4; ++k) {
+      Expr term = (c == out ? v[k] : ir::cast(c, v[k])) * v[4 + k];
+      r = r.defined() ? r + term : term;
+    }
+    return c == out ? r : ir::cast(out, r);
+  };
+  with_extrapolation(ctx, s, t.outside, d, out, ins, f, axis);
+  return ew_map(ctx, ins, out, f, last ? "" : "cubic" + axis);
 }
 
 std::vector<ValueId> resize(RuleContext& ctx, const ResizeSpec& s) {
-  if (!s.linear) return {resize_nearest(ctx, s)};
+  if (!s.linear && !s.cubic) return {resize_nearest(ctx, s)};
+  if (s.cubic) {
+    if (!ir::is_float(ctx.dtype(0)))
+      ctx.unsupported("cubic interpolation of integer tensors (ONNX leaves the rounding unspecified)");
+    ir::Dims in = ctx.shape(0);
+    std::vector<std::pair<size_t, CubicTables>> axes;  // the axes that change, last first
+    for (size_t d = in.size(); d-- > 0;) {
+      CubicTables t = cubic_tables(s, d, in[d]);
+      bool identity = s.out[d] == in[d] && std::none_of(t.outside.begin(), t.outside.end(), [](bool b) { return b; });
+      for (int64_t o = 0; identity && o < s.out[d]; ++o)
+        for (int k = 0; k < 4; ++k) {
+          auto at = static_cast<size_t>(o);
+          identity = identity && (t.w[k][at] == 0 || (t.w[k][at] == 1 && t.idx[k][at] == o));
+        }
+      if (!identity) axes.emplace_back(d, std::move(t));
+    }
+    ValueId y = ctx.input(0);
+    for (size_t k = 0; k < axes.size(); ++k) y = cubic_axis(ctx, s, y, axes[k].first, axes[k].second, k + 1 == axes.size());
+    return {y};
+  }
   if (!ir::is_float(ctx.dtype(0)))
     ctx.unsupported(
         "linear interpolation of integer tensors (ONNX leaves the rounding unspecified)");
@@ -314,7 +473,7 @@ std::vector<ValueId> resize(RuleContext& ctx, const ResizeSpec& s) {
   }
   ValueId y = ctx.input(0);
   for (size_t k = 0; k < axes.size(); ++k)
-    y = lerp_axis(ctx, y, axes[k].first, axes[k].second, k + 1 == axes.size());
+    y = lerp_axis(ctx, s, y, axes[k].first, axes[k].second, k + 1 == axes.size());
   return {y};
 }
 

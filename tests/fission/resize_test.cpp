@@ -1,6 +1,7 @@
 // Differential tests of Resize and Upsample (rules_resize.cpp) against a port of ONNX's
 // reference implementation (onnx/backend/test/case/node/resize.py: interpolate_nd with the
-// nearest and linear coefficient functions, edge-padded neighbourhoods) over seeded random
+// nearest, linear and cubic coefficient functions, edge-padded neighbourhoods, exclude_outside)
+// over seeded random
 // shapes, scales or sizes, modes and opset versions; and every error message of the rule.
 #include "layout_test_util.h"
 
@@ -17,9 +18,19 @@ struct RefMode {
   bool linear = false;
   std::string coord = "half_pixel";
   std::string nearest = "round_prefer_floor";
+  bool cubic = false;
+  double a = -0.75;
+  bool exclude_outside = false;
+  std::vector<double> roi;  // tf_crop_and_resize: starts, then ends
+  double extrapolation = 0;
 };
 
-std::array<double, 2> coeffs(const RefMode& m, double ratio) {
+std::vector<double> coeffs(const RefMode& m, double ratio) {
+  if (m.cubic) {
+    double a = m.a, r = ratio, q = 1 - ratio;
+    return {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a, ((a + 2) * r - (a + 3)) * r * r + 1,
+            ((a + 2) * q - (a + 3)) * q * q + 1, ((a * (q + 1) - 5 * a) * (q + 1) + 8 * a) * (q + 1) - 4 * a};
+  }
   if (m.linear) return {1 - ratio, ratio};
   if (ratio == std::floor(ratio)) return {0, 1};
   if (m.nearest == "round_prefer_floor") return {double(ratio <= 0.5), double(ratio > 0.5)};
@@ -28,11 +39,16 @@ std::array<double, 2> coeffs(const RefMode& m, double ratio) {
   return {0, 1};
 }
 
-// interpolate_1d_with_x of the reference, for kernels of two coefficients.
-double interpolate_1d(const std::vector<double>& data, double scale, double x, const RefMode& m) {
+// interpolate_1d_with_x of the reference.
+double interpolate_1d(const std::vector<double>& data, double scale, double x, const RefMode& m, size_t axis) {
   auto in = int64_t(data.size());
   double width = scale * double(in), x_ori = 0;
-  if (m.coord == "align_corners")
+  if (m.coord == "tf_crop_and_resize") {
+    double start = m.roi[axis], end = m.roi[axis + m.roi.size() / 2];
+    x_ori = width == 1 ? (end + start) * double(in - 1) / 2
+                       : x * (end - start) * double(in - 1) / (width - 1) + start * double(in - 1);
+    if (x_ori < 0 || x_ori > double(in - 1)) return m.extrapolation;
+  } else if (m.coord == "align_corners")
     x_ori = width == 1 ? 0 : x * double(in - 1) / (width - 1);
   else if (m.coord == "asymmetric")
     x_ori = x / scale;
@@ -43,18 +59,27 @@ double interpolate_1d(const std::vector<double>& data, double scale, double x, c
   else
     x_ori = (x + 0.5) / scale - 0.5;
   double ratio = x_ori == std::floor(x_ori) ? 1 : x_ori - std::floor(x_ori);
-  std::array<double, 2> c = coeffs(m, ratio);
-  // get_neighbor: the 2 nearest indices of the edge-padded data (pad 1), ties to the smaller.
+  std::vector<double> c = coeffs(m, ratio);
+  auto n = int64_t(c.size());
+  // get_neighbor: the n nearest indices of the edge-padded data (pad n), ties to the smaller.
   std::vector<int64_t> idx;
-  for (int64_t k = 0; k < in + 2; ++k) idx.push_back(k);
-  double xp = x_ori + 1;
+  for (int64_t k = 0; k < in + 2 * n; ++k) idx.push_back(k);
+  double xp = x_ori + double(n);
   std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) {
     return std::fabs(xp - double(a)) < std::fabs(xp - double(b));
   });
-  std::sort(idx.begin(), idx.begin() + 2);
+  std::sort(idx.begin(), idx.begin() + n);
+  if (m.exclude_outside) {
+    double sum = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      if (idx[size_t(k)] - n < 0 || idx[size_t(k)] - n >= in) c[size_t(k)] = 0;
+      sum += c[size_t(k)];
+    }
+    for (double& v : c) v /= sum;
+  }
   double v = 0;
-  for (size_t k = 0; k < 2; ++k)
-    v += c[k] * data[size_t(std::clamp<int64_t>(idx[k] - 1, 0, in - 1))];
+  for (int64_t k = 0; k < n; ++k)
+    v += c[size_t(k)] * data[size_t(std::clamp<int64_t>(idx[size_t(k)] - n, 0, in - 1))];
   return v;
 }
 
@@ -70,7 +95,7 @@ double interpolate_nd(const Tensor& x, const std::vector<double>& scales, const 
                        : interpolate_nd(x, scales, at, prefix, m));
     prefix.pop_back();
   }
-  return interpolate_1d(vals, scales[axis], double(at[axis]), m);
+  return interpolate_1d(vals, scales[axis], double(at[axis]), m, axis);
 }
 
 Tensor reference(const Tensor& x, const std::vector<double>& scales, const Dims& out,
@@ -100,13 +125,30 @@ TEST(ResizeFission, MatchesTheReference) {
                                   "tf_half_pixel_for_nn"};
   static const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   static const double kScales[] = {0.5, 0.6, 0.8, 1.0, 1.5, 2.0, 2.5, 3.0, 1.7};
-  for (uint64_t seed = 1; seed <= 40; ++seed) {
+  for (uint64_t seed = 1; seed <= 80; ++seed) {
     SCOPED_TRACE(seed_trace("Resize", seed));
     Rng rng(seed);
     int64_t opset = seed % 3 == 0 ? 11 : 13;
-    RefMode m{rng.coin(0.5), kCoords[rng.range(0, opset == 11 ? 5 : 4)], kNearest[rng.range(0, 4)]};
+    RefMode m{rng.coin(0.4), kCoords[rng.range(0, opset == 11 ? 5 : 4)], kNearest[rng.range(0, 4)]};
+    m.cubic = !m.linear && rng.coin(0.4);
+    if (m.cubic) {
+      m.linear = true;  // interpolates floats as linear does
+      if (rng.coin()) m.a = -0.5;
+      m.exclude_outside = rng.coin();
+    }
     TensorType t{m.linear ? (rng.coin(0.7) ? DType::F32 : DType::F64) : random_dtype(rng),
                  random_shape(rng, 1, 4, 4)};
+    bool crop = m.linear && opset == 13 && rng.coin(0.3);
+    if (crop) {
+      m.coord = "tf_crop_and_resize";
+      m.extrapolation = 10;
+      std::vector<double> ends;
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        m.roi.push_back(double(as_f32(rng.uniform(-0.3, 0.4))));
+        ends.push_back(double(as_f32(rng.uniform(0.6, 1.3))));
+      }
+      m.roi.insert(m.roi.end(), ends.begin(), ends.end());
+    }
     bool by_sizes = rng.coin(0.5);
     std::vector<double> scales;
     Dims out;
@@ -124,15 +166,22 @@ TEST(ResizeFission, MatchesTheReference) {
       }
     }
     Tensor empty_f(TensorType{DType::F32, {0}});
-    std::vector<Arg> args = {t, opset == 11 ? Arg{empty_f} : Arg{}};
+    std::vector<Arg> args = {t, crop ? Arg{f32s(m.roi)} : opset == 11 ? Arg{empty_f} : Arg{}};
     args.push_back(by_sizes ? (opset == 11 ? Arg{empty_f} : Arg{}) : Arg{f32s(scales)});
     if (by_sizes) args.push_back(i64s(sizes));
-    Attrs attrs = {{"mode", std::string(m.linear ? "linear" : "nearest")},
+    Attrs attrs = {{"mode", std::string(m.cubic ? "cubic" : m.linear ? "linear" : "nearest")},
                    {"coordinate_transformation_mode", m.coord}};
     if (!m.linear) attrs.push_back({"nearest_mode", m.nearest});
+    if (m.cubic) {
+      attrs.push_back({"cubic_coeff_a", m.a});
+      if (m.exclude_outside) attrs.push_back({"exclude_outside", int64_t{1}});
+    }
+    if (crop) attrs.push_back({"extrapolation_value", m.extrapolation});
     Tensor x = testlib::random_tensor(t, rng, -9, 9);
     Tensor got = run_model(node_model("Resize", args, 1, attrs, opset), {x})[0];
-    EXPECT_EQ(testlib::compare_tensors(got, reference(x, scales, out, m), 1e-5, 1e-5), "");
+    EXPECT_EQ(testlib::compare_tensors(got, reference(x, scales, out, m), 1e-5, 1e-5), "")
+        << ir::type_str(t) << " -> " << ir::dims_str(out) << " mode " << (m.cubic ? "cubic" : m.linear ? "linear" : "nearest")
+        << " " << m.coord << " a " << m.a << " exclude_outside " << m.exclude_outside << " by sizes " << by_sizes;
   }
 }
 
@@ -212,11 +261,14 @@ TEST(ResizeFission, Errors) {
     return node_model("Resize", args, 1, attrs, opset);
   };
   Arg s2 = f32s({1, 2});
-  expect_unsupported(resize({Arg{}, s2}, {{"mode", std::string("cubic")}}), "Resize",
-                     "cubic interpolation");
+  expect_unsupported(node_model("Resize", {i, Arg{}, s2}, 1, {{"mode", std::string("cubic")}}), "Resize",
+                     "cubic interpolation of integer tensors (ONNX leaves the rounding unspecified)");
   expect_unsupported(
       resize({Arg{}, s2}, {{"coordinate_transformation_mode", std::string("tf_crop_and_resize")}}),
-      "Resize", "coordinate_transformation_mode 'tf_crop_and_resize'");
+      "Resize", "tf_crop_and_resize with nearest interpolation");
+  expect_error(resize({f32s({0, 1}), s2}, {{"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                                           {"mode", std::string("linear")}}),
+               "Resize", "roi has 2 entries; tf_crop_and_resize needs 4 (a start and an end per dim)");
   expect_unsupported(resize({Arg{}, s2}, {{"coordinate_transformation_mode",
                                            std::string("tf_half_pixel_for_nn")}}),
                      "Resize", "coordinate_transformation_mode 'tf_half_pixel_for_nn'");
