@@ -361,13 +361,23 @@ std::vector<ValueId> rule_Shrink(RuleContext& ctx) {
 }
 
 // PRelu: the slope broadcasts to X's shape (unidirectionally).
+// Versions 1 and 6 take a slope of one value or one per channel (dim 1); from 7 the slope
+// broadcasts numpy-style (unidirectionally) to X.
 std::vector<ValueId> rule_PRelu(RuleContext& ctx) {
   require_same_dtype(ctx, 0, 1);
-  ORCHID_USER_CHECK(broadcast_shapes(ctx, {ctx.shape(0), ctx.shape(1)}) == ctx.shape(0))
+  ValueId slope = ctx.input(1);
+  ir::Dims xs = ctx.shape(0), ss = ctx.shape(1);
+  if (ctx.version() < 7 && ss.size() == 1 && xs.size() >= 2 && ss[0] == xs[1] && ss[0] != 1) {
+    ir::Dims along(xs.size() - 1, 1);
+    along[0] = ss[0];
+    slope = view(ctx, slope, along, "channels");
+    ss = along;
+  }
+  ORCHID_USER_CHECK(broadcast_shapes(ctx, {xs, ss}) == xs)
       << ctx.where() << "slope of shape " << ir::dims_str(ctx.shape(1)) << " does not broadcast to "
-      << ir::dims_str(ctx.shape(0));
+      << ir::dims_str(xs);
   DType t = ctx.dtype(0);
-  return {ew_map(ctx, {ctx.input(0), ctx.input(1)}, t, [&](const std::vector<Expr>& v) {
+  return {ew_map(ctx, {ctx.input(0), slope}, t, [&](const std::vector<Expr>& v) {
     return ir::select(lt(v[0], typed_const(t, 0)), v[0] * v[1], v[0]);
   })};
 }
