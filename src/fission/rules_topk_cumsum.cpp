@@ -1,6 +1,6 @@
-// Fission rules of CumSum and TopK: each is one opaque primitive calling the library routine
-// of the same name (opaque.def, docs/ir.md "Opaque routines"); scans and sorts do not
-// decompose into Orchid's primitives. The routines take their parameters at compile time:
+// Fission rules of CumSum, TopK and Det: each is one opaque primitive calling the library routine
+// of the same name (opaque.def, docs/ir.md "Opaque routines"); scans, sorts and pivoting
+// eliminations do not decompose into Orchid's primitives. The routines take their parameters at compile time:
 // CumSum's axis and TopK's K (an input from opset 10) must be constants — a K known only at
 // run time would give the outputs a data-dependent shape.
 #include "fission/builders.h"
@@ -49,6 +49,14 @@ int64_t scalar_input(const RuleContext& ctx, size_t k, const std::string& what) 
 }
 
 }  // namespace
+
+std::vector<ValueId> rule_Det(RuleContext& ctx) {
+  ir::TensorType xt = ctx.type(0);
+  ORCHID_USER_CHECK(xt.rank() >= 2 && xt.shape[xt.shape.size() - 1] == xt.shape[xt.shape.size() - 2])
+      << ctx.where() << "X " << ir::dims_str(xt.shape) << " should be square matrices [.., M, M]";
+  ir::TensorType out{xt.dtype, ir::Dims(xt.shape.begin(), xt.shape.end() - 2)};
+  return opaque(ctx, ctx.input(0), ir::OpaqueRoutine::Det, {}, {out});
+}
 
 std::vector<ValueId> rule_CumSum(RuleContext& ctx) {
   using D = DType;

@@ -214,6 +214,38 @@ void scatter_nd(NodeEval& ne) {
   finish_scatter(y);
 }
 
+// ONNX Det: per matrix, Gaussian elimination with partial pivoting in f64; the product of
+// the pivots (sign flipped per row swap), rounded once to the dtype in Own precision.
+void det(NodeEval& ne) {
+  const Buffer& x = *ne.in[0];
+  Buffer& y = ne.out[0];
+  const ir::Dims& s = x.type.shape;
+  int64_t m = s.back(), count = y.numel();
+  ir::DType round_t = rounding_dtype(y.type.dtype, ne.precision);
+  std::vector<double> a(static_cast<size_t>(m * m));
+  for (int64_t k = 0; k < count; ++k) {
+    std::copy(x.f.begin() + k * m * m, x.f.begin() + (k + 1) * m * m, a.begin());
+    double d = 1;
+    for (int64_t col = 0; col < m && d != 0; ++col) {
+      int64_t pivot = col;
+      for (int64_t r = col + 1; r < m; ++r)
+        if (std::fabs(a[static_cast<size_t>(r * m + col)]) > std::fabs(a[static_cast<size_t>(pivot * m + col)])) pivot = r;
+      if (pivot != col) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[static_cast<size_t>(col * m + j)], a[static_cast<size_t>(pivot * m + j)]);
+        d = -d;
+      }
+      double p = a[static_cast<size_t>(col * m + col)];
+      d *= p;
+      if (p == 0) break;
+      for (int64_t r = col + 1; r < m; ++r) {
+        double f = a[static_cast<size_t>(r * m + col)] / p;
+        for (int64_t j = col; j < m; ++j) a[static_cast<size_t>(r * m + j)] -= f * a[static_cast<size_t>(col * m + j)];
+      }
+    }
+    y.f[k] = ir::round_to_dtype(d, round_t);
+  }
+}
+
 }  // namespace
 
 void eval_opaque(NodeEval& ne) {
@@ -234,6 +266,10 @@ void eval_opaque(NodeEval& ne) {
           << ne.label() << ": a scatter takes (data, indices, updates) and gives data's type";
       if (attrs.routine == ir::OpaqueRoutine::ScatterND) return scatter_nd(ne);
       return scatter_elements(ne);
+    case ir::OpaqueRoutine::Det:
+      ORCHID_CHECK(ne.in.size() == 1 && ne.out.size() == 1 && ne.in[0]->is_float())
+          << ne.label() << ": det takes one float input and gives one output";
+      return det(ne);
   }
   ORCHID_CHECK(false) << "unknown opaque routine";
 }

@@ -268,6 +268,7 @@ class GraphPrinter {
     std::vector<std::string> keys = opaque_routine_params(a.routine);
     for (const auto& [k, v] : a.params)
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    if (keys.empty()) return;  // a routine without parameters (det) prints none
     out_ += " {";
     bool first = true;
     for (const std::string& k : keys) {

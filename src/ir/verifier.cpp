@@ -312,6 +312,7 @@ std::pair<size_t, size_t> routine_arity(OpaqueRoutine r) {
     case OpaqueRoutine::TopK: return {1, 2};
     case OpaqueRoutine::ScatterElements:
     case OpaqueRoutine::ScatterND: return {3, 1};
+    case OpaqueRoutine::Det: return {1, 1};
   }
   return {0, 0};
 }
@@ -399,6 +400,16 @@ bool scatter_nd_shapes_ok(const NodeCheck& c) {
   return ok;
 }
 
+// det: float [.., M, M] -> [..].
+std::optional<std::vector<TensorType>> det_outputs(const NodeCheck& c) {
+  const TensorType& x = c.in_types[0];
+  if (x.rank() < 2 || x.shape[x.shape.size() - 1] != x.shape[x.shape.size() - 2] || !is_float(x.dtype)) {
+    c.fail("det of " + type_str(x) + ": needs float square matrices [.., M, M]");
+    return std::nullopt;
+  }
+  return std::vector<TensorType>{{x.dtype, Dims(x.shape.begin(), x.shape.end() - 2)}};
+}
+
 std::optional<std::vector<TensorType>> scatter_outputs(const NodeCheck& c, const OpaqueAttrs& a) {
   const TensorType& data = c.in_types[0];
   if (!check_scatter_operands(c, a)) return std::nullopt;
@@ -426,6 +437,7 @@ void check_routine(const NodeCheck& c, const OpaqueAttrs& a) {
     case OpaqueRoutine::TopK: want = scan_outputs(c, a); break;
     case OpaqueRoutine::ScatterElements:
     case OpaqueRoutine::ScatterND: want = scatter_outputs(c, a); break;
+    case OpaqueRoutine::Det: want = det_outputs(c); break;
   }
   for (size_t k = 0; want && k < want_outs; ++k) {
     const TensorType& got = c.g.type(c.p.outputs[k]);
