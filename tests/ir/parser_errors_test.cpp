@@ -176,7 +176,7 @@ TEST(ParserErrors, NodeHeader) {
       graph_with("  %y : f32[2,1] = reduce mean(%x) over [3] { %x[i0, r0] }"), "mean",
       "expected a combiner (sum, prod, max, min, argmax, argmin, welford, maxsum), found 'mean'");
   expect_error(graph_with("  %y : f32[2,3] = opaque sort(%x) {axis=1}"), "sort",
-               "expected an opaque routine (cumsum, topk, scatter_elements, scatter_nd), found "
+               "expected an opaque routine (cumsum, topk, scatter_elements, scatter_nd, det), found "
                "'sort'");
 }
 
