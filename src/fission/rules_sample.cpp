@@ -1,3 +1,5 @@
+// GridSample and RoiAlign: sampling an image at positions computed from data.
+//
 // GridSample (ONNX 16): out[n, c, h, w] samples X[n, c] at the point grid[n, h, w] = (x, y) in
 // [-1, 1] (beyond reads padding). One elementwise primitive per output element: the grid
 // point, unnormalised to pixel coordinates, then loads of X at computed (indirect) indices.
@@ -172,6 +174,114 @@ std::vector<ValueId> rule_GridSample(RuleContext& ctx) {
     }
     return sum;
   })};
+}
+
+// RoiAlign (ONNX 10, 16), mode avg: each output bin of region r averages a fixed
+// sampling_ratio × sampling_ratio grid of bilinear samples of X[batch_indices[r]], with the
+// reference's (ONNX Runtime's) border rules: a sample beyond [-1, size] on an axis is 0, one
+// at or below 0 reads 0, one at or past size − 1 reads the last pixel. Per axis the samples'
+// positions, low and high indices, fractions and validity are elementwise maps over
+// [R, bins, samples]; four gathers of X at those (indirect) indices over
+// [R, C, bins_h, samples_h, bins_w, samples_w], the weighted sum, then the mean over the
+// samples. An adaptive sampling ratio (0) depends on the regions' data and is refused.
+namespace {
+
+struct RoiAxis {
+  ValueId low, high, frac, valid;  // [R, bins, samples]
+};
+
+// Axis `k` (0: x, from rois[:, 0] and rois[:, 2]; 1: y) of `size` pixels in `bins` bins.
+RoiAxis roi_axis(RuleContext& ctx, int k, int64_t size, int64_t bins, int64_t ratio, double scale, bool half_pixel) {
+  DType t = ctx.dtype(1);
+  int64_t r = ctx.shape(1)[0];
+  auto c = [t](double v) { return ir::constant(ir::Scalar::of(t, v)); };
+  std::string axis = k == 0 ? "x" : "y";
+  auto column = [&](int64_t col) {
+    return remap(ctx, ctx.input(1), {r, 1, 1}, [col](const std::vector<Expr>& i) {
+      return std::vector<Expr>{i[0], ir::const_i64(col)};
+    }, axis + "/roi");
+  };
+  ValueId lo = column(k), hi = column(k + 2);
+  double offset = half_pixel ? 0.5 : 0;
+  // The sample position: start + bin · bin_size + (sample + 0.5) · bin_size / ratio.
+  Dims domain = {r, bins, ratio};
+  PrimBuilder b(ctx.graph());
+  Expr start = b.bload(lo, domain) * c(scale) - c(offset), extent = b.bload(hi, domain) * c(scale) - c(offset) - start;
+  if (!half_pixel) extent = ir::binary(ExprOp::Max, extent, c(1));
+  Expr bin = extent / c(static_cast<double>(bins));
+  Expr p = ir::cast(t, ir::dvar(1)), q = ir::cast(t, ir::dvar(2));
+  Expr body = start + p * bin + (q + c(0.5)) * bin / c(static_cast<double>(ratio));
+  ir::Primitive prim = b.make(ir::PrimOp::Elementwise);
+  prim.domain = domain;
+  prim.bodies = {body};
+  ValueId pos = ctx.emit1(std::move(prim), {t, domain}, axis + "/pos");
+  auto n = static_cast<double>(size);
+  auto clamped = [&](Expr v) { return ir::binary(ExprOp::Max, v, c(0)); };
+  auto last = [&](Expr v) { return ir::binary(ExprOp::Ge, ir::unary(ExprOp::Floor, clamped(v)), c(n - 1)); };
+  RoiAxis a;
+  a.valid = ew_unary(ctx, pos, [&](Expr v) {
+    return ir::unary(ExprOp::Not, ir::binary(ExprOp::Or, ir::binary(ExprOp::Lt, v, c(-1)), ir::binary(ExprOp::Gt, v, c(n))));
+  }, axis + "/valid");
+  a.low = ew_unary(ctx, pos, [&](Expr v) {
+    return ir::select(last(v), ir::const_i64(size - 1), ir::cast(DType::I64, ir::unary(ExprOp::Floor, clamped(v))));
+  }, axis + "/low");
+  a.high = ew_unary(ctx, pos, [&](Expr v) {
+    return ir::select(last(v), ir::const_i64(size - 1), ir::cast(DType::I64, ir::unary(ExprOp::Floor, clamped(v))) + 1);
+  }, axis + "/high");
+  a.frac = ew_unary(ctx, pos, [&](Expr v) {
+    Expr cv = clamped(v);
+    return ir::select(last(v), c(0), cv - ir::unary(ExprOp::Floor, cv));
+  }, axis + "/frac");
+  return a;
+}
+
+}  // namespace
+
+std::vector<ValueId> rule_RoiAlign(RuleContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  Dims xs = ctx.shape(0), rs = ctx.shape(1), bs = ctx.shape(2);
+  ORCHID_USER_CHECK(xs.size() == 4 && rs.size() == 2 && rs[1] == 4 && bs == Dims{rs[0]})
+      << ctx.where() << "X " << ir::dims_str(xs) << ", rois " << ir::dims_str(rs) << " and batch_indices "
+      << ir::dims_str(bs) << " should be [N, C, H, W], [R, 4] and [R]";
+  ORCHID_USER_CHECK(ir::is_int(ctx.dtype(2))) << ctx.where() << "batch_indices must be integers";
+  std::string mode = ctx.attr_string("mode", "avg");
+  if (mode != "avg") ctx.unsupported("mode '" + mode + "' (only avg)");
+  int64_t oh = ctx.attr_int("output_height", 1), ow = ctx.attr_int("output_width", 1), ratio = ctx.attr_int("sampling_ratio", 0);
+  ORCHID_USER_CHECK(oh >= 1 && ow >= 1) << ctx.where() << "output_height and output_width must be positive";
+  if (ratio <= 0) ctx.unsupported("sampling_ratio 0 (an adaptive sample count depends on the regions' data)");
+  double scale = ctx.attr_float("spatial_scale", 1.0);
+  bool half_pixel = ctx.version() >= 16 && ctx.attr_string("coordinate_transformation_mode", "half_pixel") == "half_pixel";
+  DType t = ctx.dtype(0);
+  int64_t r = rs[0];
+  RoiAxis ay = roi_axis(ctx, 1, xs[2], oh, ratio, scale, half_pixel), ax = roi_axis(ctx, 0, xs[3], ow, ratio, scale, half_pixel);
+  Dims samples = {r, xs[1], oh, ratio, ow, ratio};
+  // The four corners gathered: X[batch[r], c, y, x] over [R, C, bins_h, samples_h, bins_w, samples_w].
+  std::vector<ValueId> ins;
+  for (ValueId yv : {ay.low, ay.high})
+    for (ValueId xv : {ax.low, ax.high}) {
+      PrimBuilder b(ctx.graph());
+      Expr batch = b.load(ctx.input(2), {ir::dvar(0)});
+      Expr y = b.load(yv, {ir::dvar(0), ir::dvar(2), ir::dvar(3)}), x = b.load(xv, {ir::dvar(0), ir::dvar(4), ir::dvar(5)});
+      Expr body = b.load(ctx.input(0), {batch, ir::dvar(1), y, x});
+      ir::Primitive p = b.make(ir::PrimOp::Layout);
+      p.domain = samples;
+      p.bodies = {body};
+      ins.push_back(ctx.emit1(std::move(p), {t, samples}, "corner"));
+    }
+  auto y_shaped = [&](ValueId v) { return view(ctx, v, {r, 1, oh, ratio, 1, 1}, "y"); };
+  auto x_shaped = [&](ValueId v) { return view(ctx, v, {r, 1, 1, 1, ow, ratio}, "x"); };
+  ins.push_back(y_shaped(ay.frac));
+  ins.push_back(x_shaped(ax.frac));
+  ins.push_back(y_shaped(ay.valid));
+  ins.push_back(x_shaped(ax.valid));
+  ValueId value = ew_map(ctx, ins, t, [&](const std::vector<Expr>& v) {
+    Expr one = ir::constant(ir::Scalar::of(t, 1)), ly = v[4], lx = v[5], hy = one - ly, hx = one - lx;
+    Expr s = hy * hx * v[0] + hy * lx * v[1] + ly * hx * v[2] + ly * lx * v[3];
+    return ir::select(ir::binary(ExprOp::And, v[6], v[7]), s, ir::constant(ir::Scalar::of(t, 0)));
+  }, "sample");
+  ValueId sum = reduce_axes(ctx, value, {3, 5}, false, ir::ReduceOp::Sum, nullptr, "sum")[0];
+  double count = static_cast<double>(ratio * ratio);
+  return {ew_unary(ctx, sum, [&](Expr v) { return v / ir::constant(ir::Scalar::of(t, count)); })};
 }
 
 }  // namespace orchid::fission
