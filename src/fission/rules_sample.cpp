@@ -1,4 +1,5 @@
-// GridSample and RoiAlign: sampling an image at positions computed from data.
+// GridSample and RoiAlign: sampling an image at positions computed from data; and
+// TfIdfVectorizer, matching a sequence against a pool of n-grams.
 //
 // GridSample (ONNX 16): out[n, c, h, w] samples X[n, c] at the point grid[n, h, w] = (x, y) in
 // [-1, 1] (beyond reads padding). One elementwise primitive per output element: the grid
@@ -282,6 +283,138 @@ std::vector<ValueId> rule_RoiAlign(RuleContext& ctx) {
   ValueId sum = reduce_axes(ctx, value, {3, 5}, false, ir::ReduceOp::Sum, nullptr, "sum")[0];
   double count = static_cast<double>(ratio * ratio);
   return {ew_unary(ctx, sum, [&](Expr v) { return v / ir::constant(ir::Scalar::of(t, count)); })};
+}
+
+// TfIdfVectorizer (ONNX 9) on integer sequences X [len] or [B, len]: per n-gram length n in
+// [min_gram_length, max_gram_length], one reduce primitive counts, per row and pool n-gram,
+// the starts and skips (0 to max_skip_count; unigrams once) at which X holds the n-gram —
+// the elements at start + j · (skip + 1) — against the pool as a constant table; the counts
+// of all lengths side by side [B, G] then become the output [B, max(ngram_indexes) + 1]
+// through one matmul by a constant [G, out] matrix holding each n-gram's weight (1 without
+// weights, and for TF) in its column: TF the counts, IDF the weight where a count is
+// positive, TFIDF count times weight.
+std::vector<ValueId> rule_TfIdfVectorizer(RuleContext& ctx) {
+  Dims xs = ctx.shape(0);
+  ORCHID_USER_CHECK(xs.size() == 1 || xs.size() == 2) << ctx.where() << "X " << ir::dims_str(xs) << " should be [len] or [B, len]";
+  ORCHID_USER_CHECK(ctx.dtype(0) == DType::I32 || ctx.dtype(0) == DType::I64)
+      << ctx.where() << "X has dtype " << ir::dtype_name(ctx.dtype(0)) << "; only int32 and int64 sequences are supported";
+  if (!ctx.has_attr("pool_int64s")) ctx.unsupported("pool_strings (string n-grams)");
+  std::string mode = ctx.attr_string("mode", "");
+  ORCHID_USER_CHECK(mode == "TF" || mode == "IDF" || mode == "TFIDF") << ctx.where() << "unknown mode '" << mode << "'";
+  int64_t min_n = ctx.attr_int("min_gram_length", 0), max_n = ctx.attr_int("max_gram_length", 0),
+          max_skip = ctx.attr_int("max_skip_count", 0);
+  std::vector<int64_t> counts = ctx.attr_ints("ngram_counts", {}), indexes = ctx.attr_ints("ngram_indexes", {}),
+                       pool = ctx.attr_ints("pool_int64s", {});
+  std::vector<double> weights = ctx.attr_floats("weights", {});
+  ORCHID_USER_CHECK(min_n >= 1 && max_n >= min_n && max_skip >= 0 && static_cast<int64_t>(counts.size()) >= max_n)
+      << ctx.where() << "min_gram_length " << min_n << ", max_gram_length " << max_n << ", max_skip_count " << max_skip
+      << " and " << counts.size() << " ngram_counts do not fit";
+  // The pool's n-grams by length: n-grams of length n from pool position counts[n-1] · ... on.
+  struct Group {
+    int64_t n, first, size;  // length, number of its first n-gram, n-grams
+  };
+  std::vector<Group> groups;
+  int64_t grams = 0, at = 0;
+  for (int64_t n = 1; n <= static_cast<int64_t>(counts.size()); ++n) {
+    int64_t next_start = n < static_cast<int64_t>(counts.size()) ? counts[static_cast<size_t>(n)] : -1;
+    int64_t elements = (next_start >= 0 ? next_start : static_cast<int64_t>(pool.size())) - at;
+    ORCHID_USER_CHECK(elements >= 0 && elements % n == 0) << ctx.where() << "ngram_counts do not split the pool into " << n << "-grams";
+    groups.push_back({n, grams, elements / n});
+    grams += elements / n;
+    at += elements;
+  }
+  ORCHID_USER_CHECK(static_cast<int64_t>(indexes.size()) == grams && (weights.empty() || weights.size() == indexes.size()))
+      << ctx.where() << indexes.size() << " ngram_indexes (and " << weights.size() << " weights) for " << grams << " n-grams";
+  int64_t out = 0;
+  for (int64_t i : indexes) out = std::max(out, i + 1);
+  int64_t rows = xs.size() == 1 ? 1 : xs[0], len = xs.back();
+  ValueId x = xs.size() == 1 ? view(ctx, ctx.input(0), {1, len}, "rows") : ctx.input(0);
+  std::vector<ValueId> parts;
+  std::vector<int64_t> part_first;
+  int64_t pool_at = 0;
+  for (const Group& grp : groups) {
+    int64_t elements = grp.n * grp.size;
+    bool counted = grp.n >= min_n && grp.n <= max_n && grp.size > 0;
+    if (counted) {
+      ir::Tensor table(ir::TensorType{DType::I64, {grp.size, grp.n}});
+      for (int64_t i = 0; i < elements; ++i) table.set_i64(i, pool[static_cast<size_t>(pool_at + i)]);
+      ValueId tv = ctx.add_constant(std::move(table), "pool" + std::to_string(grp.n));
+      int64_t skips = grp.n == 1 ? 1 : max_skip + 1;
+      PrimBuilder b(ctx.graph());
+      Expr start = ir::rvar(1), skip = ir::rvar(0);
+      Expr valid = ir::binary(ExprOp::Lt, start + ir::rvar(0) * (grp.n - 1) + (grp.n - 1), ir::const_i64(len));
+      Expr match;
+      for (int64_t j = 0; j < grp.n; ++j) {
+        Expr pos = j == 0 ? start : start + skip * j + j;
+        Expr eq = ir::binary(ExprOp::Eq, ir::cast(DType::I64, b.load(x, {ir::dvar(0), pos})), b.load(tv, {ir::dvar(1), ir::const_i64(j)}));
+        match = match.defined() ? ir::binary(ExprOp::And, match, eq) : eq;
+      }
+      Expr one = ir::const_f(DType::F32, 1), zero = ir::const_f(DType::F32, 0);
+      Expr body = ir::select(valid, ir::select(match, one, zero), zero);
+      ir::Primitive p = b.make(ir::PrimOp::Reduce);
+      p.domain = {rows, grp.size};
+      p.reduce_domain = {skips, len};
+      p.reduce = ir::ReduceOp::Sum;
+      p.bodies = {body};
+      parts.push_back(ctx.emit1(std::move(p), {DType::F32, p.domain}, "count" + std::to_string(grp.n)));
+      part_first.push_back(grp.first);
+    }
+    pool_at += elements;
+  }
+  // The output matrix: row g (of the counted n-grams, in pool order) holds g's weight in
+  // column ngram_indexes[g].
+  std::vector<ValueId> scored;
+  std::vector<double> m;
+  int64_t counted = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    int64_t size = ctx.graph().type(parts[k]).shape[1];
+    for (int64_t g = 0; g < size; ++g) {
+      std::vector<double> row(static_cast<size_t>(out), 0);
+      auto id = static_cast<size_t>(part_first[k] + g);
+      row[static_cast<size_t>(indexes[id])] = weights.empty() || mode == "TF" ? 1.0 : weights[id];
+      m.insert(m.end(), row.begin(), row.end());
+    }
+    counted += size;
+    scored.push_back(mode == "IDF" ? ew_unary(ctx, parts[k], [](Expr c) {
+      return ir::select(ir::binary(ExprOp::Gt, c, ir::const_f(DType::F32, 0)), ir::const_f(DType::F32, 1), ir::const_f(DType::F32, 0));
+    }, "present") : parts[k]);
+  }
+  ValueId y;
+  if (counted == 0) {
+    PrimBuilder b(ctx.graph());
+    ir::Primitive p = b.make(ir::PrimOp::Elementwise);
+    p.domain = {rows, out};
+    p.bodies = {ir::const_f(DType::F32, 0)};
+    y = ctx.emit1(std::move(p), {DType::F32, p.domain}, "zeros");
+  } else {
+    ValueId all = scored[0];
+    if (scored.size() > 1) {
+      // Side by side along dim 1: a layout primitive of selects.
+      PrimBuilder b(ctx.graph());
+      Expr body;
+      int64_t end = counted;
+      for (size_t k = scored.size(); k-- > 0;) {
+        int64_t size = ctx.graph().type(scored[k]).shape[1];
+        end -= size;
+        Expr load = b.load(scored[k], {ir::dvar(0), end == 0 ? ir::dvar(1) : ir::dvar(1) - end});
+        body = body.defined() ? ir::select(ir::binary(ExprOp::Lt, ir::dvar(1), ir::const_i64(end + size)), load, body) : load;
+      }
+      ir::Primitive p = b.make(ir::PrimOp::Layout);
+      p.domain = {rows, counted};
+      p.bodies = {body};
+      all = ctx.emit1(std::move(p), {DType::F32, p.domain}, "counts");
+    }
+    ir::Tensor mt(ir::TensorType{DType::F32, {counted, out}});
+    for (size_t i = 0; i < m.size(); ++i) mt.set_f64(static_cast<int64_t>(i), m[i]);
+    ValueId mv = ctx.add_constant(std::move(mt), "weights");
+    ir::Primitive p;
+    p.op = ir::PrimOp::MatMul;
+    p.inputs = {all, mv};
+    p.attrs = ir::MatMulAttrs{false, false};
+    y = ctx.emit1(std::move(p), {DType::F32, {rows, out}}, xs.size() == 1 ? "y" : "");
+  }
+  if (xs.size() == 1) y = view(ctx, y, {out});
+  return {y};
 }
 
 }  // namespace orchid::fission
