@@ -8,6 +8,7 @@
 #include <limits>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 #include <sstream>
@@ -224,6 +225,87 @@ OpNode convert_node(const onnx::NodeProto& n, size_t index, const onnx::ModelPro
   return out;
 }
 
+// Converts nodes into `nodes`, inlining each If whose condition is a constant (an
+// initializer, or an input bound at compile time): the chosen branch's nodes and
+// initializers join the graph, the values the branch defines renamed under
+// "<if node>/then/" or "/else/" (names from the enclosing scopes stay), and an Identity per
+// output gives the If's output names. An If on a run-time condition stays, and fission
+// refuses it (control flow).
+struct Inliner {
+  const onnx::ModelProto& m;
+  OpGraph& g;
+  std::set<std::string>& defined;
+  std::vector<OpNode>& nodes;
+  const std::string& path;
+  size_t index = 0;
+
+  using Renames = std::map<std::string, std::string>;
+
+  static std::string renamed(const Renames& r, const std::string& name) {
+    auto it = r.find(name);
+    return it == r.end() ? name : it->second;
+  }
+
+  // The value of a constant condition, if `name` is one.
+  std::optional<bool> constant_condition(const std::string& name) const {
+    for (const auto& [n, t] : g.initializers)
+      if (n == name && t.numel() == 1) return t.get_as_double(0) != 0;
+    return std::nullopt;
+  }
+
+  void append(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& list, const std::string& prefix,
+              const Renames& outer) {
+    for (const onnx::NodeProto& proto : list) {
+      onnx::NodeProto n = proto;
+      for (auto& in : *n.mutable_input()) in = renamed(outer, in);
+      for (auto& out : *n.mutable_output()) out = renamed(outer, out);
+      if (!prefix.empty()) n.set_name(prefix + (n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name()));
+      std::optional<bool> cond;
+      if (n.op_type() == "If" && (n.domain().empty() || n.domain() == "ai.onnx") && n.input_size() == 1)
+        cond = constant_condition(n.input(0));
+      if (cond) {
+        inline_branch(n, *cond, outer);
+      } else {
+        nodes.push_back(convert_node(n, index, m, g.opset, path));
+      }
+      ++index;
+    }
+  }
+
+  void inline_branch(const onnx::NodeProto& n, bool cond, const Renames& outer) {
+    const char* attr = cond ? "then_branch" : "else_branch";
+    const onnx::GraphProto* branch = nullptr;
+    for (const auto& a : n.attribute())
+      if (a.name() == attr && a.type() == onnx::AttributeProto::GRAPH) branch = &a.g();
+    std::string name = n.name().empty() ? "If_" + std::to_string(index) : n.name();
+    ORCHID_USER_CHECK(branch) << path << ": node '" << name << "' (If): no graph attribute '" << attr << "'";
+    ORCHID_USER_CHECK(branch->output_size() == n.output_size())
+        << path << ": node '" << name << "' (If): the " << attr << " has " << branch->output_size() << " outputs, the node "
+        << n.output_size();
+    std::string prefix = name + (cond ? "/then/" : "/else/");
+    Renames inner = outer;
+    for (const auto& t : branch->initializer()) inner[t.name()] = prefix + t.name();
+    for (const auto& bn : branch->node())
+      for (const auto& o : bn.output())
+        if (!o.empty()) inner[o] = prefix + o;
+    for (const auto& t : branch->initializer()) {
+      std::string v = prefix + t.name();
+      ORCHID_USER_CHECK(defined.insert(v).second) << path << ": initializer '" << v << "' is defined twice";
+      g.initializers.emplace_back(v, tensor_from_proto(t, path + ": initializer '" + v + "'"));
+    }
+    append(branch->node(), prefix, inner);
+    for (int k = 0; k < n.output_size(); ++k) {
+      if (n.output(k).empty()) continue;
+      onnx::NodeProto id;
+      id.set_op_type("Identity");
+      id.set_name(prefix + "output_" + std::to_string(k));
+      id.add_input(renamed(inner, branch->output(k).name()));
+      id.add_output(n.output(k));
+      nodes.push_back(convert_node(id, index, m, g.opset, path));
+    }
+  }
+};
+
 // Orders nodes so that each comes after the producers of its inputs (ONNX requires this
 // order; models that break it are repaired when the dependencies allow). Kahn's algorithm,
 // taking ready nodes in their original order, so an ordered model is left as it is.
@@ -370,8 +452,8 @@ OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
   }
   check_option_names(opts, m, path);
   std::vector<OpNode> nodes;
-  for (int i = 0; i < m.graph().node_size(); ++i)
-    nodes.push_back(convert_node(m.graph().node(i), static_cast<size_t>(i), m, g.opset, path));
+  Inliner inliner{m, g, defined, nodes, path};
+  inliner.append(m.graph().node(), "", {});
   g.nodes = topological(std::move(nodes), defined, path);
   for (const auto& o : m.graph().output()) g.outputs.push_back(o.name());
   check_divisor_attrs(g);

@@ -162,7 +162,9 @@ ir::Graph import_for(const fs::path& dir, const fs::path& set, std::vector<ir::T
       try {
         *bound = true;
         return fission::fission(frontend::load_onnx(path, opts));
-      } catch (const UserError&) {  // still unsupported, or the data does not fit the model
+      } catch (const UnsupportedError& e) {  // still unsupported once bound: that reason
+        if (attempt == 1) throw;            // (an If folded to a branch of sequences, say)
+      } catch (const UserError&) {          // the data does not fit the model
       }
     }
     throw;  // the original UnsupportedError

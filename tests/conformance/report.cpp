@@ -18,8 +18,9 @@ bool out_of_scope(const std::string& op, const std::string& reason) {
   static const std::set<std::string> kOps = {"Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform",
                                              "RandomUniformLike", "Multinomial", "Loop", "Scan",
                                              "NonMaxSuppression", "Unique", "NonZero"};
-  for (const char* r : {"ai.onnx.preview.training", "element type STRING", "only tensor inputs", "training_mode",
-                        "operator Loop", "operator Scan"})
+  for (const char* r : {"ai.onnx.preview.training", "element type STRING", "STRING", "only tensor inputs", "training_mode", "training-mode",
+                        "operator Loop", "operator Scan", "operator Sequence", "operator SplitToSequence",
+                        "operator Optional"})
     if (reason.find(r) != std::string::npos) return true;
   return kOps.count(op) > 0;
 }
@@ -123,8 +124,10 @@ void write_markdown(const Results& r, const std::string& path) {
          "Orchid's scope is inference with static shapes, opsets 1–17 of the default domain.\n"
          "Out of scope: training operators (the `ai.onnx.preview.training` domain, training-mode\n"
          "Dropout and BatchNormalization), random operators, sequence, map, optional and string\n"
-         "types, control flow with subgraphs, and operators whose output shape depends on data\n"
-         "(NonZero, Unique, NonMaxSuppression) unless it folds to a constant. Inputs that decide a\n"
+         "types, control flow with subgraphs (Loop, Scan; an If whose condition is a constant, or an\n"
+         "input bound at compile time, is folded to its branch), and operators whose output shape\n"
+         "depends on data (NonZero, Unique, NonMaxSuppression) unless it folds to a constant.\n"
+         "Node tests are counted in scope or out of it by the reason Orchid gives. Inputs that decide a\n"
          "shape (a Reshape's shape, a Resize's scales) must be constants; a model that feeds them\n"
          "as inputs is compiled with them bound (`--bind name=file.npy`), as the conformance run\n"
          "does.\n\n"

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include <onnx/onnx_pb.h>
 
 #include "fission/fission.h"
+#include "interp/interp.h"
 #include "frontend/onnx_loader.h"
 #include "support/error.h"
 #include "support/random.h"
@@ -185,6 +187,109 @@ TEST(Loader, ExternalDataIsReadAndConfinedToTheModelDirectory) {
   EXPECT_TRUE(contains(testlib::error_of([&] { frontend::load_onnx_bytes(external_model("short.bin", w), model); }),
                        "initializer 'w': raw data has 4 bytes, f32[2,2] needs 16"));
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace orchid
+
+namespace orchid {
+namespace {
+
+using testlib::OnnxModel;
+
+// ---- If on a constant condition: the chosen branch inlined ----
+
+onnx::TensorProto bool_scalar(const std::string& name, bool v) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::BOOL);
+  t.add_int32_data(v ? 1 : 0);
+  return t;
+}
+
+void add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> ins, const std::string& out) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  for (const auto& i : ins) n->add_input(i);
+  n->add_output(out);
+}
+
+// If(c) { y = x + one (one: the branch's own initializer) } else { If(c2) { x * x } else { -x } }.
+std::string if_model(bool c, bool c2) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("if");
+  auto* x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+  *g->add_initializer() = bool_scalar("c", c);
+  *g->add_initializer() = bool_scalar("c2", c2);
+  g->add_output()->set_name("z");
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type("If");
+  n->set_name("outer");
+  n->add_input("c");
+  n->add_output("z");
+  auto branch = [&](onnx::NodeProto* node, const char* name) {
+    onnx::AttributeProto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    return a->mutable_g();
+  };
+  onnx::GraphProto* then_g = branch(n, "then_branch");
+  onnx::TensorProto* one = then_g->add_initializer();
+  one->set_name("one");
+  one->set_data_type(onnx::TensorProto::FLOAT);
+  one->add_dims(3);
+  for (int k = 0; k < 3; ++k) one->add_float_data(1);
+  add_node(then_g, "Add", {"x", "one"}, "y");
+  then_g->add_output()->set_name("y");
+  onnx::GraphProto* else_g = branch(n, "else_branch");
+  onnx::NodeProto* inner = else_g->add_node();
+  inner->set_op_type("If");
+  inner->add_input("c2");
+  inner->add_output("y");  // the same name as the other branch's: each branch is its own scope
+  add_node(branch(inner, "then_branch"), "Mul", {"x", "x"}, "sq");
+  inner->mutable_attribute(0)->mutable_g()->add_output()->set_name("sq");
+  add_node(branch(inner, "else_branch"), "Neg", {"x"}, "ng");
+  inner->mutable_attribute(1)->mutable_g()->add_output()->set_name("ng");
+  else_g->add_output()->set_name("y");
+  return m.SerializeAsString();
+}
+
+TEST(Loader, IfOnAConstantConditionInlinesItsBranch) {
+  ir::Tensor x(ir::TensorType{ir::DType::F32, {3}});
+  for (int64_t k = 0; k < 3; ++k) x.set_f64(k, double(k) - 1.5);
+  struct Case {
+    bool c, c2;
+    std::function<double(double)> f;
+  } cases[] = {{true, false, [](double v) { return v + 1; }},
+               {false, true, [](double v) { return v * v; }},
+               {false, false, [](double v) { return -v; }}};
+  for (const Case& k : cases) {
+    frontend::OpGraph og = frontend::load_onnx_bytes(if_model(k.c, k.c2), "if.onnx");
+    for (const auto& n : og.nodes) EXPECT_NE(n.op_type, "If");
+    ir::Graph g = fission::fission(og);
+    ir::Tensor y = interp::run(g, {x})[0];
+    for (int64_t i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(y.get_f64(i), k.f(x.get_f64(i))) << k.c << k.c2;
+  }
+}
+
+TEST(Loader, IfOnARunTimeConditionIsRefused) {
+  std::string bytes = if_model(true, true);
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  m.mutable_graph()->mutable_initializer()->DeleteSubrange(0, 1);  // "c" becomes an input
+  auto* c = m.mutable_graph()->add_input();
+  c->set_name("c");
+  c->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+  c->mutable_type()->mutable_tensor_type()->mutable_shape();
+  std::string msg = testlib::error_of([&] { fission::fission(frontend::load_onnx_bytes(m.SerializeAsString(), "if.onnx")); });
+  EXPECT_NE(msg.find("node 'outer' (If, opset 17)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("operator If"), std::string::npos) << msg;
 }
 
 }  // namespace
