@@ -179,8 +179,16 @@ ir::Graph fission(const frontend::OpGraph& model) {
 }
 
 std::vector<OpSupport> supported_ops() {
+  static const std::map<std::string, std::string> kDocs = {
+#define ORCHID_OP_DOC(op, text) {op, text},
+#include "fission/ops_doc.def"
+#undef ORCHID_OP_DOC
+  };
   std::vector<OpSupport> out;
-  for (const Entry& e : kTable) out.push_back({e.op_type, e.from, e.to, types_name(e.types)});
+  for (const Entry& e : kTable) {
+    auto doc = kDocs.find(e.op_type);
+    out.push_back({e.op_type, e.from, e.to, types_name(e.types), doc == kDocs.end() ? "" : doc->second});
+  }
   return out;
 }
 

@@ -23,6 +23,7 @@ struct OpSupport {
   int64_t from_version;
   int64_t to_version;
   std::string types;  // the dtype class of the checked input
+  std::string decomposition;  // one line: what fission builds (ops_doc.def); empty if missing
 };
 std::vector<OpSupport> supported_ops();
 

@@ -49,28 +49,34 @@ std::string summary_line(const Results& r) {
   return buf;
 }
 
-// Per operator: its table rows as "1-12, 13" and the dtype class of the checked input.
-std::map<std::string, std::pair<std::string, std::string>> op_rows() {
-  std::map<std::string, std::pair<std::string, std::string>> rows;
+// Per operator: its table rows as "1-12, 13", the dtype class of the checked input and its
+// decomposition.
+struct OpRow {
+  std::string versions, types, decomposition;
+};
+std::map<std::string, OpRow> op_rows() {
+  std::map<std::string, OpRow> rows;
   for (const auto& s : fission::supported_ops()) {
-    auto& [versions, types] = rows[s.op_type];
+    OpRow& row = rows[s.op_type];
     std::string range = s.from_version == s.to_version ? std::to_string(s.from_version)
                                                        : std::to_string(s.from_version) + "–" + std::to_string(s.to_version);
-    versions += (versions.empty() ? "" : ", ") + range;
-    if (types.empty()) types = s.types;
+    row.versions += (row.versions.empty() ? "" : ", ") + range;
+    if (row.types.empty()) row.types = s.types;
+    row.decomposition = s.decomposition;
   }
   return rows;
 }
 
 void markdown_operators(std::ofstream& out, const Results& r) {
   out << "## Supported operators\n\n"
-         "| operator | schema versions | dtypes of the main input | node tests passed |\n|---|---|---|---|\n";
+         "| operator | schema versions | dtypes of the main input | decomposition | node tests passed |\n"
+         "|---|---|---|---|---|\n";
   for (const auto& [op, row] : op_rows()) {
     auto it = r.tally.find(op);
     std::string tests = "—";
     if (it != r.tally.end() && it->second.passed + it->second.failed > 0)
       tests = std::to_string(it->second.passed) + "/" + std::to_string(it->second.passed + it->second.failed);
-    out << "| " << op << " | " << row.first << " | " << row.second << " | " << tests << " |\n";
+    out << "| " << op << " | " << row.versions << " | " << row.types << " | " << row.decomposition << " | " << tests << " |\n";
   }
 }
 

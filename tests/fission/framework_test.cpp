@@ -1,6 +1,7 @@
 // The fission driver: naming, folding of constant subgraphs, dead-code elimination.
 #include <gtest/gtest.h>
 
+#include "fission/fission.h"
 #include "interp/interp.h"
 #include "ir/printer.h"
 #include "testlib/errors.h"
@@ -69,6 +70,18 @@ TEST(FissionDriver, HugeOrNegativeShapesAreUserErrors) {
   EXPECT_EQ(testlib::error_of([&] { import_model(cos, "h.onnx"); }),
             "h.onnx: node 'node' (ConstantOfShape, opset 17): a result of type f32[1048576,1048576] takes "
             "4398046511104 bytes, more than the limit of 4294967296");
+}
+
+}  // namespace
+}  // namespace orchid
+
+namespace orchid {
+namespace {
+
+// docs/ops.md gives each supported operator's decomposition (ops_doc.def): none missing.
+TEST(FissionDriver, EveryOperatorHasItsDecomposition) {
+  for (const fission::OpSupport& s : fission::supported_ops())
+    EXPECT_FALSE(s.decomposition.empty()) << s.op_type << " has no line in ops_doc.def";
 }
 
 }  // namespace
