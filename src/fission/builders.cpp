@@ -159,6 +159,15 @@ ValueId view(RuleContext& ctx, ValueId x, const ir::Dims& shape, const std::stri
   return ctx.emit1(std::move(p), {xt.dtype, shape}, suffix);
 }
 
+ValueId matmul_of(RuleContext& ctx, ValueId a, ValueId b, bool trans_b, const std::string& suffix) {
+  ir::Primitive p;
+  p.op = ir::PrimOp::MatMul;
+  p.inputs = {a, b};
+  p.attrs = ir::MatMulAttrs{false, trans_b};
+  ir::TensorType out = ir::matmul_result_type(ctx.graph().type(a), ctx.graph().type(b), ir::MatMulAttrs{false, trans_b});
+  return ctx.emit1(std::move(p), out, suffix);
+}
+
 ValueId remap(RuleContext& ctx, ValueId x, const ir::Dims& out_shape,
               const std::function<std::vector<Expr>(const std::vector<Expr>&)>& index_map,
               const std::string& suffix) {

@@ -162,12 +162,7 @@ ValueId integer_matmul(RuleContext& ctx, size_t a, size_t a_zp, size_t b, size_t
       << " need rank >= 2 (1-D operands are not supported)";
   ValueId ai = minus_zero_point(ctx, a, operand_zero_point(ctx, a_zp, a, true), "a");
   ValueId bi = minus_zero_point(ctx, b, operand_zero_point(ctx, b_zp, b, false), "b");
-  ir::Primitive p;
-  p.op = ir::PrimOp::MatMul;
-  p.inputs = {ai, bi};
-  p.attrs = ir::MatMulAttrs{false, false};
-  ir::TensorType out = ir::matmul_result_type(ctx.graph().type(ai), ctx.graph().type(bi), ir::MatMulAttrs{false, false});
-  return ctx.emit1(std::move(p), out, suffix);
+  return matmul_of(ctx, ai, bi, false, suffix);
 }
 
 // x - zp in i32 for a conv operand: zp a scalar, or (weights) one value per output channel.

@@ -139,15 +139,6 @@ Spec read_spec(RuleContext& ctx, Cell cell) {
   return s;
 }
 
-ValueId matmul_bt(RuleContext& ctx, ValueId a, ValueId b, const std::string& suffix) {
-  ir::Primitive p;
-  p.op = ir::PrimOp::MatMul;
-  p.inputs = {a, b};
-  p.attrs = ir::MatMulAttrs{false, true};
-  ir::TensorType out = ir::matmul_result_type(ctx.graph().type(a), ctx.graph().type(b), ir::MatMulAttrs{false, true});
-  return ctx.emit1(std::move(p), out, suffix);
-}
-
 // Direction d's slice of a [dirs, n..] input, as [n..].
 ValueId direction(RuleContext& ctx, ValueId v, int64_t d, const std::string& suffix) {
   Dims s = ctx.graph().type(v).shape;
@@ -244,7 +235,7 @@ struct State {
 
 State rnn_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t, const State& prev, const std::string& n) {
   std::optional<ValueId> hr;
-  if (prev.h) hr = matmul_bt(ctx, *prev.h, dir.r, n + "hr");
+  if (prev.h) hr = matmul_of(ctx, *prev.h, dir.r, true, n + "hr");
   StepPrim p(ctx, s);
   return {p.emit(act(ctx, s, dir, 0, gate_input(p, s, dir, t, hr, 0)), n + "h"), std::nullopt};
 }
@@ -254,7 +245,7 @@ State gru_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t,
   int64_t H = s.hidden, gh = 3 * H;
   DType T = s.dtype;
   std::optional<ValueId> hr;
-  if (prev.h) hr = matmul_bt(ctx, *prev.h, dir.r, n + "hr");  // [batch, 3H]: z, r and (lbr) h
+  if (prev.h) hr = matmul_of(ctx, *prev.h, dir.r, true, n + "hr");  // [batch, 3H]: z, r and (lbr) h
   StepPrim pz(ctx, s);
   ValueId z = pz.emit(act(ctx, s, dir, 0, gate_input(pz, s, dir, t, hr, 0)), n + "z");
   StepPrim pr(ctx, s);
@@ -276,7 +267,7 @@ State gru_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t,
       ValueId rh = ew_map(ctx, {r, *prev.h}, T, [](const std::vector<Expr>& v) { return v[0] * v[1]; }, n + "rh");
       ValueId r_h = remap(ctx, dir.r, {H, H}, [H](const std::vector<Expr>& i) { return std::vector<Expr>{i[0] + 2 * H, i[1]}; },
                           n + "Rh");
-      rec = ph.state(matmul_bt(ctx, rh, r_h, n + "rhR"));
+      rec = ph.state(matmul_of(ctx, rh, r_h, true, n + "rhR"));
     }
     if (dir.bias) rec = plus(rec, ph.vec(*dir.bias, gh + 2 * H));
   }
@@ -292,7 +283,7 @@ State lstm_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t
   int64_t H = s.hidden;
   DType T = s.dtype;
   std::optional<ValueId> hr;
-  if (prev.h) hr = matmul_bt(ctx, *prev.h, dir.r, n + "hr");  // [batch, 4H]: i, o, f, c
+  if (prev.h) hr = matmul_of(ctx, *prev.h, dir.r, true, n + "hr");  // [batch, 4H]: i, o, f, c
   auto peep = [&](StepPrim& p, int k, ValueId c) { return p.vec(*dir.peep, k * H) * p.state(c); };
   StepPrim pi(ctx, s);
   Expr xi = gate_input(pi, s, dir, t, hr, 0);
@@ -369,9 +360,10 @@ std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {
         << ctx.where() << "B " << ir::dims_str(ctx.shape(3)) << " should be [" << s.dirs << "," << 2 * gh << "]";
   }
   bool peepholes = cell == Cell::Lstm && ctx.has_input(7);
-  if (peepholes)
+  if (peepholes) {
     ORCHID_USER_CHECK(ctx.shape(7) == (Dims{s.dirs, 3 * s.hidden}))
         << ctx.where() << "P " << ir::dims_str(ctx.shape(7)) << " should be [" << s.dirs << "," << 3 * s.hidden << "]";
+  }
   bool lbr = cell == Cell::Gru && ctx.attr_int("linear_before_reset", 0) != 0;
   bool input_forget = cell == Cell::Lstm && ctx.attr_int("input_forget", 0) != 0;
   ValueId x2 = view(ctx, ctx.input(0), {s.seq * s.batch, s.input}, "x");
@@ -381,7 +373,7 @@ std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {
   for (int64_t d = 0; d < s.dirs; ++d) {
     std::string dn = "d" + std::to_string(d) + "/";
     Direction dir;
-    dir.xw = matmul_bt(ctx, x2, direction(ctx, ctx.input(1), d, dn + "W"), dn + "xw");
+    dir.xw = matmul_of(ctx, x2, direction(ctx, ctx.input(1), d, dn + "W"), true, dn + "xw");
     dir.r = direction(ctx, ctx.input(2), d, dn + "R");
     if (ctx.has_input(3)) dir.bias = direction(ctx, ctx.input(3), d, dn + "B");
     if (peepholes) dir.peep = direction(ctx, ctx.input(7), d, dn + "P");

@@ -406,12 +406,7 @@ std::vector<ValueId> rule_TfIdfVectorizer(RuleContext& ctx) {
     }
     ir::Tensor mt(ir::TensorType{DType::F32, {counted, out}});
     for (size_t i = 0; i < m.size(); ++i) mt.set_f64(static_cast<int64_t>(i), m[i]);
-    ValueId mv = ctx.add_constant(std::move(mt), "weights");
-    ir::Primitive p;
-    p.op = ir::PrimOp::MatMul;
-    p.inputs = {all, mv};
-    p.attrs = ir::MatMulAttrs{false, false};
-    y = ctx.emit1(std::move(p), {DType::F32, {rows, out}}, xs.size() == 1 ? "y" : "");
+    y = matmul_of(ctx, all, ctx.add_constant(std::move(mt), "weights"), false, xs.size() == 1 ? "y" : "");
   }
   if (xs.size() == 1) y = view(ctx, y, {out});
   return {y};
