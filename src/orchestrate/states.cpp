@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "ir/movement.h"
 #include "support/error.h"
 
 namespace orchid::orchestrate {
@@ -53,7 +54,7 @@ LocalGraph local_graph(const ir::Graph& g, const std::vector<ir::NodeId>& nodes)
     const ir::Primitive& p = g.node(nodes[i]);
     if (p.kind() == ir::PrimKind::Opaque) lg.opaque.set(i);
     if (p.kind() == ir::PrimKind::Linear) lg.linear.set(i);
-    if (p.kind() == ir::PrimKind::Elementwise || p.op == ir::PrimOp::View) lg.linear_company.set(i);
+    if (p.kind() == ir::PrimKind::Elementwise || ir::is_movement(g, nodes[i])) lg.linear_company.set(i);
     for (ir::ValueId v : p.outputs) lg.values.push_back({v, static_cast<int32_t>(i), NodeSet(), false});
   }
   std::sort(lg.values.begin(), lg.values.end(), [](const LocalValue& a, const LocalValue& b) { return a.id < b.id; });

@@ -48,7 +48,7 @@ struct LocalGraph {
   std::vector<NodeSet> succs;     // per local node: its consumers inside the subgraph
   std::vector<LocalValue> values; // values the nodes produce, increasing id
   NodeSet opaque, linear;         // nodes of those kinds
-  NodeSet linear_company;         // elementwise nodes and views: what may join a linear one
+  NodeSet linear_company;         // elementwise nodes, views and permutations: what may join a linear one
   int32_t size() const { return static_cast<int32_t>(nodes.size()); }
 };
 // `nodes` increasing, at most kMaxSubgraphNodes of them.
@@ -70,7 +70,7 @@ struct CandidateOptions {
   bool connected = true;       // "connected": a kernel's primitives are weakly connected
   bool opaque_alone = true;    // "opaque-alone": an opaque primitive is a kernel of its own
   bool one_linear = true;      // "one-linear": at most one linear primitive, and with it only
-                               // elementwise primitives and views (prologue and epilogue)
+                               // elementwise primitives, views and permutations (prologue and epilogue)
   int max_outputs = 3;         // "max-outputs": values one kernel writes, except that the set
                                // of all its possible outputs is always a candidate
 };

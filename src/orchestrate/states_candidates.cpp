@@ -43,7 +43,7 @@ const NodeSetRule kNodeSetRules[] = {
      [](const SetInput& in) { return !in.o.connected || connected(in.lg, in.set); }},
     {"opaque-alone", "an opaque primitive is a kernel of its own",
      [](const SetInput& in) { return !in.o.opaque_alone || (in.set & in.lg.opaque).none() || in.set.count() == 1; }},
-    {"one-linear", "at most one linear primitive, fused only with elementwise primitives and views",
+    {"one-linear", "at most one linear primitive, fused only with elementwise primitives, views and permutations",
      [](const SetInput& in) {
        NodeSet linear = in.set & in.lg.linear;
        if (!in.o.one_linear || linear.none()) return true;
