@@ -256,13 +256,17 @@ struct Inliner {
   void append(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& list, const std::string& prefix,
               const Renames& outer) {
     for (const onnx::NodeProto& proto : list) {
+      bool is_if = proto.op_type() == "If" && (proto.domain().empty() || proto.domain() == "ai.onnx");
+      if (outer.empty() && prefix.empty() && !is_if) {  // the top level: no copy (Constant nodes can be large)
+        nodes.push_back(convert_node(proto, index++, m, g.opset, path));
+        continue;
+      }
       onnx::NodeProto n = proto;
       for (auto& in : *n.mutable_input()) in = renamed(outer, in);
       for (auto& out : *n.mutable_output()) out = renamed(outer, out);
       if (!prefix.empty()) n.set_name(prefix + (n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name()));
       std::optional<bool> cond;
-      if (n.op_type() == "If" && (n.domain().empty() || n.domain() == "ai.onnx") && n.input_size() == 1)
-        cond = constant_condition(n.input(0));
+      if (is_if && n.input_size() == 1) cond = constant_condition(n.input(0));
       if (cond) {
         inline_branch(n, *cond, outer);
       } else {
