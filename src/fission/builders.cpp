@@ -168,16 +168,22 @@ ValueId matmul_of(RuleContext& ctx, ValueId a, ValueId b, bool trans_b, const st
   return ctx.emit1(std::move(p), out, suffix);
 }
 
-ValueId remap(RuleContext& ctx, ValueId x, const ir::Dims& out_shape,
-              const std::function<std::vector<Expr>(const std::vector<Expr>&)>& index_map,
-              const std::string& suffix) {
+ValueId gather(RuleContext& ctx, ValueId x, const ir::Dims& out_shape,
+               const std::function<std::vector<Expr>(PrimBuilder&, const std::vector<Expr>&)>& index_fn,
+               const std::string& suffix) {
   PrimBuilder b(ctx.graph());
   ir::DType t = ctx.graph().type(x).dtype;
-  Expr body = b.load(x, index_map(domain_vars(out_shape.size())));
+  Expr body = b.load(x, index_fn(b, domain_vars(out_shape.size())));
   ir::Primitive p = b.make(ir::PrimOp::Layout);
   p.domain = out_shape;
   p.bodies = {body};
   return ctx.emit1(std::move(p), {t, out_shape}, suffix);
+}
+
+ValueId remap(RuleContext& ctx, ValueId x, const ir::Dims& out_shape,
+              const std::function<std::vector<Expr>(const std::vector<Expr>&)>& index_map,
+              const std::string& suffix) {
+  return gather(ctx, x, out_shape, [&](PrimBuilder&, const std::vector<Expr>& i) { return index_map(i); }, suffix);
 }
 
 ValueId transpose(RuleContext& ctx, ValueId x, const std::vector<int64_t>& perm,
@@ -209,10 +215,68 @@ ValueId broadcast_to(RuleContext& ctx, ValueId x, const ir::Dims& shape, const s
 }
 
 ValueId scalar_constant(RuleContext& ctx, ir::DType t, double v, const std::string& suffix) {
-  ir::Tensor c(ir::TensorType{t, {}});
-  if (ir::is_float(t)) c.set_f64(0, v);
-  else c.set_i64(0, static_cast<int64_t>(v));
+  return constant_of(ctx, t, {}, {v}, suffix);
+}
+
+ValueId constant_of(RuleContext& ctx, ir::DType t, const ir::Dims& shape, const std::vector<double>& values,
+                    const std::string& suffix) {
+  ir::TensorType type{t, shape};
+  ctx.check_size(type);
+  ORCHID_CHECK(static_cast<int64_t>(values.size()) == type.numel())
+      << values.size() << " values for a constant of " << ir::type_str(type);
+  ir::Tensor c(type);
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (ir::is_float(t)) c.set_f64(static_cast<int64_t>(k), values[k]);
+    else c.set_i64(static_cast<int64_t>(k), static_cast<int64_t>(values[k]));
+  }
   return ctx.add_constant(std::move(c), suffix);
+}
+
+namespace {
+
+// One layout primitive selecting among `parts` (at most a chunk) by the index along `axis`.
+ValueId concat_chunk(RuleContext& ctx, const std::vector<ValueId>& parts, size_t axis, const std::string& suffix) {
+  std::vector<int64_t> offsets;
+  ir::Dims shape = ctx.graph().type(parts[0]).shape;
+  shape[axis] = 0;
+  for (ValueId v : parts) {
+    offsets.push_back(shape[axis]);
+    shape[axis] += ctx.graph().type(v).shape[axis];
+  }
+  PrimBuilder b(ctx.graph());
+  for (ValueId v : parts) b.slot(v);  // load slots in part order
+  std::vector<Expr> i = domain_vars(shape.size());
+  auto part_load = [&](size_t k) {
+    std::vector<Expr> idx = i;
+    int64_t size = ctx.graph().type(parts[k]).shape[axis];
+    idx[axis] = size == 1 ? ir::const_i64(0) : offsets[k] == 0 ? i[axis] : i[axis] - offsets[k];
+    return b.load(parts[k], idx);
+  };
+  Expr body = part_load(parts.size() - 1);
+  for (size_t k = parts.size() - 1; k-- > 0;)
+    body = ir::select(ir::binary(ir::ExprOp::Lt, i[axis], ir::const_i64(offsets[k + 1])), part_load(k), body);
+  ir::Primitive p = b.make(ir::PrimOp::Layout);
+  p.domain = shape;
+  p.bodies = {body};
+  return ctx.emit1(std::move(p), {ctx.graph().type(parts[0]).dtype, shape}, suffix);
+}
+
+}  // namespace
+
+ValueId concat(RuleContext& ctx, const std::vector<ValueId>& parts, size_t axis, const std::string& suffix) {
+  constexpr size_t kMaxParts = 32;
+  ORCHID_CHECK(!parts.empty()) << "concat of nothing";
+  std::vector<ValueId> level = parts;
+  while (level.size() > kMaxParts) {
+    std::vector<ValueId> next;
+    for (size_t at = 0; at < level.size(); at += kMaxParts) {
+      size_t end = std::min(level.size(), at + kMaxParts);
+      next.push_back(concat_chunk(ctx, {level.begin() + static_cast<std::ptrdiff_t>(at), level.begin() + static_cast<std::ptrdiff_t>(end)},
+                                  axis, suffix.empty() ? "part" : suffix + "/part"));
+    }
+    level = std::move(next);
+  }
+  return concat_chunk(ctx, level, axis, suffix);
 }
 
 ValueId int_vector_constant(RuleContext& ctx, const std::vector<int64_t>& v, const std::string& suffix) {

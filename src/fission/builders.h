@@ -3,6 +3,7 @@
 // general index remappings, constants). Rules compose these instead of writing loops.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <vector>
 
@@ -59,6 +60,11 @@ ValueId cast_to(RuleContext& ctx, ValueId x, ir::DType to, const std::string& su
 ValueId matmul_of(RuleContext& ctx, ValueId a, ValueId b, bool trans_b, const std::string& suffix = "");
 ValueId view(RuleContext& ctx, ValueId x, const ir::Dims& shape, const std::string& suffix = "");
 // out[i] = x[index_map(i)] over out_shape (a layout primitive).
+// out[i] = x[index_fn(b, i)], where the indices may load other tensors through b (indirect
+// loads: a gather at computed positions).
+ValueId gather(RuleContext& ctx, ValueId x, const ir::Dims& out_shape,
+               const std::function<std::vector<Expr>(PrimBuilder&, const std::vector<Expr>&)>& index_fn,
+               const std::string& suffix = "");
 ValueId remap(RuleContext& ctx, ValueId x, const ir::Dims& out_shape,
               const std::function<std::vector<Expr>(const std::vector<Expr>&)>& index_map,
               const std::string& suffix = "");
@@ -68,6 +74,23 @@ ValueId transpose(RuleContext& ctx, ValueId x, const std::vector<int64_t>& perm,
 ValueId broadcast_to(RuleContext& ctx, ValueId x, const ir::Dims& shape,
                      const std::string& suffix = "");
 ValueId scalar_constant(RuleContext& ctx, ir::DType t, double v, const std::string& suffix = "");
+// A constant of dtype t and `shape` holding `values` (row-major; integers truncated).
+ValueId constant_of(RuleContext& ctx, ir::DType t, const ir::Dims& shape, const std::vector<double>& values,
+                    const std::string& suffix = "");
+// Values of one dtype and rank, equal in every dim but `axis`, side by side along it (ONNX
+// Concat): layout primitives selecting by the index along the axis, each reading at most 32
+// of them (a select chain over more would nest deeply).
+ValueId concat(RuleContext& ctx, const std::vector<ValueId>& parts, size_t axis, const std::string& suffix = "");
+
+// The weights of Keys' cubic convolution kernel with coefficient a at the four taps −1, 0, 1,
+// 2 around a point at fraction f past tap 0. T is double (tables built at compile time) or
+// Expr (weights computed in the graph); c turns a constant into a T.
+template <class T, class C>
+std::array<T, 4> keys_cubic_weights(T f, double a, C c) {
+  T p = f + c(1), q = c(1) - f, r = c(2) - f;
+  return {((c(a) * p - c(5 * a)) * p + c(8 * a)) * p - c(4 * a), ((c(a + 2) * f - c(a + 3)) * f) * f + c(1),
+          ((c(a + 2) * q - c(a + 3)) * q) * q + c(1), ((c(a) * r - c(5 * a)) * r + c(8 * a)) * r - c(4 * a)};
+}
 ValueId int_vector_constant(RuleContext& ctx, const std::vector<int64_t>& v,
                             const std::string& suffix = "");
 

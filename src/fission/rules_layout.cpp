@@ -63,18 +63,13 @@ ir::Dims reshape_target(const RuleContext& ctx, const ir::Dims& in,
   return out;
 }
 
-// One input of a Concat that is not empty along the axis, with its offset there.
-struct ConcatPart {
-  ValueId v;
-  int64_t offset;
-  int64_t size;
-};
-
-std::vector<ConcatPart> concat_parts(const RuleContext& ctx, int64_t axis, ir::Dims* out_shape) {
+// The inputs of a Concat that are not empty along the axis, checked against input 0, and the
+// output's shape.
+std::vector<ValueId> concat_parts(const RuleContext& ctx, int64_t axis, ir::Dims* out_shape) {
   ir::TensorType t0 = ctx.type(0);
   *out_shape = t0.shape;
   (*out_shape)[static_cast<size_t>(axis)] = 0;
-  std::vector<ConcatPart> parts;
+  std::vector<ValueId> parts;
   for (size_t k = 0; k < ctx.num_inputs(); ++k) {
     ir::TensorType t = ctx.type(k);
     ORCHID_USER_CHECK(t.dtype == t0.dtype && t.rank() == t0.rank())
@@ -85,7 +80,7 @@ std::vector<ConcatPart> concat_parts(const RuleContext& ctx, int64_t axis, ir::D
           << ctx.where() << "input " << k << " " << ir::dims_str(t.shape) << " and input 0 "
           << ir::dims_str(t0.shape) << " differ outside axis " << axis;
     int64_t size = t.shape[static_cast<size_t>(axis)];
-    if (size > 0) parts.push_back({ctx.input(k), (*out_shape)[static_cast<size_t>(axis)], size});
+    if (size > 0) parts.push_back(ctx.input(k));
     (*out_shape)[static_cast<size_t>(axis)] += size;
   }
   return parts;
@@ -204,27 +199,10 @@ std::vector<ValueId> rule_Concat(RuleContext& ctx) {
   int64_t raw = ctx.version() == 1 ? ctx.attr_int("axis", 1) : ctx.required_attr_int("axis");
   int64_t axis = ctx.normalize_axis(raw, ctx.type(0).rank());
   ir::Dims out_shape;
-  std::vector<ConcatPart> parts = concat_parts(ctx, axis, &out_shape);
-  if (parts.size() == 1 && ctx.graph().type(parts[0].v).shape == out_shape) return {parts[0].v};
-  if (parts.empty()) parts.push_back({ctx.input(0), 0, 0});
-  PrimBuilder b(ctx.graph());
-  for (const ConcatPart& p : parts) b.slot(p.v);  // load slots in input order
-  std::vector<Expr> i = domain_vars(out_shape.size());
-  auto a = static_cast<size_t>(axis);
-  auto part_load = [&](const ConcatPart& p) {
-    std::vector<Expr> idx = i;
-    idx[a] = p.size == 1 ? ir::const_i64(0) : layout::affine(i[a], 1, -p.offset);
-    return b.load(p.v, idx);
-  };
-  Expr body = part_load(parts.back());
-  for (size_t k = parts.size() - 1; k-- > 0;)
-    body =
-        ir::select(ir::binary(ir::ExprOp::Lt, i[a], ir::const_i64(parts[k].offset + parts[k].size)),
-                   part_load(parts[k]), body);
-  ir::Primitive p = b.make(ir::PrimOp::Layout);
-  p.domain = out_shape;
-  p.bodies = {body};
-  return {ctx.emit1(std::move(p), {ctx.dtype(0), out_shape})};
+  std::vector<ValueId> parts = concat_parts(ctx, axis, &out_shape);
+  if (parts.size() == 1 && ctx.graph().type(parts[0]).shape == out_shape) return {parts[0]};
+  if (parts.empty()) parts.push_back(ctx.input(0));  // every input empty along the axis
+  return {concat(ctx, parts, static_cast<size_t>(axis))};
 }
 
 std::vector<ValueId> rule_Split(RuleContext& ctx) {

@@ -65,18 +65,19 @@ int64_t quant_axis(const RuleContext& ctx, size_t rank, size_t k) {
   return ctx.normalize_axis(ctx.attr_int("axis", 1), static_cast<int64_t>(rank));
 }
 
-// x - zp in i32 (zp: input k when given, read numpy-broadcast; its dtype must be x's).
-ValueId minus_zero_point(RuleContext& ctx, size_t x, std::optional<ValueId> zp, const std::string& suffix) {
+// Input x minus its zero point (input zp when given, of x's dtype: a scalar, or one value
+// per element of x's dim `axis`; −1: a scalar only) in i32.
+ValueId shifted(RuleContext& ctx, size_t x, size_t zp, int64_t axis, const std::string& suffix) {
   std::vector<ValueId> ins = {ctx.input(x)};
-  if (zp) ins.push_back(*zp);
+  if (ctx.has_input(zp)) {
+    require_same_dtype(ctx, x, zp);
+    Dims xs = ctx.shape(x);
+    ins.push_back(along_axis(ctx, zp, xs.size(), axis, xs, "zero_point"));
+  }
   return ew_map(ctx, ins, DType::I32, [&](const std::vector<Expr>& v) {
     Expr d = ir::cast(DType::I32, v[0]);
     return ins.size() > 1 ? d - ir::cast(DType::I32, v[1]) : d;
   }, suffix);
-}
-
-void require_zero_point_dtype(const RuleContext& ctx, size_t x, size_t zp) {
-  if (ctx.has_input(zp)) require_same_dtype(ctx, x, zp);
 }
 
 }  // namespace
@@ -105,12 +106,9 @@ std::vector<ValueId> rule_DequantizeLinear(RuleContext& ctx) {
   ORCHID_USER_CHECK(is_8bit(xt) || xt == DType::I32)
       << ctx.where() << "x has dtype " << ir::dtype_name(xt) << "; DequantizeLinear takes uint8, int8 or int32";
   ORCHID_USER_CHECK(ctx.dtype(1) == DType::F32) << ctx.where() << "x_scale must be float";
-  require_zero_point_dtype(ctx, 0, 2);
   Dims xs = ctx.shape(0);
   int64_t axis = quant_axis(ctx, xs.size(), 1);
-  std::optional<ValueId> zp;
-  if (ctx.has_input(2)) zp = along_axis(ctx, 2, xs.size(), axis, xs, "zero_point");
-  ValueId d = minus_zero_point(ctx, 0, zp, "shifted");
+  ValueId d = shifted(ctx, 0, 2, axis, "shifted");
   ValueId scale = along_axis(ctx, 1, xs.size(), axis, xs, "scale");
   return {ew_map(ctx, {d, scale}, DType::F32,
                  [](const std::vector<Expr>& v) { return ir::cast(DType::F32, v[0]) * v[1]; })};
@@ -125,7 +123,6 @@ std::vector<ValueId> rule_DynamicQuantizeLinear(RuleContext& ctx) {
   for (size_t d = 0; d < rank; ++d) all.push_back(static_cast<int64_t>(d));
   ValueId hi = reduce_axes(ctx, ctx.input(0), all, false, ir::ReduceOp::Max, nullptr, "max")[0];
   ValueId lo = reduce_axes(ctx, ctx.input(0), all, false, ir::ReduceOp::Min, nullptr, "min")[0];
-  std::vector<std::string> names = ctx.node().outputs;
   ValueId scale = ew_map(ctx, {hi, lo}, DType::F32, [](const std::vector<Expr>& v) {
     Expr range = ir::binary(ExprOp::Max, v[0], fconst(0)) - ir::binary(ExprOp::Min, v[1], fconst(0));
     return range / fconst(255);
@@ -140,19 +137,6 @@ std::vector<ValueId> rule_DynamicQuantizeLinear(RuleContext& ctx) {
 
 namespace {
 
-// A zero point of a matmul operand: a scalar, or one value per row of A (per column of B),
-// read against the operand [.., r, c]: as [r, 1] for rows, [c] for columns.
-std::optional<ValueId> operand_zero_point(RuleContext& ctx, size_t k, size_t of, bool rows) {
-  if (!ctx.has_input(k)) return std::nullopt;
-  require_same_dtype(ctx, of, k);
-  Dims s = ctx.shape(k), xs = ctx.shape(of);
-  if (ir::numel(s) == 1) return view(ctx, ctx.input(k), {}, "zero_point");
-  int64_t n = rows ? xs[xs.size() - 2] : xs.back();
-  ORCHID_USER_CHECK(s.size() == 1 && s[0] == n)
-      << ctx.where() << "zero point " << ir::dims_str(s) << " should be a scalar or have " << n << " elements";
-  return view(ctx, ctx.input(k), rows ? Dims{n, 1} : Dims{n}, "zero_point");
-}
-
 // (A - a_zp) @ (B - b_zp) in i32 from inputs a, b and their zero points.
 ValueId integer_matmul(RuleContext& ctx, size_t a, size_t a_zp, size_t b, size_t b_zp, const std::string& suffix) {
   require_8bit(ctx, a, "A");
@@ -160,30 +144,17 @@ ValueId integer_matmul(RuleContext& ctx, size_t a, size_t a_zp, size_t b, size_t
   ORCHID_USER_CHECK(ctx.shape(a).size() >= 2 && ctx.shape(b).size() >= 2)
       << ctx.where() << "A " << ir::dims_str(ctx.shape(a)) << " and B " << ir::dims_str(ctx.shape(b))
       << " need rank >= 2 (1-D operands are not supported)";
-  ValueId ai = minus_zero_point(ctx, a, operand_zero_point(ctx, a_zp, a, true), "a");
-  ValueId bi = minus_zero_point(ctx, b, operand_zero_point(ctx, b_zp, b, false), "b");
+  // A's zero point is per row (or one), B's per column.
+  ValueId ai = shifted(ctx, a, a_zp, static_cast<int64_t>(ctx.shape(a).size()) - 2, "a");
+  ValueId bi = shifted(ctx, b, b_zp, static_cast<int64_t>(ctx.shape(b).size()) - 1, "b");
   return matmul_of(ctx, ai, bi, false, suffix);
 }
 
-// x - zp in i32 for a conv operand: zp a scalar, or (weights) one value per output channel.
+// A conv operand minus its zero point in i32: X's a scalar, W's a scalar or one per output
+// channel.
 ValueId conv_operand(RuleContext& ctx, size_t x, size_t zp, bool weights) {
   require_8bit(ctx, x, weights ? "W" : "X");
-  std::optional<ValueId> z;
-  if (ctx.has_input(zp)) {
-    require_same_dtype(ctx, x, zp);
-    Dims s = ctx.shape(zp), xs = ctx.shape(x);
-    if (ir::numel(s) == 1) {
-      z = view(ctx, ctx.input(zp), {}, "zero_point");
-    } else {
-      ORCHID_USER_CHECK(weights && s.size() == 1 && s[0] == xs[0])
-          << ctx.where() << "zero point " << ir::dims_str(s) << " should be a scalar"
-          << (weights ? " or one value per output channel" : "");
-      Dims along(xs.size(), 1);
-      along[0] = s[0];
-      z = view(ctx, ctx.input(zp), along, "zero_point");
-    }
-  }
-  return minus_zero_point(ctx, x, z, weights ? "w" : "x");
+  return shifted(ctx, x, zp, weights ? 0 : -1, weights ? "w" : "x");
 }
 
 }  // namespace
@@ -229,12 +200,10 @@ std::vector<ValueId> rule_QLinearConv(RuleContext& ctx) {
   ValueId x = conv_operand(ctx, 0, 2, false), w = conv_operand(ctx, 3, 5, true);
   ValueId acc = conv_of(ctx, x, w, "acc");
   if (ctx.has_input(8)) {
-    Dims ws = ctx.shape(3);
+    Dims ws = ctx.shape(3), ys = ctx.graph().type(acc).shape;
     ORCHID_USER_CHECK(ctx.dtype(8) == DType::I32 && ctx.shape(8) == Dims{ws[0]})
         << ctx.where() << "bias B should be int32 [" << ws[0] << "], given " << ir::type_str(ctx.type(8));
-    Dims along(ctx.graph().type(acc).shape.size() - 1, 1);
-    along[0] = ws[0];
-    ValueId bias = view(ctx, ctx.input(8), along, "bias");
+    ValueId bias = along_axis(ctx, 8, ys.size(), 1, ys, "bias");
     acc = ew_map(ctx, {acc, bias}, DType::I32, [](const std::vector<Expr>& v) { return v[0] + v[1]; }, "biased");
   }
   return {requantize(ctx, acc, 1, 4, 6, 7, 1)};

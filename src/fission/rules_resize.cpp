@@ -295,12 +295,7 @@ struct LerpTables {
 ValueId axis_table(RuleContext& ctx, const std::vector<double>& v, size_t d, size_t r, DType t, const std::string& name) {
   ir::Dims shape(r - d, 1);
   shape[0] = static_cast<int64_t>(v.size());
-  ir::Tensor data(ir::TensorType{t, shape});
-  for (size_t o = 0; o < v.size(); ++o) {
-    if (ir::is_float(t)) data.set_f64(static_cast<int64_t>(o), v[o]);
-    else data.set_i64(static_cast<int64_t>(o), static_cast<int64_t>(v[o]));
-  }
-  return ctx.add_constant(std::move(data), name);
+  return constant_of(ctx, t, shape, v, name);
 }
 
 // `ins` and `f` extended with tf_crop_and_resize's extrapolation: where outside[o] holds, the
@@ -375,17 +370,12 @@ struct CubicTables {
 
 CubicTables cubic_tables(const ResizeSpec& s, size_t d, int64_t in) {
   CubicTables t;
-  double a = s.cubic_a;
   for (int64_t o = 0; o < s.out[d]; ++o) {
     double x = source(s, d, o, in);
     double f = std::floor(x);
     double r = x == f ? 1.0 : x - f;
     auto base = static_cast<int64_t>(f) - (x == f ? 2 : 1);
-    double q = 1 - r;
-    double c[4] = {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
-                   ((a + 2) * r - (a + 3)) * r * r + 1,
-                   ((a + 2) * q - (a + 3)) * q * q + 1,
-                   ((a * (q + 1) - 5 * a) * (q + 1) + 8 * a) * (q + 1) - 4 * a};
+    std::array<double, 4> c = keys_cubic_weights(r, s.cubic_a, [](double v) { return v; });
     if (s.exclude_outside) {
       double sum = 0;
       for (int k = 0; k < 4; ++k) {

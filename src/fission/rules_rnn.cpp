@@ -35,7 +35,6 @@ struct Activation {
 };
 
 struct Spec {
-  Cell cell = Cell::Rnn;
   int64_t gates = 1, hidden = 0, seq = 0, batch = 0, input = 0, dirs = 1;
   bool batchwise = false;  // layout = 1: X [batch, seq, input]
   bool reverse_only = false;
@@ -107,7 +106,6 @@ Expr activate(const RuleContext& ctx, const Activation& a, Expr x, DType t) {
 
 Spec read_spec(RuleContext& ctx, Cell cell) {
   Spec s;
-  s.cell = cell;
   s.gates = cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 3 : 4;
   s.dtype = ctx.dtype(0);
   for (size_t k : {size_t(1), size_t(2)}) require_same_dtype(ctx, 0, k);
@@ -311,44 +309,15 @@ State lstm_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t
   return {h, c};
 }
 
-// Values [batch, H] stacked along a new leading dim, in layout primitives of at most 32
-// inputs each (a select chain over more would nest deeply).
-ValueId stack(RuleContext& ctx, std::vector<ValueId> vs, const std::string& suffix) {
-  constexpr size_t kMaxParts = 32;
-  std::vector<std::pair<ValueId, int64_t>> parts;  // value, rows along dim 0
-  for (ValueId v : vs) parts.push_back({view(ctx, v, [&] {
+// Values [batch, H] stacked along a new leading dim.
+ValueId stack(RuleContext& ctx, const std::vector<ValueId>& vs, const std::string& suffix) {
+  std::vector<ValueId> rows;
+  for (ValueId v : vs) {
     Dims s = ctx.graph().type(v).shape;
     s.insert(s.begin(), 1);
-    return s;
-  }(), suffix + "row"), 1});
-  while (parts.size() > 1) {
-    std::vector<std::pair<ValueId, int64_t>> next;
-    for (size_t at = 0; at < parts.size(); at += kMaxParts) {
-      size_t end = std::min(parts.size(), at + kMaxParts);
-      Dims shape = ctx.graph().type(parts[at].first).shape;
-      int64_t rows = 0;
-      for (size_t k = at; k < end; ++k) rows += parts[k].second;
-      shape[0] = rows;
-      PrimBuilder b(ctx.graph());
-      std::vector<Expr> i = domain_vars(shape.size());
-      Expr body;
-      int64_t offset = rows;
-      for (size_t k = end; k-- > at;) {
-        offset -= parts[k].second;
-        std::vector<Expr> idx = i;
-        idx[0] = parts[k].second == 1 ? ir::const_i64(0) : i[0] - offset;
-        Expr load = b.load(parts[k].first, idx);
-        body = body.defined() ? ir::select(ir::binary(ExprOp::Lt, i[0], ir::const_i64(offset + parts[k].second)), load, body)
-                              : load;
-      }
-      ir::Primitive p = b.make(ir::PrimOp::Layout);
-      p.domain = shape;
-      p.bodies = {body};
-      next.push_back({ctx.emit1(std::move(p), {ctx.graph().type(parts[at].first).dtype, shape}, suffix), rows});
-    }
-    parts = std::move(next);
+    rows.push_back(view(ctx, v, s, suffix + "row"));
   }
-  return parts[0].first;
+  return concat(ctx, rows, 0, suffix);
 }
 
 std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {

@@ -2,8 +2,9 @@
 // TfIdfVectorizer, matching a sequence against a pool of n-grams.
 //
 // GridSample (ONNX 16): out[n, c, h, w] samples X[n, c] at the point grid[n, h, w] = (x, y) in
-// [-1, 1] (beyond reads padding). One elementwise primitive per output element: the grid
-// point, unnormalised to pixel coordinates, then loads of X at computed (indirect) indices.
+// [-1, 1] (beyond reads padding). Per axis, elementwise maps over the grid's points give each
+// tap's pixel index, weight and (zeros padding) validity; one gather of X per (y, x) tap
+// reads at those indices (indirect loads); an elementwise weighted sum combines them.
 //   unnormalise   align_corners: (g + 1) / 2 · (size − 1); else ((g + 1) · size − 1) / 2
 //   padding       zeros: pixels outside read 0 (predicated loads); border: the coordinate and
 //                 every pixel index clamped into [0, size − 1]; reflection: reflected into
@@ -70,19 +71,6 @@ struct Sampler {
   }
 };
 
-// Keys' cubic kernel (a = −0.75) at the four taps around a point whose fraction is f.
-Expr cubic_weight(const Sampler& s, Expr f, int64_t tap) {
-  auto c = [&](double v) { return s.c(v); };
-  double a = -0.75;
-  Expr p = f + c(1), q = c(1) - f, r = c(2) - f;
-  switch (tap) {
-    case 0: return ((c(a) * p - c(5 * a)) * p + c(8 * a)) * p - c(4 * a);
-    case 1: return ((c(a + 2) * f - c(a + 3)) * f) * f + c(1);
-    case 2: return ((c(a + 2) * q - c(a + 3)) * q) * q + c(1);
-    default: return ((c(a) * r - c(5 * a)) * r + c(8 * a)) * r - c(4 * a);
-  }
-}
-
 // One axis's taps over the grid's points [N, H_out, W_out]: per tap, the index it reads, its
 // weight (none for nearest) and, with zeros padding, whether it lies inside.
 struct AxisTaps {
@@ -106,7 +94,7 @@ AxisTaps axis_taps(RuleContext& ctx, const Sampler& s, ValueId coord, int64_t si
     a.weight.push_back(ew_unary(ctx, coord, [&](Expr v) {
       Expr f = v - ir::unary(ExprOp::Floor, v);
       if (mode == "bilinear") return k == 0 ? s.c(1) - f : f;
-      return cubic_weight(s, f, k);
+      return keys_cubic_weights(f, -0.75, [&s](double v) { return s.c(v); })[static_cast<size_t>(k)];
     }, n + "/weight"));
   }
   return a;
@@ -148,14 +136,10 @@ std::vector<ValueId> rule_GridSample(RuleContext& ctx) {
   std::vector<Term> terms;
   for (size_t ty = 0; ty < ay.index.size(); ++ty)
     for (size_t tx = 0; tx < ax.index.size(); ++tx) {
-      PrimBuilder b(ctx.graph());
-      std::vector<Expr> point = {ir::dvar(0), ir::dvar(2), ir::dvar(3)};
-      Expr iy = b.load(ay.index[ty], point), ix = b.load(ax.index[tx], point);
-      Expr body = b.load(ctx.input(0), {ir::dvar(0), ir::dvar(1), iy, ix});
-      ir::Primitive p = b.make(ir::PrimOp::Layout);
-      p.domain = out;
-      p.bodies = {body};
-      ins.push_back(ctx.emit1(std::move(p), {t, out}, "tap"));
+      ins.push_back(gather(ctx, ctx.input(0), out, [&](PrimBuilder& b, const std::vector<Expr>& i) {
+        std::vector<Expr> point = {i[0], i[2], i[3]};
+        return std::vector<Expr>{i[0], i[1], b.load(ay.index[ty], point), b.load(ax.index[tx], point)};
+      }, "tap"));
       terms.push_back({ins.size() - 1, ty, tx});
     }
   auto add_all = [&](const std::vector<ValueId>& vs) {
@@ -260,14 +244,9 @@ std::vector<ValueId> rule_RoiAlign(RuleContext& ctx) {
   std::vector<ValueId> ins;
   for (ValueId yv : {ay.low, ay.high})
     for (ValueId xv : {ax.low, ax.high}) {
-      PrimBuilder b(ctx.graph());
-      Expr batch = b.load(ctx.input(2), {ir::dvar(0)});
-      Expr y = b.load(yv, {ir::dvar(0), ir::dvar(2), ir::dvar(3)}), x = b.load(xv, {ir::dvar(0), ir::dvar(4), ir::dvar(5)});
-      Expr body = b.load(ctx.input(0), {batch, ir::dvar(1), y, x});
-      ir::Primitive p = b.make(ir::PrimOp::Layout);
-      p.domain = samples;
-      p.bodies = {body};
-      ins.push_back(ctx.emit1(std::move(p), {t, samples}, "corner"));
+      ins.push_back(gather(ctx, ctx.input(0), samples, [&](PrimBuilder& b, const std::vector<Expr>& i) {
+        return std::vector<Expr>{b.load(ctx.input(2), {i[0]}), i[1], b.load(yv, {i[0], i[2], i[3]}), b.load(xv, {i[0], i[4], i[5]})};
+      }, "corner"));
     }
   auto y_shaped = [&](ValueId v) { return view(ctx, v, {r, 1, oh, ratio, 1, 1}, "y"); };
   auto x_shaped = [&](ValueId v) { return view(ctx, v, {r, 1, 1, 1, ow, ratio}, "x"); };
@@ -336,9 +315,10 @@ std::vector<ValueId> rule_TfIdfVectorizer(RuleContext& ctx) {
     int64_t elements = grp.n * grp.size;
     bool counted = grp.n >= min_n && grp.n <= max_n && grp.size > 0;
     if (counted) {
-      ir::Tensor table(ir::TensorType{DType::I64, {grp.size, grp.n}});
-      for (int64_t i = 0; i < elements; ++i) table.set_i64(i, pool[static_cast<size_t>(pool_at + i)]);
-      ValueId tv = ctx.add_constant(std::move(table), "pool" + std::to_string(grp.n));
+      std::string name = "pool" + std::to_string(grp.n);
+      auto from = pool.begin() + static_cast<std::ptrdiff_t>(pool_at);
+      ValueId tv = view(ctx, int_vector_constant(ctx, {from, from + static_cast<std::ptrdiff_t>(elements)}, name),
+                        {grp.size, grp.n}, name + "/table");
       int64_t skips = grp.n == 1 ? 1 : max_skip + 1;
       PrimBuilder b(ctx.graph());
       Expr start = ir::rvar(1), skip = ir::rvar(0);
@@ -379,35 +359,10 @@ std::vector<ValueId> rule_TfIdfVectorizer(RuleContext& ctx) {
       return ir::select(ir::binary(ExprOp::Gt, c, ir::const_f(DType::F32, 0)), ir::const_f(DType::F32, 1), ir::const_f(DType::F32, 0));
     }, "present") : parts[k]);
   }
-  ValueId y;
-  if (counted == 0) {
-    PrimBuilder b(ctx.graph());
-    ir::Primitive p = b.make(ir::PrimOp::Elementwise);
-    p.domain = {rows, out};
-    p.bodies = {ir::const_f(DType::F32, 0)};
-    y = ctx.emit1(std::move(p), {DType::F32, p.domain}, "zeros");
-  } else {
-    ValueId all = scored[0];
-    if (scored.size() > 1) {
-      // Side by side along dim 1: a layout primitive of selects.
-      PrimBuilder b(ctx.graph());
-      Expr body;
-      int64_t end = counted;
-      for (size_t k = scored.size(); k-- > 0;) {
-        int64_t size = ctx.graph().type(scored[k]).shape[1];
-        end -= size;
-        Expr load = b.load(scored[k], {ir::dvar(0), end == 0 ? ir::dvar(1) : ir::dvar(1) - end});
-        body = body.defined() ? ir::select(ir::binary(ExprOp::Lt, ir::dvar(1), ir::const_i64(end + size)), load, body) : load;
-      }
-      ir::Primitive p = b.make(ir::PrimOp::Layout);
-      p.domain = {rows, counted};
-      p.bodies = {body};
-      all = ctx.emit1(std::move(p), {DType::F32, p.domain}, "counts");
-    }
-    ir::Tensor mt(ir::TensorType{DType::F32, {counted, out}});
-    for (size_t i = 0; i < m.size(); ++i) mt.set_f64(static_cast<int64_t>(i), m[i]);
-    y = matmul_of(ctx, all, ctx.add_constant(std::move(mt), "weights"), false, xs.size() == 1 ? "y" : "");
-  }
+  ValueId y = counted == 0 ? broadcast_to(ctx, scalar_constant(ctx, DType::F32, 0, "zero"), {rows, out}, "zeros")
+                           : matmul_of(ctx, concat(ctx, scored, 1, "counts"),
+                                       constant_of(ctx, DType::F32, {counted, out}, m, "weights"), false,
+                                       xs.size() == 1 ? "y" : "");
   if (xs.size() == 1) y = view(ctx, y, {out});
   return {y};
 }

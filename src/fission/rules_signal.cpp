@@ -35,16 +35,6 @@ DType output_dtype(const RuleContext& ctx) {
   return *t;
 }
 
-ValueId constant_vector(RuleContext& ctx, DType t, const Dims& shape, const std::vector<double>& v) {
-  ir::Tensor data(ir::TensorType{t, shape});
-  for (size_t k = 0; k < v.size(); ++k) {
-    if (ir::is_float(t)) data.set_f64(static_cast<int64_t>(k), v[k]);
-    else data.set_i64(static_cast<int64_t>(k), static_cast<int64_t>(v[k]));
-  }
-  ctx.check_size(data.type());
-  return ctx.add_constant(std::move(data));
-}
-
 // Σ_j a_j cos(2π j n / N) over the window's terms, N = size (periodic) or size − 1.
 std::vector<ValueId> window(RuleContext& ctx, const std::vector<double>& a) {
   int64_t size = const_scalar(ctx, 0, "size");
@@ -58,7 +48,7 @@ std::vector<ValueId> window(RuleContext& ctx, const std::vector<double>& a) {
       v += a[j] * std::cos(2 * std::numbers::pi * static_cast<double>(j) * static_cast<double>(n) / n_den);
     w.push_back(v);
   }
-  return {constant_vector(ctx, output_dtype(ctx), {size}, w)};
+  return {constant_of(ctx, output_dtype(ctx), {size}, w)};
 }
 
 }  // namespace
@@ -99,7 +89,7 @@ std::vector<ValueId> rule_MelWeightMatrix(RuleContext& ctx) {
     for (int64_t j = center; right > center && j < right; ++j)
       at(j, i) = static_cast<double>(right - j) / static_cast<double>(right - center);
   }
-  return {constant_vector(ctx, output_dtype(ctx), {spectrum, bins}, w)};
+  return {constant_of(ctx, output_dtype(ctx), {spectrum, bins}, w)};
 }
 
 namespace {
@@ -115,21 +105,14 @@ std::pair<ValueId, ValueId> dft_tables(RuleContext& ctx, DType t, int64_t n, int
       c.push_back(std::cos(angle) * scale);
       s.push_back(std::sin(angle) * scale * (inverse ? -1 : 1));
     }
-  return {constant_vector(ctx, t, {n, k}, c), constant_vector(ctx, t, {n, k}, s)};
+  return {constant_of(ctx, t, {n, k}, c, "cos"), constant_of(ctx, t, {n, k}, s, "sin")};
 }
 
 // re and im, both of shape `shape`, stacked along a new trailing dim of 2.
-ValueId stack_complex(RuleContext& ctx, ValueId re, ValueId im, const Dims& shape, DType t) {
-  Dims out = shape;
-  out.push_back(2);
-  PrimBuilder b(ctx.graph());
-  std::vector<Expr> i = domain_vars(out.size());
-  std::vector<Expr> idx(i.begin(), i.end() - 1);
-  Expr body = ir::select(ir::binary(ir::ExprOp::Eq, i.back(), ir::const_i64(0)), b.load(re, idx), b.load(im, idx));
-  ir::Primitive p = b.make(ir::PrimOp::Layout);
-  p.domain = out;
-  p.bodies = {body};
-  return ctx.emit1(std::move(p), {t, out});
+ValueId stack_complex(RuleContext& ctx, ValueId re, ValueId im, const Dims& shape) {
+  Dims part = shape;
+  part.push_back(1);
+  return concat(ctx, {view(ctx, re, part, "re"), view(ctx, im, part, "im")}, shape.size());
 }
 
 // The transform's sum: re = Σ xr C + xi S, im = Σ xi C − xr S over the reduce variable n,
@@ -155,7 +138,7 @@ ValueId transform(RuleContext& ctx, PrimBuilder& b, const Dims& domain, int64_t 
   p.reduce = ir::ReduceOp::Sum;
   p.bodies = {re, im};
   std::vector<ValueId> parts = ctx.emit(std::move(p), {{t, domain}, {t, domain}}, "parts");
-  return stack_complex(ctx, parts[0], parts[1], domain, t);
+  return stack_complex(ctx, parts[0], parts[1], domain);
 }
 
 }  // namespace
