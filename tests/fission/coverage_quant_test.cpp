@@ -26,16 +26,6 @@ std::vector<Tensor> run(const testlib::OnnxModel& m, const std::vector<Tensor>& 
   return interp::run(import_model(m), inputs, {interp::Precision::Own});
 }
 
-Tensor random_tensor(const TensorType& t, Rng& rng, double lo, double hi) {
-  Tensor x(t);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    double v = rng.uniform(lo, hi);
-    if (ir::is_float(t.dtype)) x.set_f64(i, static_cast<float>(v));
-    else x.set_i64(i, static_cast<int64_t>(std::floor(v)));
-  }
-  return x;
-}
-
 double qmin(DType t) { return t == DType::U8 ? 0 : -128; }
 double qmax(DType t) { return t == DType::U8 ? 255 : 127; }
 
@@ -61,13 +51,13 @@ TEST(CoverageQuant, QuantizeAndDequantizeLinear) {
     size_t axis = static_cast<size_t>(rng.range(0, static_cast<int64_t>(shape.size())));
     int64_t n = per_axis ? shape[axis] : 1;
     Dims ps = per_axis ? Dims{n} : Dims{};
-    Tensor scale = random_tensor({DType::F32, ps}, rng, 0.01, 0.5);
-    Tensor zp = random_tensor({qt, ps}, rng, qmin(qt) / 2 + 1, qmax(qt) / 2);
+    Tensor scale = testlib::random_tensor({DType::F32, ps}, rng, 0.01, 0.5);
+    Tensor zp = testlib::random_tensor({qt, ps}, rng, qmin(qt) / 2 + 1, qmax(qt) / 2);
     SCOPED_TRACE("seed " + std::to_string(seed) + " " + ir::dims_str(shape) + " " + std::string(ir::dtype_name(qt)) +
                  (per_axis ? " axis " + std::to_string(axis) : " scalar"));
     std::vector<std::pair<std::string, frontend::Attribute>> attrs;
     if (per_axis) attrs.emplace_back("axis", static_cast<int64_t>(axis) - (rng.coin() ? static_cast<int64_t>(shape.size()) : 0));
-    Tensor x = random_tensor({DType::F32, shape}, rng, -40, 40);
+    Tensor x = testlib::random_tensor({DType::F32, shape}, rng, -40, 40);
     Tensor q = run(single_node("QuantizeLinear", {x.type(), scale.type(), zp.type()}, 1, attrs, 13), {x, scale, zp})[0];
     Tensor want_q(TensorType{qt, shape});
     for (int64_t i = 0; i < x.numel(); ++i) {
@@ -92,10 +82,10 @@ TEST(CoverageQuant, QLinearMatMulAndMatMulInteger) {
     Rng rng(seed * 104729);
     int64_t m = rng.range(1, 6), k = rng.range(1, 9), n = rng.range(1, 6);
     DType at = rng.coin() ? DType::U8 : DType::I8, bt = rng.coin() ? DType::U8 : DType::I8, yt = rng.coin() ? DType::U8 : DType::I8;
-    Tensor a = random_tensor({at, {m, k}}, rng, qmin(at), qmax(at) + 1), b = random_tensor({bt, {k, n}}, rng, qmin(bt), qmax(bt) + 1);
-    Tensor azp = random_tensor({at, {}}, rng, qmin(at), qmax(at) + 1), bzp = random_tensor({bt, {}}, rng, qmin(bt), qmax(bt) + 1);
-    Tensor as = random_tensor({DType::F32, {}}, rng, 0.001, 0.05), bs = random_tensor({DType::F32, {}}, rng, 0.001, 0.05);
-    Tensor ys = random_tensor({DType::F32, {}}, rng, 0.05, 2), yzp = random_tensor({yt, {}}, rng, qmin(yt) / 2, qmax(yt) / 2);
+    Tensor a = testlib::random_tensor({at, {m, k}}, rng, qmin(at), qmax(at) + 1), b = testlib::random_tensor({bt, {k, n}}, rng, qmin(bt), qmax(bt) + 1);
+    Tensor azp = testlib::random_tensor({at, {}}, rng, qmin(at), qmax(at) + 1), bzp = testlib::random_tensor({bt, {}}, rng, qmin(bt), qmax(bt) + 1);
+    Tensor as = testlib::random_tensor({DType::F32, {}}, rng, 0.001, 0.05), bs = testlib::random_tensor({DType::F32, {}}, rng, 0.001, 0.05);
+    Tensor ys = testlib::random_tensor({DType::F32, {}}, rng, 0.05, 2), yzp = testlib::random_tensor({yt, {}}, rng, qmin(yt) / 2, qmax(yt) / 2);
     SCOPED_TRACE("seed " + std::to_string(seed));
     Tensor acc = run(single_node("MatMulInteger", {a.type(), b.type(), azp.type(), bzp.type()}, 1, {}, 10), {a, b, azp, bzp})[0];
     Tensor y = run(single_node("QLinearMatMul", {a.type(), as.type(), azp.type(), b.type(), bs.type(), bzp.type(), ys.type(), yzp.type()},
@@ -118,8 +108,8 @@ TEST(CoverageQuant, QLinearMatMulAndMatMulInteger) {
 // ConvInteger with a per-output-channel weight zero point against an integer reference.
 TEST(CoverageQuant, ConvIntegerPerChannelZeroPoint) {
   Rng rng(31);
-  Tensor x = random_tensor({DType::U8, {1, 2, 5, 5}}, rng, 0, 256), w = random_tensor({DType::I8, {3, 2, 3, 3}}, rng, -128, 128);
-  Tensor xzp = random_tensor({DType::U8, {}}, rng, 0, 256), wzp = random_tensor({DType::I8, {3}}, rng, -128, 128);
+  Tensor x = testlib::random_tensor({DType::U8, {1, 2, 5, 5}}, rng, 0, 256), w = testlib::random_tensor({DType::I8, {3, 2, 3, 3}}, rng, -128, 128);
+  Tensor xzp = testlib::random_tensor({DType::U8, {}}, rng, 0, 256), wzp = testlib::random_tensor({DType::I8, {3}}, rng, -128, 128);
   Tensor y = run(single_node("ConvInteger", {x.type(), w.type(), xzp.type(), wzp.type()}, 1, {}, 10), {x, w, xzp, wzp})[0];
   ASSERT_EQ(y.type(), (TensorType{DType::I32, {1, 3, 3, 3}}));
   for (int64_t o = 0; o < 3; ++o)

@@ -40,12 +40,6 @@ Fn activation(const std::string& n) {
   return [](double x) { return x / (1 + std::fabs(x)); };  // Softsign
 }
 
-Tensor random(const Dims& shape, Rng& rng) {
-  Tensor t(TensorType{DType::F32, shape});
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, static_cast<float>(rng.uniform(-0.8, 0.8)));
-  return t;
-}
-
 // The ONNX definitions, step by step in f64. Returns Y, Y_h (and Y_c) in the case's layout.
 std::vector<Tensor> reference(const Case& c, const std::vector<Tensor>& in) {
   const Tensor &X = in[0], &W = in[1], &R = in[2];
@@ -162,12 +156,11 @@ void check(const std::string& op, uint64_t seed) {
     for (int64_t k = 0; k < c.dirs; ++k) c.acts.insert(c.acts.end(), d.begin(), d.end());
   }
   int64_t G = c.gates, H = c.hidden;
-  std::vector<Tensor> in = {random(c.batchwise ? Dims{c.batch, c.seq, c.input} : Dims{c.seq, c.batch, c.input}, rng),
-                            random({c.dirs, G * H, c.input}, rng), random({c.dirs, G * H, H}, rng),
-                            random({c.dirs, 2 * G * H}, rng), Tensor(TensorType{DType::I32, {c.batch}}),
-                            random(c.batchwise ? Dims{c.batch, c.dirs, H} : Dims{c.dirs, c.batch, H}, rng),
-                            random(c.batchwise ? Dims{c.batch, c.dirs, H} : Dims{c.dirs, c.batch, H}, rng),
-                            random({c.dirs, 3 * H}, rng)};
+  auto rand = [&](const Dims& shape) { return testlib::random_tensor({DType::F32, shape}, rng, -0.8, 0.8); };
+  Dims state = c.batchwise ? Dims{c.batch, c.dirs, H} : Dims{c.dirs, c.batch, H};
+  std::vector<Tensor> in = {rand(c.batchwise ? Dims{c.batch, c.seq, c.input} : Dims{c.seq, c.batch, c.input}),
+                            rand({c.dirs, G * H, c.input}), rand({c.dirs, G * H, H}), rand({c.dirs, 2 * G * H}),
+                            Tensor(TensorType{DType::I32, {c.batch}}), rand(state), rand(state), rand({c.dirs, 3 * H})};
   for (int64_t b = 0; b < c.batch; ++b) in[4].set_i64(b, c.seq);
   std::vector<bool> given = {true, true, true, c.bias, rng.coin(), c.h0, c.c0, c.peep};
   testlib::OnnxModel m;

@@ -22,22 +22,10 @@ using ir::Tensor;
 using ir::TensorType;
 using cd = std::complex<double>;
 
-Tensor random(const Dims& shape, Rng& rng) {
-  Tensor t(TensorType{DType::F32, shape});
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, static_cast<float>(rng.uniform(-1, 1)));
-  return t;
-}
-
 Tensor scalar_i64(int64_t v) {
   Tensor t(TensorType{DType::I64, {}});
   t.set_i64(0, v);
   return t;
-}
-
-int64_t offset(const Dims& shape, const Dims& idx) {
-  int64_t o = 0;
-  for (size_t d = 0; d < shape.size(); ++d) o = o * shape[d] + idx[d];
-  return o;
 }
 
 TEST(CoverageSignal, DftMatchesTheComplexSum) {
@@ -48,7 +36,7 @@ TEST(CoverageSignal, DftMatchesTheComplexSum) {
     bool inverse = rng.coin(), onesided = rng.coin(0.3), given = rng.coin();
     int64_t l = given ? rng.range(1, 9) : n, k = onesided ? l / 2 + 1 : l;
     SCOPED_TRACE("seed " + std::to_string(seed));
-    Tensor x = random(xs, rng);
+    Tensor x = testlib::random_tensor({DType::F32, xs}, rng);
     testlib::OnnxModel m;
     m.inputs.push_back({"x", x.type()});
     if (given) m.initializers.push_back({"len", scalar_i64(l)});
@@ -66,14 +54,14 @@ TEST(CoverageSignal, DftMatchesTheComplexSum) {
           cd sum = 0;
           for (int64_t t = 0; t < std::min(n, l); ++t) {
             Dims at = {b, axis == 1 ? t : p, axis == 2 ? t : q, 0};
-            cd v(x.get_f64(offset(xs, at)), 0);
-            if (xs.back() == 2) at.back() = 1, v.imag(x.get_f64(offset(xs, at)));
+            cd v(x.get_f64(testlib::flat_offset(xs, at)), 0);
+            if (xs.back() == 2) at.back() = 1, v.imag(x.get_f64(testlib::flat_offset(xs, at)));
             double angle = 2 * std::numbers::pi * double(kk * t) / double(l) * (inverse ? 1 : -1);
             sum += v * std::polar(1.0, angle);
           }
           if (inverse) sum /= double(l);
-          want.set_f64(offset(ys, {b, p, q, 0}), sum.real());
-          want.set_f64(offset(ys, {b, p, q, 1}), sum.imag());
+          want.set_f64(testlib::flat_offset(ys, {b, p, q, 0}), sum.real());
+          want.set_f64(testlib::flat_offset(ys, {b, p, q, 1}), sum.imag());
         }
     EXPECT_EQ(testlib::compare_tensors(got, want, 1e-4, 1e-5), "") << ir::dims_str(xs) << " axis " << axis << " L " << l;
   }
@@ -86,7 +74,7 @@ TEST(CoverageSignal, StftMatchesWindowedFrames) {
     Dims xs = {rng.range(1, 3), len, rng.coin() ? 1 : 2};
     bool windowed = rng.coin(), onesided = rng.coin();
     SCOPED_TRACE("seed " + std::to_string(seed));
-    Tensor x = random(xs, rng), w = random({l}, rng);
+    Tensor x = testlib::random_tensor({DType::F32, xs}, rng), w = testlib::random_tensor({DType::F32, {l}}, rng);
     testlib::OnnxModel m;
     m.inputs.push_back({"x", x.type()});
     m.initializers.push_back({"step", scalar_i64(step)});
@@ -104,11 +92,11 @@ TEST(CoverageSignal, StftMatchesWindowedFrames) {
         for (int64_t kk = 0; kk < k; ++kk) {
           cd sum = 0;
           for (int64_t t = 0; t < l; ++t) {
-            cd v(x.get_f64(offset(xs, {b, f * step + t, 0})), xs[2] == 2 ? x.get_f64(offset(xs, {b, f * step + t, 1})) : 0);
+            cd v(x.get_f64(testlib::flat_offset(xs, {b, f * step + t, 0})), xs[2] == 2 ? x.get_f64(testlib::flat_offset(xs, {b, f * step + t, 1})) : 0);
             sum += v * (windowed ? w.get_f64(t) : 1.0) * std::polar(1.0, -2 * std::numbers::pi * double(kk * t) / double(l));
           }
-          want.set_f64(offset(ys, {b, f, kk, 0}), sum.real());
-          want.set_f64(offset(ys, {b, f, kk, 1}), sum.imag());
+          want.set_f64(testlib::flat_offset(ys, {b, f, kk, 0}), sum.real());
+          want.set_f64(testlib::flat_offset(ys, {b, f, kk, 1}), sum.imag());
         }
     EXPECT_EQ(testlib::compare_tensors(got, want, 1e-4, 1e-5), "") << ir::dims_str(xs) << " L " << l << " step " << step;
   }
