@@ -34,10 +34,17 @@ struct Group {
   bool constant = false;         // its nodes depend on no graph input
   bool movement = false;         // injective groups: only views and permutations so far
   bool conv = false;             // linear groups: of a conv
-  bool moved = false;            // conv groups: a view or permutation of the result joined
   bool writes_output = false;    // a node's output is a graph output
   ir::ValueId tail;              // linear groups: the latest node's output
   std::vector<ir::NodeId> trailing;  // conv groups: the views and permutations of the result
+};
+
+// What the rules ask of each node, computed once per graph.
+struct NodeFacts {
+  std::vector<bool> constant;       // depends on no graph input
+  std::vector<bool> movement;       // a view or permutation (ir/movement.h)
+  std::vector<bool> feeds_conv;     // movement reaching a conv's src at strides
+  std::vector<bool> writes_output;  // an output is a graph output
 };
 
 // Whether the conv's result can be written through `trailing` and then n at strides.
@@ -50,12 +57,12 @@ bool writable_through(const ir::Graph& g, std::vector<ir::NodeId> trailing, ir::
 
 // Per value made by views and permutations (ir/movement.h) from a value computed otherwise
 // (or an input): the strides at which it reads that value's memory, when strides can say it.
-std::vector<std::optional<ir::Dims>> movement_strides(const ir::Graph& g) {
+std::vector<std::optional<ir::Dims>> movement_strides(const ir::Graph& g, const std::vector<bool>& movement) {
   std::vector<std::optional<ir::Dims>> out(static_cast<size_t>(g.num_values()));
   std::vector<bool> moved(static_cast<size_t>(g.num_values()), false);
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Primitive& p = g.node(ir::NodeId(n));
-    if (p.outputs.size() != 1 || !ir::is_movement(g, ir::NodeId(n))) continue;
+    if (p.outputs.size() != 1 || !movement[static_cast<size_t>(n)]) continue;
     auto in = static_cast<size_t>(p.inputs[0].v), o = static_cast<size_t>(p.outputs[0].v);
     moved[o] = true;
     if (moved[in] && !out[in]) continue;
@@ -66,12 +73,13 @@ std::vector<std::optional<ir::Dims>> movement_strides(const ir::Graph& g) {
 
 // Per node: whether it is a view or permutation whose result reaches a conv's src through
 // views and permutations only, and at strides.
-std::vector<bool> feeds_conv_src(const ir::Graph& g, const std::vector<std::optional<ir::Dims>>& strides) {
+std::vector<bool> feeds_conv_src(const ir::Graph& g, const std::vector<bool>& movement) {
+  std::vector<std::optional<ir::Dims>> strides = movement_strides(g, movement);
   std::vector<bool> feeds(static_cast<size_t>(g.num_nodes()), false);
   auto users = g.users();
   for (int32_t n = g.num_nodes(); n-- > 0;) {
     const ir::Primitive& p = g.node(ir::NodeId(n));
-    if (p.outputs.size() != 1 || !ir::is_movement(g, ir::NodeId(n)) || !strides[static_cast<size_t>(p.outputs[0].v)])
+    if (p.outputs.size() != 1 || !movement[static_cast<size_t>(n)] || !strides[static_cast<size_t>(p.outputs[0].v)])
       continue;
     for (ir::NodeId u : users[static_cast<size_t>(p.outputs[0].v)]) {
       const ir::Primitive& c = g.node(u);
@@ -148,17 +156,30 @@ bool is_graph_output(const ir::Graph& g, ir::ValueId v) {
   return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
 }
 
+NodeFacts node_facts(const ir::Graph& g) {
+  NodeFacts f;
+  f.constant = constant_nodes(g);
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const ir::Primitive& p = g.node(ir::NodeId(n));
+    f.movement.push_back(ir::is_movement(g, ir::NodeId(n)));
+    f.writes_output.push_back(std::any_of(p.outputs.begin(), p.outputs.end(), [&](ir::ValueId v) { return is_graph_output(g, v); }));
+  }
+  f.feeds_conv = feeds_conv_src(g, f.movement);
+  return f;
+}
+
 // Rule (1) of strategies.h: whether node `id` (p) may join a group of this kind.
-bool rule_allows(const ir::Graph& graph, ir::NodeId id, const Group& g, const std::vector<bool>& feeds_conv) {
+bool rule_allows(const ir::Graph& graph, ir::NodeId id, const Group& g, const NodeFacts& f) {
   const ir::Primitive& p = graph.node(id);
   Pattern n = pattern_of(p);
+  auto at = static_cast<size_t>(id.v);
   if (n == Pattern::Linear)
     return p.op == ir::PrimOp::Conv && g.kind == Pattern::Injective && g.movement && !g.writes_output &&
            graph.value(p.inputs[0]).origin == ir::ValueOrigin::Node &&
-           feeds_conv[static_cast<size_t>(graph.value(p.inputs[0]).node.v)];
+           f.feeds_conv[static_cast<size_t>(graph.value(p.inputs[0]).node.v)];
   // What reaches a conv's src through views and permutations stays movement only: the conv
   // then reads it in place through strides.
-  if (feeds_conv[static_cast<size_t>(id.v)] && !(g.kind == Pattern::Injective && g.movement)) return false;
+  if (f.feeds_conv[at] && !(g.kind == Pattern::Injective && g.movement)) return false;
   switch (g.kind) {
     case Pattern::Injective: return n == Pattern::Injective || n == Pattern::Reduction;
     case Pattern::Reduction:
@@ -166,9 +187,9 @@ bool rule_allows(const ir::Graph& graph, ir::NodeId id, const Group& g, const st
       if (p.op != ir::PrimOp::Elementwise && p.op != ir::PrimOp::Broadcast && p.op != ir::PrimOp::View) return false;
       return !g.rows || has_prefix(p.domain, *g.rows);
     case Pattern::Linear:
-      if (p.op == ir::PrimOp::Elementwise) return !g.moved;
-      return g.conv && ir::is_movement(graph, id) && p.inputs[0] == g.tail && !is_graph_output(graph, g.tail) &&
-             !feeds_conv[static_cast<size_t>(id.v)] && writable_through(graph, g.trailing, id);
+      if (p.op == ir::PrimOp::Elementwise) return g.trailing.empty();
+      return g.conv && f.movement[at] && p.inputs[0] == g.tail && !is_graph_output(graph, g.tail) && !f.feeds_conv[at] &&
+             writable_through(graph, g.trailing, id);
     case Pattern::Opaque: return false;
   }
   return false;
@@ -178,14 +199,12 @@ struct Pass {
   const ir::Graph& g;
   const NodeGraph& ng;
   const std::vector<bool>& materialised;  // per value
-  const std::vector<bool>& constant;      // per node
-  const std::vector<bool>& feeds_conv;    // per node
+  const NodeFacts& facts;
   Grouping gr;
   std::vector<Group> groups;
 
-  Pass(const ir::Graph& graph, const NodeGraph& nodes, const std::vector<bool>& mat, const std::vector<bool>& cst,
-       const std::vector<bool>& feeds)
-      : g(graph), ng(nodes), materialised(mat), constant(cst), feeds_conv(feeds), gr(nodes) {}
+  Pass(const ir::Graph& graph, const NodeGraph& nodes, const std::vector<bool>& mat, const NodeFacts& f)
+      : g(graph), ng(nodes), materialised(mat), facts(f), gr(nodes) {}
 
   // Rule (2): no value n reads from group k is materialised.
   bool reads_only_fusible(int32_t n, int32_t k) const {
@@ -211,9 +230,8 @@ struct Pass {
       if (std::find(tried.begin(), tried.end(), k) != tried.end()) continue;
       tried.push_back(k);
       const Group& grp = groups[static_cast<size_t>(k)];
-      if (grp.constant == constant[static_cast<size_t>(n)] && rule_allows(g, ir::NodeId(n), grp, feeds_conv) &&
-          reads_only_fusible(n, k) &&
-          gr.can_join(k, n))
+      if (grp.constant == facts.constant[static_cast<size_t>(n)] && rule_allows(g, ir::NodeId(n), grp, facts) &&
+          reads_only_fusible(n, k) && gr.can_join(k, n))
         return k;
     }
     return std::nullopt;
@@ -224,24 +242,27 @@ struct Pass {
       const ir::Primitive& p = g.node(ir::NodeId(n));
       Pattern pat = pattern_of(p);
       std::optional<int32_t> k = choose_group(n);
-      bool movement = ir::is_movement(g, ir::NodeId(n));
-      ir::ValueId out = p.outputs.empty() ? ir::ValueId() : p.outputs[0];
-      bool writes_output = std::any_of(p.outputs.begin(), p.outputs.end(), [&](ir::ValueId v) { return is_graph_output(g, v); });
+      auto at = static_cast<size_t>(n);
+      bool movement = facts.movement[at];
       if (!k) {
         gr.start(n);
-        groups.push_back({pat, pat == Pattern::Reduction ? row_shape(p) : std::nullopt, constant[static_cast<size_t>(n)],
-                          movement, p.op == ir::PrimOp::Conv, false, writes_output, out, {}});
-        continue;
+        groups.push_back({pat, pat == Pattern::Reduction ? row_shape(p) : std::nullopt, facts.constant[at], movement,
+                          p.op == ir::PrimOp::Conv, false, {}, {}});
+        k = static_cast<int32_t>(groups.size() - 1);
+      } else {
+        gr.join(n, *k);
+        Group& grp = groups[static_cast<size_t>(*k)];
+        if (grp.kind == Pattern::Injective && (pat == Pattern::Reduction || pat == Pattern::Linear)) {
+          grp.kind = pat;  // the group's anchor
+          grp.rows = pat == Pattern::Reduction ? row_shape(p) : std::nullopt;
+          grp.conv = p.op == ir::PrimOp::Conv;
+        }
+        if (grp.kind == Pattern::Linear && movement) grp.trailing.push_back(ir::NodeId(n));
+        grp.movement = grp.movement && movement;
       }
-      gr.join(n, *k);
       Group& grp = groups[static_cast<size_t>(*k)];
-      if (grp.kind == Pattern::Injective && pat == Pattern::Reduction) grp = {Pattern::Reduction, row_shape(p), grp.constant, false, false, false, grp.writes_output, {}, {}};
-      if (grp.kind == Pattern::Injective && pat == Pattern::Linear) grp = {Pattern::Linear, std::nullopt, grp.constant, false, true, false, grp.writes_output, {}, {}};
-      grp.movement = grp.movement && movement;
-      if (grp.kind == Pattern::Linear && movement) grp.trailing.push_back(ir::NodeId(n));
-      grp.moved = grp.moved || (grp.kind == Pattern::Linear && movement);
-      grp.writes_output = grp.writes_output || writes_output;
-      grp.tail = out;
+      grp.writes_output = grp.writes_output || facts.writes_output[at];
+      grp.tail = p.outputs.empty() ? ir::ValueId() : p.outputs[0];
     }
   }
 
@@ -263,12 +284,11 @@ struct Pass {
 
 std::vector<tile::Kernel> greedy_kernels(const ir::Graph& g) {
   NodeGraph ng(g);
-  std::vector<bool> constant = constant_nodes(g);
-  std::vector<bool> feeds = feeds_conv_src(g, movement_strides(g));
+  NodeFacts facts = node_facts(g);
   std::vector<bool> materialised(static_cast<size_t>(g.num_values()), false);
   for (int32_t round = 0;; ++round) {
     ORCHID_CHECK(round <= g.num_values()) << "greedy fusion did not settle";
-    Pass pass(g, ng, materialised, constant, feeds);
+    Pass pass(g, ng, materialised, facts);
     pass.run();
     if (!pass.mark_split_values(materialised)) return pass.gr.kernels();
   }
