@@ -179,8 +179,8 @@ struct Walk {
   std::vector<std::optional<Operand>> leaves;  // by value id: data of an input or constant
   std::optional<LinearPattern> pattern;
   std::vector<ir::ValueId> chain;  // linear output, post-op results, trailing views
-  std::vector<ir::NodeId> trailing;  // the views and permutations after the post-ops
-  bool in_views = false;             // trailing views began: no further post-ops
+  std::vector<ir::NodeId> trailing;  // the views and permutations after the post-ops (then no
+                                     // further post-op)
 };
 
 std::string node_str(const ir::Graph& g, ir::NodeId n) {
@@ -261,7 +261,7 @@ std::string body_context(const Walk& w, ir::NodeId n, BodyContext& c) {
 std::string add_post_op(Walk& w, ir::NodeId n) {
   const ir::Primitive& p = w.g.node(n);
   if (!w.pattern) return node_str(w.g, n) + " comes before the linear primitive";
-  if (w.in_views) return node_str(w.g, n) + " follows a view of the result";
+  if (!w.trailing.empty()) return node_str(w.g, n) + " follows a view of the result";
   if (p.outputs.size() != 1 || p.bodies.size() != 1 || w.g.type(p.outputs[0]).dtype != ir::DType::F32)
     return node_str(w.g, n) + " is not one f32 output";
   if (p.domain != w.pattern->out) return node_str(w.g, n) + " has domain " + ir::dims_str(p.domain);
@@ -300,7 +300,6 @@ std::string step_node(Walk& w, ir::NodeId n) {
   if (p.op == ir::PrimOp::MatMul || p.op == ir::PrimOp::Conv) return start_linear(w, n);
   if (p.op == ir::PrimOp::Elementwise) return add_post_op(w, n);
   if (movement && w.pattern && p.inputs[0] == w.chain.back()) {
-    w.in_views = true;
     w.chain.push_back(p.outputs[0]);
     w.trailing.push_back(n);
     return "";
@@ -445,7 +444,7 @@ const char* alg_name(EltwiseAlg a) {
 }  // namespace
 
 PatternMatch match_linear_pattern(const ir::Graph& g) {
-  Walk w{g, input_leaves(g), std::nullopt, {}, {}, false};
+  Walk w{g, input_leaves(g), std::nullopt, {}, {}};
   if (std::string why = walk(w); !why.empty()) return {std::nullopt, "onednn: " + why};
   merge_linear_post_ops(w.pattern->post_ops);
   if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())

@@ -36,7 +36,7 @@ memory::desc plain_desc(const ir::Dims& shape) {
 
 // An operand as the step reads it: its shape at its strides (dense row-major without any).
 memory::desc read_desc(const ir::Dims& shape, const ir::Dims& strides) {
-  return memory::desc(to_dims(shape), kF32, to_dims(strides.empty() ? ir::row_major_strides(shape) : strides));
+  return strides.empty() ? plain_desc(shape) : memory::desc(to_dims(shape), kF32, to_dims(strides));
 }
 
 // A matmul operand read in shape [b.., r, c] at `read_strides` in a rank-`rank` domain:
