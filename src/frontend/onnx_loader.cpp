@@ -225,6 +225,12 @@ OpNode convert_node(const onnx::NodeProto& n, size_t index, const onnx::ModelPro
   return out;
 }
 
+// Initializer t of the graph or of an inlined branch, under `name`; each name once.
+void add_initializer(OpGraph& g, std::set<std::string>& defined, const onnx::TensorProto& t, const std::string& name) {
+  ORCHID_USER_CHECK(defined.insert(name).second) << g.path << ": initializer '" << name << "' is defined twice";
+  g.initializers.emplace_back(name, tensor_from_proto(t, g.path + ": initializer '" + name + "'"));
+}
+
 // Converts nodes into `nodes`, inlining each If whose condition is a constant (an
 // initializer, or an input bound at compile time): the chosen branch's nodes and
 // initializers join the graph, the values the branch defines renamed under
@@ -257,7 +263,7 @@ struct Inliner {
               const Renames& outer) {
     for (const onnx::NodeProto& proto : list) {
       bool is_if = proto.op_type() == "If" && (proto.domain().empty() || proto.domain() == "ai.onnx");
-      if (outer.empty() && prefix.empty() && !is_if) {  // the top level: no copy (Constant nodes can be large)
+      if (prefix.empty() && !is_if) {  // the top level: no copy (Constant nodes can be large)
         nodes.push_back(convert_node(proto, index++, m, g.opset, path));
         continue;
       }
@@ -288,15 +294,13 @@ struct Inliner {
         << n.output_size();
     std::string prefix = name + (cond ? "/then/" : "/else/");
     Renames inner = outer;
-    for (const auto& t : branch->initializer()) inner[t.name()] = prefix + t.name();
+    for (const auto& t : branch->initializer()) {
+      inner[t.name()] = prefix + t.name();
+      add_initializer(g, defined, t, prefix + t.name());
+    }
     for (const auto& bn : branch->node())
       for (const auto& o : bn.output())
         if (!o.empty()) inner[o] = prefix + o;
-    for (const auto& t : branch->initializer()) {
-      std::string v = prefix + t.name();
-      ORCHID_USER_CHECK(defined.insert(v).second) << path << ": initializer '" << v << "' is defined twice";
-      g.initializers.emplace_back(v, tensor_from_proto(t, path + ": initializer '" + v + "'"));
-    }
     append(branch->node(), prefix, inner);
     for (int k = 0; k < n.output_size(); ++k) {
       if (n.output(k).empty()) continue;
@@ -439,11 +443,7 @@ OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
   g.opset = check_opsets(m, path);
   for (auto& t : *m.mutable_graph()->mutable_initializer()) load_external_data(t, path);
   std::set<std::string> defined;
-  for (const auto& t : m.graph().initializer()) {
-    ORCHID_USER_CHECK(defined.insert(t.name()).second)
-        << path << ": initializer '" << t.name() << "' is defined twice";
-    g.initializers.emplace_back(t.name(), tensor_from_proto(t, path + ": initializer '" + t.name() + "'"));
-  }
+  for (const auto& t : m.graph().initializer()) add_initializer(g, defined, t, t.name());
   for (const auto& v : m.graph().input()) {
     if (defined.count(v.name())) continue;  // older models list initializers as inputs too
     auto bound = opts.bind.find(v.name());
