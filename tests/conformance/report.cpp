@@ -18,7 +18,7 @@ bool out_of_scope(const std::string& op, const std::string& reason) {
   static const std::set<std::string> kOps = {"Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform",
                                              "RandomUniformLike", "Multinomial", "Loop", "Scan",
                                              "NonMaxSuppression", "Unique", "NonZero"};
-  for (const char* r : {"ai.onnx.preview.training", "element type STRING", "STRING", "only tensor inputs", "training_mode", "training-mode",
+  for (const char* r : {"ai.onnx.preview.training", "STRING", "only tensor inputs", "training_mode", "training-mode",
                         "operator Loop", "operator Scan", "operator Sequence", "operator SplitToSequence",
                         "operator Optional"})
     if (reason.find(r) != std::string::npos) return true;
