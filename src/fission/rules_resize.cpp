@@ -5,15 +5,15 @@
 // resize.py) defines — in f64, exactly as it does — and builds:
 //  - nearest: one layout primitive reading x at the table's index on every axis (an affine
 //    or floordiv index where the table is one, an indirect load of the table otherwise);
-//  - linear: per resized axis (last axis first, as the reference), a layout primitive with
-//    two outputs (the lower and upper neighbour) and an elementwise lerp with a constant
-//    table of weights — separable N-linear interpolation;
-//  - cubic: the same with four neighbours and the weights of Keys' kernel (cubic_coeff_a,
-//    exclude_outside), separable N-cubic interpolation.
+//  - linear and cubic: per resized axis (last axis first, as the reference), a layout
+//    primitive with one output per tap (linear: the lower and upper neighbour; cubic: four
+//    neighbours) and an elementwise sum weighted by constant tables (linear: 1 − r and r;
+//    cubic: Keys' kernel, cubic_coeff_a, exclude_outside) — separable interpolation;
 // tf_crop_and_resize (linear and cubic) reads the region of interest and puts the
 // extrapolation value where the source lies outside, per axis as the reference's recursion.
-// Refused: tf_crop_and_resize with nearest, linear and cubic on integer tensors, and (for Resize-10 and
-// Upsample, whose rounding ONNX never specified) nearest with a non-integer scale.
+// Refused: tf_crop_and_resize with nearest, linear and cubic on integer tensors, and (for
+// Resize-10 and Upsample, whose rounding ONNX never specified) nearest with a non-integer
+// scale.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -278,132 +278,88 @@ ValueId resize_nearest(RuleContext& ctx, const ResizeSpec& s) {
 
 namespace {
 
-// One axis of linear interpolation: per output coordinate, the lower and upper neighbours
-// (clamped into the axis, as the reference's edge padding does) and the upper one's weight.
-struct LerpTables {
-  std::vector<int64_t> lo, hi;
-  std::vector<double> w;
-  std::vector<bool> outside;  // tf_crop_and_resize: takes the extrapolation value
-  bool weightless() const {
-    return std::all_of(w.begin(), w.end(), [](double x) { return x == 0; }) &&
-           std::none_of(outside.begin(), outside.end(), [](bool b) { return b; });
+// One axis of interpolation: per output coordinate, the input index each tap reads (clamped
+// into the axis, as the reference's edge padding does) and its weight; tf_crop_and_resize
+// marks the coordinates whose source lies outside the input.
+struct Taps {
+  explicit Taps(size_t taps) : idx(taps), w(taps) {}
+  std::vector<std::vector<int64_t>> idx;  // per tap, per output coordinate
+  std::vector<std::vector<double>> w;
+  std::vector<bool> outside;
+  bool any_outside() const { return std::any_of(outside.begin(), outside.end(), [](bool b) { return b; }); }
+  // Whether every coordinate reads its first tap alone, unweighted (a gather, no arithmetic).
+  bool single() const {
+    for (size_t o = 0; o < w[0].size(); ++o) {
+      if (w[0][o] != 1) return false;
+      for (size_t k = 1; k < w.size(); ++k)
+        if (w[k][o] != 0) return false;
+    }
+    return !any_outside();
+  }
+  bool identity(int64_t in) const {
+    if (!single() || static_cast<int64_t>(idx[0].size()) != in) return false;
+    for (size_t o = 0; o < idx[0].size(); ++o)
+      if (idx[0][o] != static_cast<int64_t>(o)) return false;
+    return true;
   }
 };
 
-// The per-coordinate table of an axis [n, 1, ..] (aligned with dim d of a rank-r tensor) as a
-// constant of dtype t.
-ValueId axis_table(RuleContext& ctx, const std::vector<double>& v, size_t d, size_t r, DType t, const std::string& name) {
-  ir::Dims shape(r - d, 1);
-  shape[0] = static_cast<int64_t>(v.size());
-  return constant_of(ctx, t, shape, v, name);
+// The taps at base + k (k < weights' count) of coordinate o, weights as given.
+void add_coordinate(Taps& t, const ResizeSpec& s, size_t d, int64_t o, int64_t in, int64_t base,
+                    const std::vector<double>& weights) {
+  for (size_t k = 0; k < weights.size(); ++k) {
+    t.idx[k].push_back(clamp_index(base + static_cast<int64_t>(k), in));
+    t.w[k].push_back(weights[k]);
+  }
+  t.outside.push_back(extrapolated(s, d, o, in));
 }
 
-// `ins` and `f` extended with tf_crop_and_resize's extrapolation: where outside[o] holds, the
-// result is the extrapolation value instead.
-void with_extrapolation(RuleContext& ctx, const ResizeSpec& s, const std::vector<bool>& outside, size_t d, DType t,
-                        std::vector<ValueId>& ins, ExprFn& f, const std::string& axis) {
-  if (std::none_of(outside.begin(), outside.end(), [](bool b) { return b; })) return;
-  std::vector<double> mask(outside.begin(), outside.end());
-  ins.push_back(axis_table(ctx, mask, d, s.out.size(), DType::Bool, "outside" + axis));
-  size_t at = ins.size() - 1;
-  double value = s.extrapolation;
-  f = [inner = f, at, value, t](const std::vector<Expr>& v) {
-    return ir::select(v[at], ir::constant(ir::Scalar::of(t, value)), inner(v));
-  };
-}
-
-LerpTables lerp_tables(const ResizeSpec& s, size_t d, int64_t in) {
-  LerpTables t;
+// Linear: the neighbours floor(x) and floor(x) + 1, weighted 1 − r and r, r = x − floor(x).
+Taps linear_taps(const ResizeSpec& s, size_t d, int64_t in) {
+  Taps t(2);
   for (int64_t o = 0; o < s.out[d]; ++o) {
-    double x = source(s, d, o, in);
-    double f = std::floor(x);
-    t.lo.push_back(clamp_index(static_cast<int64_t>(f), in));
-    t.hi.push_back(clamp_index(static_cast<int64_t>(f) + 1, in));
-    t.w.push_back(x - f);
-    t.outside.push_back(extrapolated(s, d, o, in));
+    double x = source(s, d, o, in), f = std::floor(x);
+    add_coordinate(t, s, d, o, in, static_cast<int64_t>(f), {1 - (x - f), x - f});
   }
   return t;
 }
 
-// y resized along axis d: the two neighbours gathered by one layout primitive, then
-// lo * (1 - w) + hi * w elementwise, computed in f32 (f64 for f64 tensors).
-ValueId lerp_axis(RuleContext& ctx, const ResizeSpec& s, ValueId y, size_t d, const LerpTables& t, bool last) {
-  ir::TensorType yt = ctx.graph().type(y);
-  ir::Dims shape = yt.shape;
-  shape[d] = static_cast<int64_t>(t.lo.size());
-  std::string axis = std::to_string(d);
-  PrimBuilder b(ctx.graph());
-  std::vector<Expr> i = domain_vars(shape.size()), lo = i, hi = i;
-  lo[d] = table_index(ctx, b, i[d], t.lo, yt.shape[d], "lo" + axis);
-  hi[d] = table_index(ctx, b, i[d], t.hi, yt.shape[d], "hi" + axis);
-  std::vector<Expr> bodies = {b.load(y, lo)};
-  if (!t.weightless()) bodies.push_back(b.load(y, hi));
-  ir::Primitive p = b.make(ir::PrimOp::Layout);
-  p.domain = shape;
-  p.bodies = bodies;
-  if (t.weightless()) return ctx.emit1(std::move(p), {yt.dtype, shape}, last ? "" : "axis" + axis);
-  std::vector<ValueId> n =
-      ctx.emit(std::move(p), {{yt.dtype, shape}, {yt.dtype, shape}}, "axis" + axis);
-  DType c = yt.dtype == DType::F64 ? DType::F64 : DType::F32;
-  std::vector<ValueId> ins = {n[0], n[1], axis_table(ctx, t.w, d, shape.size(), c, "weight" + axis)};
-  DType out = yt.dtype;
-  ExprFn f = [c, out](const std::vector<Expr>& v) {
-    Expr one = ir::const_f(c, 1.0);
-    Expr a = c == out ? v[0] : ir::cast(c, v[0]), z = c == out ? v[1] : ir::cast(c, v[1]);
-    Expr r = a * (one - v[2]) + z * v[2];
-    return c == out ? r : ir::cast(out, r);
-  };
-  with_extrapolation(ctx, s, t.outside, d, out, ins, f, axis);
-  return ew_map(ctx, ins, out, f, last ? "" : "lerp" + axis);
-}
-
-// One axis of cubic interpolation: per output coordinate, four neighbours (clamped into the
-// axis) and their weights, as the reference computes them: the four integers nearest the
-// source coordinate x (ties to the left), the kernel of Keys with a = cubic_coeff_a at
-// ratio r = x - floor(x) (1 where x is an integer), weights of neighbours outside the axis
-// zeroed and the rest renormalised under exclude_outside.
-struct CubicTables {
-  std::vector<int64_t> idx[4];
-  std::vector<double> w[4];
-  std::vector<bool> outside;  // tf_crop_and_resize: takes the extrapolation value
-};
-
-CubicTables cubic_tables(const ResizeSpec& s, size_t d, int64_t in) {
-  CubicTables t;
+// Cubic, as the reference computes it: the four integers nearest the source coordinate x
+// (ties to the left), Keys' kernel with a = cubic_coeff_a at ratio r = x − floor(x) (1 where x
+// is an integer), the weights of neighbours outside the axis zeroed and the rest renormalised
+// under exclude_outside.
+Taps cubic_taps(const ResizeSpec& s, size_t d, int64_t in) {
+  Taps t(4);
   for (int64_t o = 0; o < s.out[d]; ++o) {
-    double x = source(s, d, o, in);
-    double f = std::floor(x);
+    double x = source(s, d, o, in), f = std::floor(x);
     double r = x == f ? 1.0 : x - f;
     auto base = static_cast<int64_t>(f) - (x == f ? 2 : 1);
     std::array<double, 4> c = keys_cubic_weights(r, s.cubic_a, [](double v) { return v; });
     if (s.exclude_outside) {
       double sum = 0;
-      for (int k = 0; k < 4; ++k) {
-        if (base + k < 0 || base + k >= in) c[k] = 0;
-        sum += c[k];
+      for (int64_t k = 0; k < 4; ++k) {
+        if (base + k < 0 || base + k >= in) c[static_cast<size_t>(k)] = 0;
+        sum += c[static_cast<size_t>(k)];
       }
       for (double& v : c) v /= sum;
     }
-    for (int k = 0; k < 4; ++k) {
-      t.idx[k].push_back(clamp_index(base + k, in));
-      t.w[k].push_back(c[k]);
-    }
-    t.outside.push_back(extrapolated(s, d, o, in));
+    add_coordinate(t, s, d, o, in, base, {c.begin(), c.end()});
   }
   return t;
 }
 
-// y resized along axis d by cubic interpolation: the four neighbours gathered by one layout
-// primitive, then their weighted sum elementwise (f32, f64 for f64 tensors).
-ValueId cubic_axis(RuleContext& ctx, const ResizeSpec& s, ValueId y, size_t d, const CubicTables& t, bool last) {
+// y resized along axis d: the taps gathered by one layout primitive (one output per tap),
+// then their weighted sum elementwise, computed in f32 (f64 for f64 tensors), with
+// tf_crop_and_resize's extrapolation value where the source lies outside.
+ValueId interpolate_axis(RuleContext& ctx, const ResizeSpec& s, ValueId y, size_t d, const Taps& t, bool last) {
   ir::TensorType yt = ctx.graph().type(y);
   ir::Dims shape = yt.shape;
   shape[d] = static_cast<int64_t>(t.idx[0].size());
   std::string axis = std::to_string(d);
+  size_t taps = t.single() ? 1 : t.idx.size();
   PrimBuilder b(ctx.graph());
-  std::vector<Expr> i = domain_vars(shape.size());
-  std::vector<Expr> bodies;
-  for (int k = 0; k < 4; ++k) {
+  std::vector<Expr> i = domain_vars(shape.size()), bodies;
+  for (size_t k = 0; k < taps; ++k) {
     std::vector<Expr> at = i;
     at[d] = table_index(ctx, b, i[d], t.idx[k], yt.shape[d], "tap" + std::to_string(k) + "_" + axis);
     bodies.push_back(b.load(y, at));
@@ -411,59 +367,43 @@ ValueId cubic_axis(RuleContext& ctx, const ResizeSpec& s, ValueId y, size_t d, c
   ir::Primitive p = b.make(ir::PrimOp::Layout);
   p.domain = shape;
   p.bodies = bodies;
-  std::vector<ValueId> n = ctx.emit(std::move(p), std::vector<ir::TensorType>(4, {yt.dtype, shape}), "taps" + axis);
-  DType c = yt.dtype == DType::F64 ? DType::F64 : DType::F32;
-  std::vector<ValueId> ins = n;
-  for (int k = 0; k < 4; ++k)
-    ins.push_back(axis_table(ctx, t.w[k], d, shape.size(), c, "weight" + std::to_string(k) + "_" + axis));
-  DType out = yt.dtype;
-  ExprFn f = [c, out](const std::vector<Expr>& v) {
+  if (taps == 1) return ctx.emit1(std::move(p), {yt.dtype, shape}, last ? "" : "axis" + axis);
+  std::vector<ValueId> ins = ctx.emit(std::move(p), std::vector<ir::TensorType>(taps, {yt.dtype, shape}), "axis" + axis);
+  DType c = yt.dtype == DType::F64 ? DType::F64 : DType::F32, out = yt.dtype;
+  ir::Dims wshape(shape.size() - d, 1);
+  wshape[0] = shape[d];
+  for (size_t k = 0; k < taps; ++k)
+    ins.push_back(constant_of(ctx, c, wshape, t.w[k], "weight" + std::to_string(k) + "_" + axis));
+  if (t.any_outside()) {
+    std::vector<double> mask(t.outside.begin(), t.outside.end());
+    ins.push_back(constant_of(ctx, DType::Bool, wshape, mask, "outside" + axis));
+  }
+  return ew_map(ctx, ins, out, [&](const std::vector<Expr>& v) {
     Expr r;
-    for (size_t k = 0; k < 4; ++k) {
-      Expr term = (c == out ? v[k] : ir::cast(c, v[k])) * v[4 + k];
+    for (size_t k = 0; k < taps; ++k) {
+      Expr term = (c == out ? v[k] : ir::cast(c, v[k])) * v[taps + k];
       r = r.defined() ? r + term : term;
     }
-    return c == out ? r : ir::cast(out, r);
-  };
-  with_extrapolation(ctx, s, t.outside, d, out, ins, f, axis);
-  return ew_map(ctx, ins, out, f, last ? "" : "cubic" + axis);
+    if (c != out) r = ir::cast(out, r);
+    if (t.any_outside()) r = ir::select(v.back(), ir::constant(ir::Scalar::of(out, s.extrapolation)), r);
+    return r;
+  }, last ? "" : "interpolated" + axis);
 }
 
 std::vector<ValueId> resize(RuleContext& ctx, const ResizeSpec& s) {
   if (!s.linear && !s.cubic) return {resize_nearest(ctx, s)};
-  if (s.cubic) {
-    if (!ir::is_float(ctx.dtype(0)))
-      ctx.unsupported("cubic interpolation of integer tensors (ONNX leaves the rounding unspecified)");
-    ir::Dims in = ctx.shape(0);
-    std::vector<std::pair<size_t, CubicTables>> axes;  // the axes that change, last first
-    for (size_t d = in.size(); d-- > 0;) {
-      CubicTables t = cubic_tables(s, d, in[d]);
-      bool identity = s.out[d] == in[d] && std::none_of(t.outside.begin(), t.outside.end(), [](bool b) { return b; });
-      for (int64_t o = 0; identity && o < s.out[d]; ++o)
-        for (int k = 0; k < 4; ++k) {
-          auto at = static_cast<size_t>(o);
-          identity = identity && (t.w[k][at] == 0 || (t.w[k][at] == 1 && t.idx[k][at] == o));
-        }
-      if (!identity) axes.emplace_back(d, std::move(t));
-    }
-    ValueId y = ctx.input(0);
-    for (size_t k = 0; k < axes.size(); ++k) y = cubic_axis(ctx, s, y, axes[k].first, axes[k].second, k + 1 == axes.size());
-    return {y};
-  }
   if (!ir::is_float(ctx.dtype(0)))
-    ctx.unsupported(
-        "linear interpolation of integer tensors (ONNX leaves the rounding unspecified)");
+    ctx.unsupported(std::string(s.cubic ? "cubic" : "linear") +
+                    " interpolation of integer tensors (ONNX leaves the rounding unspecified)");
   ir::Dims in = ctx.shape(0);
-  std::vector<std::pair<size_t, LerpTables>> axes;  // the axes that change, last first
+  std::vector<std::pair<size_t, Taps>> axes;  // the axes that change, last first
   for (size_t d = in.size(); d-- > 0;) {
-    LerpTables t = lerp_tables(s, d, in[d]);
-    bool identity = s.out[d] == in[d] && t.weightless();
-    for (int64_t o = 0; identity && o < s.out[d]; ++o) identity = t.lo[static_cast<size_t>(o)] == o;
-    if (!identity) axes.emplace_back(d, std::move(t));
+    Taps t = s.cubic ? cubic_taps(s, d, in[d]) : linear_taps(s, d, in[d]);
+    if (!t.identity(in[d])) axes.emplace_back(d, std::move(t));
   }
   ValueId y = ctx.input(0);
   for (size_t k = 0; k < axes.size(); ++k)
-    y = lerp_axis(ctx, s, y, axes[k].first, axes[k].second, k + 1 == axes.size());
+    y = interpolate_axis(ctx, s, y, axes[k].first, axes[k].second, k + 1 == axes.size());
   return {y};
 }
 
