@@ -458,19 +458,14 @@ bool uses_gemm(const ir::Graph& g, const ir::Primitive& p, const Schedule& s) {
 
 namespace {
 
-// The coefficient of domain variable d in integer index expression e, where e is affine in it
-// (sums, differences and products by integer constants of d and of expressions free of it
-// and of loads); none otherwise.
-std::optional<int64_t> coefficient(const ir::Expr& e, int32_t d) {
-  bool loads = false;
-  ir::visit_post(e, [&](const ir::Expr& x) { loads |= x.op() == ir::ExprOp::Load; });
-  if (loads) return std::nullopt;
+// The coefficient of d in e, load-free, where e is affine in d.
+std::optional<int64_t> affine_coefficient(const ir::Expr& e, int32_t d) {
   if (!mentions(e, d)) return 0;
   switch (e.op()) {
     case ir::ExprOp::Var: return 1;
     case ir::ExprOp::Add:
     case ir::ExprOp::Sub: {
-      std::optional<int64_t> a = coefficient(e.arg(0), d), b = coefficient(e.arg(1), d);
+      std::optional<int64_t> a = affine_coefficient(e.arg(0), d), b = affine_coefficient(e.arg(1), d);
       if (!a || !b) return std::nullopt;
       return e.op() == ir::ExprOp::Add ? *a + *b : *a - *b;
     }
@@ -478,13 +473,23 @@ std::optional<int64_t> coefficient(const ir::Expr& e, int32_t d) {
       for (int side = 0; side < 2; ++side) {
         const ir::Expr& k = e.arg(side);
         if (k.op() == ir::ExprOp::Const && ir::is_integral(k.dtype())) {
-          std::optional<int64_t> c = coefficient(e.arg(1 - side), d);
+          std::optional<int64_t> c = affine_coefficient(e.arg(1 - side), d);
           if (c) return *c * k->value.i;
         }
       }
       return std::nullopt;
     default: return std::nullopt;
   }
+}
+
+// The coefficient of domain variable d in integer index expression e, where e is affine in it
+// (sums, differences and products by integer constants of d and of expressions free of it
+// and of loads); none otherwise.
+std::optional<int64_t> coefficient(const ir::Expr& e, int32_t d) {
+  bool loads = false;
+  ir::visit_post(e, [&](const ir::Expr& x) { loads |= x.op() == ir::ExprOp::Load; });
+  if (loads) return std::nullopt;
+  return affine_coefficient(e, d);
 }
 
 }  // namespace
