@@ -7,7 +7,7 @@ CTEST = cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 # Labels kept out of the default run (STYLE.md, "Tests"): they have their own targets.
 SLOW_LABELS = ^(e2e-large|cuda|python)$$
 
-.PHONY: all deps configure build test test-large demo ops-doc clean
+.PHONY: all deps configure build test test-large test-gpu demo ops-doc clean
 
 all: build
 
@@ -27,6 +27,11 @@ test: build
 test-large: build
 	@scripts/install-deps.sh --torch
 	$(CTEST) -L '^e2e-large$$'
+
+# On a machine with an NVIDIA GPU: the CUDA differential tests and the GPU kernel benchmark
+# (bench/gpu/run.sh; results in bench/results/gpu).
+test-gpu: build
+	bench/gpu/run.sh $(BUILD)
 
 ORCHID = $(BUILD)/tools/orchid/orchid
 

@@ -15,37 +15,12 @@
 
 #include "codegen/cpu/lower.h"
 #include "codegen/kernel_cases.h"
+#include "codegen/kernel_graphs.h"
 #include "runtime/layout.h"
 #include "testlib/random_graph.h"
 
 namespace orchid::codegen::cpu {
 namespace {
-
-// A random run of consecutive non-opaque nodes (consecutive in topological order, hence convex)
-// and its outputs: what later nodes or the graph read, plus random extra intermediates.
-tile::Kernel random_kernel(const ir::Graph& g, Rng& rng) {
-  tile::Kernel k;
-  int n = g.num_nodes();
-  if (n == 0) return k;
-  int start = static_cast<int>(rng.next() % n);
-  int len = 1 + static_cast<int>(rng.next() % 8);
-  for (int i = start; i < n && i < start + len; ++i) {
-    if (g.node(NodeId(i)).kind() == ir::PrimKind::Opaque) break;
-    k.nodes.push_back(NodeId(i));
-  }
-  if (k.nodes.empty()) return k;
-  std::set<NodeId> in(k.nodes.begin(), k.nodes.end());
-  auto users = g.users();
-  std::set<ValueId> outs(g.outputs().begin(), g.outputs().end());
-  for (NodeId id : k.nodes)
-    for (ValueId v : g.node(id).outputs) {
-      bool needed = outs.count(v) > 0 || rng.next() % 5 == 0;
-      for (NodeId u : users[v.v]) needed |= in.count(u) == 0;
-      if (needed) k.outputs.push_back(v);
-    }
-  if (k.outputs.empty()) k.outputs = g.node(k.nodes.back()).outputs;
-  return k;
-}
 
 void check_batch(uint64_t first_seed, int count) {
   std::vector<Case> cases;
@@ -67,69 +42,8 @@ void check_batch(uint64_t first_seed, int count) {
 
 // ---- Row kernels. ----
 
-// A reduction over the rows of x : dt[rows, n] (or [rows, n1, n2], reduced over both), its
-// body chosen so that results stay O(1): products of terms near 1, and for float max/min a
-// NaN in about one term in 200.
-std::string row_reduction(const std::string& combiner, const std::string& dt, int64_t rows,
-                          const std::vector<int64_t>& n) {
-  bool fl = dt[0] == 'f' || dt == "bf16";
-  std::string x = n.size() == 1 ? "%x[i0, r0]" : "%x[i0, r0, r1]";
-  std::string body = x;
-  if (combiner == "prod" && fl) body = "add(mul(" + x + ", 0.01:" + dt + "), 1:" + dt + ")";
-  if ((combiner == "max" || combiner == "min") && fl)
-    body = "select(gt(" + x + ", 0.99:" + dt + "), nan:" + dt + ", " + x + ")";
-  std::string shape = std::to_string(rows);
-  std::string over;
-  for (int64_t e : n) {
-    shape += "," + std::to_string(e);
-    over += (over.empty() ? "" : ",") + std::to_string(e);
-  }
-  std::string outs = "%y : " + dt + "[" + std::to_string(rows) + ",1]";
-  if (combiner == "welford")
-    outs = "%y, %v : " + dt + "[" + std::to_string(rows) + ",1], " + dt + "[" + std::to_string(rows) + ",1]";
-  return "graph @g {\n  input %x : " + dt + "[" + shape + "]\n  " + outs + " = reduce " + combiner +
-         "(%x) over [" + over + "] { " + body + " }\n  output " + (combiner == "welford" ? "%y, %v" : "%y") +
-         "\n}\n";
-}
-
-std::string softmax_rows(int64_t rows, int64_t n) {
-  std::string r = std::to_string(rows), c = std::to_string(n);
-  return "graph @g {\n  input %x : f32[" + r + "," + c + "]\n"
-         "  %m : f32[" + r + ",1] = reduce max(%x) over [" + c + "] { %x[i0, r0] }\n"
-         "  %e : f32[" + r + "," + c + "] = elementwise(%x, %m) { exp(sub(%x[i0, i1], %m[i0, 0])) }\n"
-         "  %s : f32[" + r + ",1] = reduce sum(%e) over [" + c + "] { %e[i0, r0] }\n"
-         "  %y : f32[" + r + "," + c + "] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }\n"
-         "  output %y, %s\n}\n";  // %s too: softmax's values are below the absolute tolerance
-}
-
-std::string layernorm_rows(int64_t rows, int64_t n) {
-  std::string r = std::to_string(rows), c = std::to_string(n);
-  return "graph @g {\n  input %x : f32[" + r + "," + c + "]\n  input %w : f32[" + c + "]\n"
-         "  %m, %v : f32[" + r + ",1], f32[" + r + ",1] = reduce welford(%x) over [" + c + "] { %x[i0, r0] }\n"
-         "  %i : f32[" + r + ",1] = elementwise(%v) { rsqrt(add(%v[i0, i1], 1e-05:f32)) }\n"
-         "  %y : f32[" + r + "," + c + "] = elementwise(%x, %m, %i, %w) "
-         "{ mul(mul(sub(%x[i0, i1], %m[i0, 0]), %i[i0, 0]), %w[i1]) }\n"
-         "  output %y\n}\n";
-}
-
 TEST(RowKernels, MatchInterpreter) {
-  std::vector<std::string> texts;
-  const int64_t lengths[] = {97, 300, 1000, 4099};
-  for (const char* comb : {"sum", "prod", "max", "min"})
-    for (const char* dt : {"f32", "f64", "f16", "bf16", "i32", "i64", "u8"})
-      texts.push_back(row_reduction(comb, dt, 3, {lengths[texts.size() % 4]}));
-  for (const char* comb : {"max", "min"}) texts.push_back(row_reduction(comb, "bool", 5, {300}));
-  for (const char* dt : {"f32", "f64", "f16"}) {
-    texts.push_back(row_reduction("welford", dt, 4, {1000}));
-    texts.push_back(row_reduction("welford", dt, 2, {4099}));
-  }
-  texts.push_back(row_reduction("sum", "f32", 3, {17, 64}));
-  texts.push_back(row_reduction("max", "f64", 3, {5, 129}));
-  texts.push_back(row_reduction("welford", "f32", 3, {7, 100}));
-  for (int64_t n : {300, 4099}) {
-    texts.push_back(softmax_rows(5, n));
-    texts.push_back(layernorm_rows(5, n));
-  }
+  std::vector<std::string> texts = row_kernel_graphs();
   std::vector<Case> cases;
   for (size_t i = 0; i < texts.size(); ++i)
     for (int rep = 0; rep < 3; ++rep) {
@@ -142,30 +56,6 @@ TEST(RowKernels, MatchInterpreter) {
       cases.push_back(make_case(90000 + 10 * i + rep, texts[i], pick, "orc_r" + std::to_string(cases.size())));
     }
   check_cases(cases);
-}
-
-// A matmul kernel for the GEMM micro-kernel (emit_gemm.cpp): A [b?, m, k] (or transposed,
-// through a layout primitive inlined into the packing: a prologue), B [k, n] or [b, k, n]
-// (broadcast over A's batch, or transposed), then a bias and a relu (the epilogue).
-std::string gemm_graph(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool batched_b) {
-  auto dims = [](std::vector<int64_t> d) {
-    std::string s;
-    for (int64_t e : d) s += (s.empty() ? "" : ",") + std::to_string(e);
-    return s;
-  };
-  std::string a_in = trans_a ? dims({batch, k, m}) : dims({batch, m, k});
-  std::string b_in = batched_b ? dims({batch, trans_b ? n : k, trans_b ? k : n}) : dims({trans_b ? n : k, trans_b ? k : n});
-  std::string out = dims({batch, m, n});
-  std::string text = "graph @g {\n  input %a : f32[" + a_in + "]\n  input %b : f32[" + b_in + "]\n  input %c : f32[" +
-                     std::to_string(n) + "]\n";
-  std::string a = "%a";
-  if (trans_a) {
-    text += "  %at : f32[" + dims({batch, m, k}) + "] = layout(%a) { %a[i0, i2, i1] }\n";
-    a = "%at";
-  }
-  text += "  %y : f32[" + out + "] = matmul(" + a + ", %b) {trans_a=false, trans_b=" + (trans_b ? "true" : "false") + "}\n";
-  text += "  %z : f32[" + out + "] = elementwise(%y, %c) { max(add(%y[i0, i1, i2], %c[i2]), 0:f32) }\n";
-  return text + "  output %z\n}\n";
 }
 
 TEST(GemmKernels, MatchInterpreter) {
@@ -194,43 +84,6 @@ TEST(GemmKernels, MatchInterpreter) {
       cases.push_back(std::move(c));
     }
   check_cases(cases);
-}
-
-// Transposing layout primitives (lower.h, transposing_dim), computed in 16 x 16 blocks: a
-// kernel that is one transpose (through a view of its input, as a Reshape then Transpose
-// gives), one whose transpose feeds an elementwise GELU-like chain (scratch), a 4-D one with
-// the transposed dim in the middle, a padded (predicated) one, and f16; sizes that are and
-// are not multiples of the block, under default and random schedules.
-std::vector<std::string> transpose_graphs() {
-  std::vector<std::string> texts;
-  for (auto [c, hw] : std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {33, 50}, {64, 100}}) {
-    std::string C = std::to_string(c), HW = std::to_string(hw), H = std::to_string(hw / 2);
-    texts.push_back("graph @t {\n  input %x : f32[1," + C + ",2," + H + "]\n  %v : f32[1," + C + "," + HW +
-                    "] = view(%x)\n  %y : f32[1," + HW + "," + C + "] = layout(%v) { %v[i0, i2, i1] }\n  output %y\n}\n");
-    texts.push_back("graph @t {\n  input %x : f32[" + C + "," + HW + "]\n  %t : f32[" + HW + "," + C +
-                    "] = layout(%x) { %x[i1, i0] }\n  %y : f32[" + HW + "," + C +
-                    "] = elementwise(%t) { mul(%t[i0, i1], erf(mul(%t[i0, i1], 0.70710677:f32))) }\n  output %y\n}\n");
-  }
-  texts.push_back(R"(graph @t {
-  input %x : f32[2,40,3,24]
-  %y : f32[2,24,3,40] = layout(%x) { %x[i0, i3, i2, i1] }
-  output %y
-}
-)");
-  texts.push_back(R"(graph @t {
-  input %x : f32[20,30]
-  %y : f32[34,22] = layout(%x) { %x[sub(i1, 1), sub(i0, 2)] if and(and(ge(i1, 1), lt(i1, 21)), and(ge(i0, 2), lt(i0, 32))) else 0:f32 }
-  output %y
-}
-)");
-  texts.push_back(R"(graph @t {
-  input %x : f16[48,17]
-  %t : f16[17,48] = layout(%x) { %x[i1, i0] }
-  %y : f16[17,48] = elementwise(%t) { add(%t[i0, i1], 1:f16) }
-  output %y
-}
-)");
-  return texts;
 }
 
 TEST(TransposeKernels, MatchInterpreter) {

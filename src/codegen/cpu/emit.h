@@ -21,7 +21,12 @@ std::string literal(const ir::Scalar& s);  // in the compute type of s.dtype
 // Emits C expressions for the bodies of the kernel's primitives.
 class ExprEmitter {
  public:
-  ExprEmitter(const ir::Graph& g, const KernelLowering& kl) : g_(g), kl_(kl) {}
+  // How an inlined producer's element is written where its consumer reads it: a GCC statement
+  // expression (C++ for the host compiler), or an immediately called lambda (CUDA C++, which
+  // has no statement expressions).
+  enum class Dialect { Gnu, Cuda };
+  ExprEmitter(const ir::Graph& g, const KernelLowering& kl, Dialect dialect = Dialect::Gnu)
+      : g_(g), kl_(kl), dialect_(dialect) {}
 
   // Loop variables of the primitive being emitted, as C expressions, and which of them the
   // innermost (vectorized) loop runs over. Where `hoist` is set, the caller emits
@@ -58,6 +63,7 @@ class ExprEmitter {
 
   const ir::Graph& g_;
   const KernelLowering& kl_;
+  Dialect dialect_;
   int fresh_ = 0;
   std::vector<std::string> checks_;
   std::map<ir::ValueId, std::string> bound_;

@@ -45,6 +45,31 @@ void emit_pointers(const ir::Graph& g, const KernelLowering& kl, Writer& w) {
       }
 }
 
+// Copies the task's tile of an output computed in scratch to the output buffer.
+void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, ValueId v, Writer& w) {
+  const ir::Dims& shape = g.type(v).shape;
+  w.open(shape.empty() ? "if (t == 0) {" : "{");
+  emit_tile_bounds(g, kl, v, w);
+  std::string owner = tile_owner(g, kl, v);
+  w.open(owner.empty() ? "{" : "if (" + owner + ") {");
+  std::vector<std::string> idx;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    std::string x = "v" + std::to_string(j);
+    if (j + 1 == shape.size()) w.simd_pragmas(kl.schedule, "", shape[j]);
+    w.open("for (int64_t " + x + " = c" + std::to_string(j) + "_lo; " + x + " < c" + std::to_string(j) +
+           "_hi; ++" + x + ") {");
+    idx.push_back(x);
+  }
+  w.line(output_element(g, kl, v, idx) + " = " + ex.element(v, idx) + ";");
+  for (size_t j = 0; j < shape.size(); ++j) w.close();
+  w.close();
+  w.close();
+}
+
+}  // namespace
+
+namespace detail {
+
 void emit_task_header(const KernelLowering& kl, const std::string& table, Writer& w) {
   w.line("int64_t rest = t;");
   for (size_t d = kl.grid.size(); d-- > 0;) {
@@ -65,14 +90,10 @@ void emit_task_header(const KernelLowering& kl, const std::string& table, Writer
     }
 }
 
-// Copies the task's tile of an output computed in scratch to the output buffer.
-void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, ValueId v,
-                   const NodeLowering& nl, Writer& w) {
+void emit_tile_bounds(const ir::Graph& g, const KernelLowering& kl, ValueId v, Writer& w) {
   size_t o = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
   const OutputTiling& tl = kl.tilings[o];
   const ir::Dims& shape = g.type(v).shape;
-  w.open(shape.empty() ? "if (t == 0) {" : "{");
-  std::vector<std::string> idx;
   for (size_t j = 0; j < shape.size(); ++j) {
     std::string lo = "0LL", hi = std::to_string(shape[j]) + "LL";
     if (tl.align[j] >= 0) {
@@ -84,31 +105,28 @@ void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex
     w.line("const int64_t c" + std::to_string(j) + "_lo = " + lo + ";");
     w.line("const int64_t c" + std::to_string(j) + "_hi = " + hi + ";");
   }
-  // Grid dims the output does not follow: only tasks at coordinate 0 write it.
+}
+
+std::string tile_owner(const ir::Graph& g, const KernelLowering& kl, ValueId v) {
+  size_t o = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
+  const OutputTiling& tl = kl.tilings[o];
   std::string owner;
+  if (g.type(v).shape.empty()) return owner;
   for (size_t a = 0; a < kl.grid.size(); ++a)
-    if (std::find(tl.align.begin(), tl.align.end(), static_cast<int>(a)) == tl.align.end() && !shape.empty())
+    if (std::find(tl.align.begin(), tl.align.end(), static_cast<int>(a)) == tl.align.end())
       owner += (owner.empty() ? "" : " && ") + std::string("g") + std::to_string(a) + " == 0";
-  w.open(owner.empty() ? "{" : "if (" + owner + ") {");
-  for (size_t j = 0; j < shape.size(); ++j) {
-    std::string x = "v" + std::to_string(j);
-    if (j + 1 == shape.size()) w.simd_pragmas(kl.schedule, "", shape[j]);
-    w.open("for (int64_t " + x + " = c" + std::to_string(j) + "_lo; " + x + " < c" + std::to_string(j) +
-           "_hi; ++" + x + ") {");
-    idx.push_back(x);
-  }
-  std::vector<std::string> abs;
+  return owner;
+}
+
+std::string output_element(const ir::Graph& g, const KernelLowering& kl, ValueId v, const std::vector<std::string>& idx) {
+  const ir::Dims& shape = g.type(v).shape;
   ir::Dims strides = ir::row_major_strides(shape);
   std::string off = "0";
   for (size_t j = 0; j < shape.size(); ++j) off += " + " + idx[j] + " * " + std::to_string(strides[j]);
-  w.line(arg_name(kl.arg_of(v)) + "[" + off + "] = " + ex.element(v, idx) + ";");
-  for (size_t j = 0; j < shape.size(); ++j) w.close();
-  w.close();
-  w.close();
-  (void)nl;
+  return arg_name(kl.arg_of(v)) + "[" + off + "]";
 }
 
-}  // namespace
+}  // namespace detail
 
 GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,
                                 const std::string& symbol, const std::vector<ir::ValueId>& panels) {
@@ -134,7 +152,7 @@ GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const
       if (!nl.inlined) emit_node(g, kl, nl, ex, w);
     for (const NodeLowering& nl : kl.nodes)
       for (const auto& [v, h] : nl.homes)
-        if (h.copy_out) emit_copy_out(g, kl, ex, v, nl, w);
+        if (h.copy_out) emit_copy_out(g, kl, ex, v, w);
     w.close();
     if (s.stream) w.line("orc_stream_fence();");
     gk.checks = ex.checks();

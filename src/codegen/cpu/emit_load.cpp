@@ -60,13 +60,14 @@ std::string ExprEmitter::inlined(ir::NodeId producer, const std::vector<std::str
   const ir::Primitive& p = g_.node(producer);
   std::string id = std::to_string(fresh_++);
   Scope ps{&p, {}, {}};
-  std::string out = "({ ";
+  bool gnu = dialect_ == Dialect::Gnu;
+  std::string out = gnu ? "({ " : "[&]() { ";
   for (size_t d = 0; d < idx.size(); ++d) {
     std::string name = "q" + id + "_" + std::to_string(d);
     out += "const int64_t " + name + " = " + idx[d] + "; ";
     ps.dvars.push_back(name);
   }
-  return out + expr(p.bodies[0], ps) + "; })";
+  return out + (gnu ? "" : "return ") + expr(p.bodies[0], ps) + (gnu ? "; })" : "; }()");
 }
 
 std::string ExprEmitter::load(const Expr& e, const Scope& s) {

@@ -155,8 +155,58 @@ void emit_prefetches(const ir::Graph& g, const KernelLowering& kl, const ir::Pri
 }
 
 namespace {
-
 std::string exp_of(DType t) { return compute_type(t) == "float" ? "orc_expf" : "__builtin_exp"; }
+}  // namespace
+
+ElementCode element_code(const ir::Graph& g, const ir::Primitive& p, ExprEmitter& ex,
+                         const ExprEmitter::Scope& s) {
+  ElementCode c;
+  DType t = g.type(p.outputs[0]).dtype;
+  std::string ct = compute_type(t);
+  if (simple(p.reduce)) {
+    for (size_t k = 0; k < p.bodies.size(); ++k) {
+      DType tk = g.type(p.outputs[k]).dtype;
+      std::string a = "acc" + std::to_string(k);
+      c.decls.push_back(compute_type(tk) + " " + a + " = " + identity(p.reduce, tk) + ";");
+      c.update.push_back(a + " = " + combine(p.reduce, tk, a, ex.expr(p.bodies[k], s)) + ";");
+      c.stores.push_back(store(g, ex, p.outputs[k], s, a));
+    }
+    return c;
+  }
+  switch (p.reduce) {
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin: {
+      const char* better = p.reduce == ReduceOp::ArgMax ? " > " : " < ";
+      c.decls = {ct + " best = " + identity(p.reduce, t) + ";", "int64_t bi = -1;", "bool have = false;"};
+      c.update = {"const " + ct + " x = " + ex.expr(p.bodies[0], s) + ";",
+                  "if (x == x && (!have || x" + std::string(better) + "best)) { best = x; bi = " +
+                      ex.expr(p.bodies[1], s) + "; have = true; }"};
+      c.stores = {store(g, ex, p.outputs[0], s, "best"), store(g, ex, p.outputs[1], s, "bi")};
+      return c;
+    }
+    case ReduceOp::Welford:
+      c.decls = {"int64_t n = 0;", ct + " mean = 0, m2 = 0;"};
+      c.update = {"const " + ct + " x = " + ex.expr(p.bodies[0], s) + ";", "n += 1;",
+                  "const " + ct + " d = x - mean;", "mean += d / (" + ct + ")n;", "m2 += d * (x - mean);"};
+      c.stores = {store(g, ex, p.outputs[0], s, "n ? mean : (" + ct + ")__builtin_nan(\"\")"),
+                  store(g, ex, p.outputs[1], s, "n ? m2 / (" + ct + ")n : (" + ct + ")__builtin_nan(\"\")")};
+      return c;
+    case ReduceOp::MaxSum: {
+      std::string e = exp_of(t), inf = ct == "float" ? "__builtin_inff()" : "__builtin_inf()";
+      c.decls = {ct + " m = -" + inf + ", sum = 0;"};
+      c.update = {"const " + ct + " x = " + ex.expr(p.bodies[0], s) + ";",
+                  "if (x != x) { m = x; sum = x; } else if (x == -" + inf + ") { } else if (x > m) { sum = sum * " + e +
+                      "(m - x) + " + e + "(x - x); m = x; } else { sum += " + e + "(x - m); }"};
+      c.stores = {store(g, ex, p.outputs[0], s, "m"), store(g, ex, p.outputs[1], s, "sum")};
+      return c;
+    }
+    default: break;
+  }
+  ORCHID_CHECK(false) << "reduction " << ir::reduce_op_name(p.reduce);
+  return c;
+}
+
+namespace {
 
 // Elements per chunk of a row written with streaming stores.
 constexpr int64_t kStreamChunk = 256;
@@ -286,59 +336,6 @@ void emit_elementwise(const ir::Graph& g, const KernelLowering& kl, const NodeLo
   close_n(n == 0 ? 1 : n, w);
 }
 
-// Accumulators of one output element, their update per term, and the stores.
-struct ElementCode {
-  std::vector<std::string> decls, update, stores;
-};
-
-ElementCode element_code(const ir::Graph& g, const ir::Primitive& p, ExprEmitter& ex,
-                         const ExprEmitter::Scope& s) {
-  ElementCode c;
-  DType t = g.type(p.outputs[0]).dtype;
-  std::string ct = compute_type(t);
-  if (simple(p.reduce)) {
-    for (size_t k = 0; k < p.bodies.size(); ++k) {
-      DType tk = g.type(p.outputs[k]).dtype;
-      std::string a = "acc" + std::to_string(k);
-      c.decls.push_back(compute_type(tk) + " " + a + " = " + identity(p.reduce, tk) + ";");
-      c.update.push_back(a + " = " + combine(p.reduce, tk, a, ex.expr(p.bodies[k], s)) + ";");
-      c.stores.push_back(store(g, ex, p.outputs[k], s, a));
-    }
-    return c;
-  }
-  switch (p.reduce) {
-    case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin: {
-      const char* better = p.reduce == ReduceOp::ArgMax ? " > " : " < ";
-      c.decls = {ct + " best = " + identity(p.reduce, t) + ";", "int64_t bi = -1;", "bool have = false;"};
-      c.update = {"const " + ct + " x = " + ex.expr(p.bodies[0], s) + ";",
-                  "if (x == x && (!have || x" + std::string(better) + "best)) { best = x; bi = " +
-                      ex.expr(p.bodies[1], s) + "; have = true; }"};
-      c.stores = {store(g, ex, p.outputs[0], s, "best"), store(g, ex, p.outputs[1], s, "bi")};
-      return c;
-    }
-    case ReduceOp::Welford:
-      c.decls = {"int64_t n = 0;", ct + " mean = 0, m2 = 0;"};
-      c.update = {"const " + ct + " x = " + ex.expr(p.bodies[0], s) + ";", "n += 1;",
-                  "const " + ct + " d = x - mean;", "mean += d / (" + ct + ")n;", "m2 += d * (x - mean);"};
-      c.stores = {store(g, ex, p.outputs[0], s, "n ? mean : (" + ct + ")__builtin_nan(\"\")"),
-                  store(g, ex, p.outputs[1], s, "n ? m2 / (" + ct + ")n : (" + ct + ")__builtin_nan(\"\")")};
-      return c;
-    case ReduceOp::MaxSum: {
-      std::string e = exp_of(t), inf = ct == "float" ? "__builtin_inff()" : "__builtin_inf()";
-      c.decls = {ct + " m = -" + inf + ", sum = 0;"};
-      c.update = {"const " + ct + " x = " + ex.expr(p.bodies[0], s) + ";",
-                  "if (x != x) { m = x; sum = x; } else if (x == -" + inf + ") { } else if (x > m) { sum = sum * " + e +
-                      "(m - x) + " + e + "(x - x); m = x; } else { sum += " + e + "(x - m); }"};
-      c.stores = {store(g, ex, p.outputs[0], s, "m"), store(g, ex, p.outputs[1], s, "sum")};
-      return c;
-    }
-    default: break;
-  }
-  ORCHID_CHECK(false) << "reduction " << ir::reduce_op_name(p.reduce);
-  return c;
-}
-
 void emit_per_element(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl,
                       ExprEmitter& ex, Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
@@ -455,8 +452,8 @@ void Writer::simd_pragmas(const Schedule& s, const std::string& clauses, int64_t
     line("#pragma GCC unroll " + std::to_string(s.unroll));
 }
 
-void Writer::table(const std::string& name, const std::vector<int64_t>& values) {
-  std::string row = "static const int64_t " + name + "[] = {";
+void Writer::table(const std::string& name, const std::vector<int64_t>& values, const std::string& qualifiers) {
+  std::string row = qualifiers + " int64_t " + name + "[] = {";
   for (size_t i = 0; i < values.size(); ++i) {
     if (i % 16 == 0) {
       line(row);

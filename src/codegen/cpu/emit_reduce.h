@@ -20,13 +20,28 @@ class Writer {
   // vector lanes and unrolling, the unrolled width halved (not below one vector) while it
   // exceeds the extent, so that a short row still runs in the vectorized body.
   void simd_pragmas(const Schedule& s, const std::string& clauses = "", int64_t extent = 0);
-  void table(const std::string& name, const std::vector<int64_t>& values);
+  // A constant table of int64_t (`qualifiers` in front of its type).
+  void table(const std::string& name, const std::vector<int64_t>& values,
+             const std::string& qualifiers = "static const");
   const std::string& text() const { return out_; }
 
  private:
   std::string out_;
   int depth_ = 0;
 };
+
+// Per task: its grid coordinates g<d> from its number t, its row `tb` of the task table, and
+// every computed primitive's region bounds (region_lo, region_hi).
+void emit_task_header(const KernelLowering& kl, const std::string& table, Writer& w);
+
+// The tile of kernel output v the current task writes, as bounds c<j>_lo, c<j>_hi per dim;
+// the condition on the grid coordinates under which the task writes it (its tile does not
+// follow every grid dim: only tasks at coordinate 0 of the others; "" where always); and v's
+// element at absolute indices `idx` in its argument.
+void emit_tile_bounds(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v, Writer& w);
+std::string tile_owner(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v);
+std::string output_element(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v,
+                           const std::vector<std::string>& idx);
 
 // The loop nest computing a primitive over its region in the current task.
 void emit_node(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
@@ -53,6 +68,13 @@ std::string combine(ir::ReduceOp r, ir::DType t, const std::string& acc, const s
 // The identity of a combiner (the result over an empty domain), in t's compute type.
 std::string identity(ir::ReduceOp r, ir::DType t);
 bool simple(ir::ReduceOp r);  // sum, prod, max or min
+
+// One output element of a reduction computed term by term (any combiner): the accumulators'
+// declarations, their update per term (inside the reduction loops), and the stores.
+struct ElementCode {
+  std::vector<std::string> decls, update, stores;
+};
+ElementCode element_code(const ir::Graph& g, const ir::Primitive& p, ExprEmitter& ex, const ExprEmitter::Scope& s);
 
 // Prefetches (schedule.prefetch bytes ahead) for the chunk of `len` iterations from `start`
 // of the loop over variable x: the lines that the chunk that far ahead loads of each kernel

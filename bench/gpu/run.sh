@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The CUDA tests and GPU benchmarks on a machine with an NVIDIA GPU: runs the binaries of a
+# build directory (BUILD, default build; configured where the CUDA toolkit's headers are) and
+# writes each stage's output to RESULTS (default bench/results/gpu). Stages:
+#   1. cuda_compile_test: every kernel of the differential suite compiles to CUBIN;
+#   2. cuda_kernel_test: every kernel matches the reference interpreter on the GPU;
+#   3. cuda_kernel_bench: generated kernels against the GPU's copy bandwidth;
+#   4. bench/gpu/peers.py: the same kernels in PyTorch (eager, torch.compile), where it imports.
+set -uo pipefail
+BUILD=${1:-build}
+RESULTS=${2:-bench/results/gpu}
+mkdir -p "$RESULTS"
+# NVRTC is loaded at run time: find the toolkit's copy where the loader does not.
+if ! ldconfig -p | grep -q 'libnvrtc.so'; then
+  nvrtc=$(find /usr/local/cuda*/ /usr/lib -name 'libnvrtc.so*' 2>/dev/null | head -1)
+  [ -n "$nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$RESULTS/gpu.txt"
+status=0
+for t in cuda_compile_test cuda_kernel_test; do
+  timeout 480 "$BUILD/tests/$t" --gtest_brief=1 >"$RESULTS/$t.log" 2>&1
+  rc=$?
+  echo "$t: exit $rc"; tail -4 "$RESULTS/$t.log"
+  [ $rc -ne 0 ] && status=1
+done
+timeout 300 "$BUILD/bench/cuda_kernel_bench" | tee "$RESULTS/kernels.md"
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  timeout 400 python3 "$(dirname "$0")/peers.py" | tee "$RESULTS/peers.md"
+fi
+exit $status

@@ -1,0 +1,362 @@
+// The CUDA kernel function: parameters, the block's scratch (shared or global memory), the
+// task header shared with the CPU generator, per computed primitive a loop of the block's
+// threads over the elements of its region, and the copies of tiles computed in scratch to the
+// outputs.
+#include <algorithm>
+#include <climits>
+#include <functional>
+
+#include "codegen/cpu/emit.h"
+#include "codegen/cpu/emit_reduce.h"
+#include "codegen/cpu/lower.h"
+#include "codegen/cuda/codegen.h"
+#include "codegen/cuda/prelude.h"
+#include "support/error.h"
+
+namespace orchid::codegen::cuda {
+
+using cpu::KernelLowering;
+using cpu::NodeLowering;
+using cpu::TaskBound;
+using cpu::detail::ExprEmitter;
+using cpu::detail::Writer;
+using ir::DType;
+using ir::ValueId;
+
+namespace {
+
+int64_t bound_at(const TaskBound& b, const KernelLowering& kl, int64_t task, const ir::Dims& coords) {
+  if (!b.affine) return kl.table[static_cast<size_t>(task * kl.table_columns + b.column)];
+  int64_t x = b.c;
+  for (size_t d = 0; d < b.step.size(); ++d) x += b.step[d] * coords[d];
+  return std::clamp(x, b.lo, b.hi);
+}
+
+// The extents of a node's region over the tasks, per dim: the largest, and whether every task
+// has it.
+struct Box {
+  ir::Dims most;
+  std::vector<bool> uniform;
+};
+
+Box region_box(const KernelLowering& kl, const NodeLowering& nl) {
+  Box b;
+  size_t n = nl.lo.size();
+  b.most.assign(n, 0);
+  b.uniform.assign(n, true);
+  std::vector<int64_t> first(n, -1);
+  for (int64_t t = 0; t < kl.tasks; ++t) {
+    ir::Dims coords = cpu::grid_coords(t, kl.grid);
+    for (size_t d = 0; d < n; ++d) {
+      int64_t e = std::max<int64_t>(0, bound_at(nl.hi[d], kl, t, coords) - bound_at(nl.lo[d], kl, t, coords));
+      b.most[d] = std::max(b.most[d], e);
+      if (first[d] < 0) first[d] = e;
+      if (e != first[d]) b.uniform[d] = false;
+    }
+  }
+  return b;
+}
+
+// v<d> = lo<d> + the index along dim d of element `i` of the box, row-major (divisions by
+// constants); and the condition under which that element lies outside the task's region (a
+// task with a smaller region than the largest; "" where none can).
+std::string decode_element(const ir::Dims& box, const std::vector<std::string>& lo, const std::vector<std::string>& hi,
+                           const std::vector<bool>& check, const std::string& i, const std::string& int_type,
+                           Writer& w) {
+  if (!box.empty()) w.line(int_type + " rest = " + i + ";");
+  for (size_t d = box.size(); d-- > 0;) {
+    std::string v = "v" + std::to_string(d), e = std::to_string(box[d]);
+    std::string at = d == 0 ? "rest" : "rest % " + e;
+    w.line("const int64_t " + v + " = " + lo[d] + " + " + at + ";");
+    if (d > 0) w.line("rest /= " + e + ";");
+  }
+  std::string outside;
+  for (size_t d = 0; d < box.size(); ++d)
+    if (check[d]) outside += (outside.empty() ? "" : " || ") + std::string("v") + std::to_string(d) + " >= " + hi[d];
+  return outside;
+}
+
+// for (i = threadIdx.x; i < volume of the box; i += blockDim.x), the element decoded, those
+// outside the region skipped.
+void open_threads(const ir::Dims& box, const std::vector<std::string>& lo, const std::vector<std::string>& hi,
+                  const std::vector<bool>& check, Writer& w) {
+  int64_t volume = ir::numel(box);
+  std::string it = volume < INT_MAX ? "int" : "int64_t";
+  w.open("for (" + it + " i = threadIdx.x; i < " + std::to_string(volume) + "; i += blockDim.x) {");
+  std::string outside = decode_element(box, lo, hi, check, "i", it, w);
+  if (!outside.empty()) w.line("if (" + outside + ") continue;");
+}
+
+// The partial results of a reduction's element (element_code's accumulators) and how one
+// thread merges another's into its own: by the combiner for sum, prod, max and min; by Chan's
+// formula for Welford's (count, mean, sum of squared deviations); by rescaling to the larger
+// maximum for max-sum. Empty for combiners whose partials are not merged (argmax, argmin:
+// ties must keep the first term in iteration order).
+struct Partials {
+  std::vector<std::string> types, names;
+  std::function<std::vector<std::string>(const std::vector<std::string>& other)> merge;
+};
+
+Partials partials_of(const ir::Graph& g, const ir::Primitive& p) {
+  Partials pt;
+  DType t = g.type(p.outputs[0]).dtype;
+  std::string ct = cpu::detail::compute_type(t);
+  if (cpu::detail::simple(p.reduce)) {
+    for (size_t k = 0; k < p.bodies.size(); ++k) {
+      pt.types.push_back(cpu::detail::compute_type(g.type(p.outputs[k]).dtype));
+      pt.names.push_back("acc" + std::to_string(k));
+    }
+    pt.merge = [&g, &p](const std::vector<std::string>& o) {
+      std::vector<std::string> lines;
+      for (size_t k = 0; k < o.size(); ++k) {
+        std::string acc = "acc" + std::to_string(k);
+        lines.push_back(acc + " = " + cpu::detail::combine(p.reduce, g.type(p.outputs[k]).dtype, acc, o[k]) + ";");
+      }
+      return lines;
+    };
+  } else if (p.reduce == ir::ReduceOp::Welford) {
+    pt.types = {"int64_t", ct, ct};
+    pt.names = {"n", "mean", "m2"};
+    pt.merge = [ct](const std::vector<std::string>& o) {
+      return std::vector<std::string>{
+          "if (" + o[0] + " > 0 && n == 0) { n = " + o[0] + "; mean = " + o[1] + "; m2 = " + o[2] + "; }",
+          "else if (" + o[0] + " > 0) { const int64_t nt = n + " + o[0] + "; const " + ct + " dm = " + o[1] +
+              " - mean; mean += dm * ((" + ct + ")" + o[0] + " / (" + ct + ")nt); m2 += " + o[2] + " + dm * dm * ((" +
+              ct + ")n * (" + ct + ")" + o[0] + " / (" + ct + ")nt); n = nt; }"};
+    };
+  } else if (p.reduce == ir::ReduceOp::MaxSum) {
+    pt.types = {ct, ct};
+    pt.names = {"m", "sum"};
+    std::string e = ct == "float" ? "orc_expf" : "__builtin_exp";
+    std::string inf = ct == "float" ? "__builtin_inff()" : "__builtin_inf()";
+    pt.merge = [e, inf](const std::vector<std::string>& o) {
+      return std::vector<std::string>{"if (" + o[0] + " != " + o[0] + ") { m = " + o[0] + "; sum = " + o[1] + "; }",
+                                      "else if (m != m || " + o[0] + " == -" + inf + ") { }",
+                                      "else if (" + o[0] + " > m) { sum = sum * " + e + "(m - " + o[0] + ") + " + o[1] +
+                                          "; m = " + o[0] + "; }",
+                                      "else { sum += " + o[1] + " * " + e + "(" + o[0] + " - m); }"};
+    };
+  }
+  return pt;
+}
+
+// Threads that compute one element of a reduction together: the block's threads over the
+// region's largest volume, rounded down to a power of two and to no more than the terms
+// (rounded up to one); 1 where the reduction is computed by one thread per element (partials
+// that are not merged, or too many elements).
+int group_size(const ir::Graph& g, const ir::Primitive& p, int64_t volume, int threads) {
+  if (partials_of(g, p).names.empty() || volume <= 0) return 1;
+  int64_t terms = ir::numel(p.reduce_domain), gsize = 1;
+  while (gsize * 2 * volume <= threads && gsize < terms) gsize *= 2;
+  return static_cast<int>(gsize);
+}
+
+// A shuffle of value `x` of C type `ct` from the lane `offset` away (bool through int).
+std::string shuffled(const std::string& ct, const std::string& x, const std::string& offset) {
+  if (ct == "bool") return "(bool)__shfl_xor_sync(mask, (int)" + x + ", " + offset + ")";
+  return "__shfl_xor_sync(mask, " + x + ", " + offset + ")";
+}
+
+// A reduction computed by groups of `gsize` threads per output element: each thread combines
+// every gsize-th term (consecutive threads on consecutive terms), then the group merges its
+// partial results by warp shuffles and, for groups wider than a warp, through shared memory;
+// its first thread stores. The loop over elements runs alike in every thread of the block, so
+// that the barriers inside it are reached by all.
+void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Box& box,
+                          const std::vector<std::string>& lo, const std::vector<std::string>& hi,
+                          const std::vector<bool>& check, int gsize, int threads, ExprEmitter& ex, Writer& w) {
+  int64_t volume = ir::numel(box.most), groups = threads / gsize, terms = ir::numel(p.reduce_domain);
+  std::string gs = std::to_string(gsize);
+  Partials pt = partials_of(g, p);
+  w.open("{");
+  w.line("const int lane = threadIdx.x % " + gs + ";");
+  w.line(std::string("const unsigned mask = ") +
+         (gsize >= 32 ? "0xffffffffu;" : "((1u << " + gs + ") - 1u) << (threadIdx.x % 32 / " + gs + " * " + gs + ");"));
+  std::vector<std::string> shared;
+  for (size_t k = 0; k < pt.names.size(); ++k) {
+    shared.push_back("red" + std::to_string(nl.node.v) + "_" + std::to_string(k));
+    if (gsize > 32) w.line("__shared__ " + pt.types[k] + " " + shared[k] + "[32];");
+  }
+  w.open("for (int base = 0; base < " + std::to_string(volume) + "; base += " + std::to_string(groups) + ") {");
+  w.line("const int e = base + threadIdx.x / " + gs + ";");
+  std::string outside = decode_element(box.most, lo, hi, check, "e", "int", w);
+  w.line("const bool live = e < " + std::to_string(volume) + (outside.empty() ? "" : " && !(" + outside + ")") + ";");
+  ExprEmitter::Scope s = cpu::detail::scope_of(p);
+  cpu::detail::ElementCode c = cpu::detail::element_code(g, p, ex, s);
+  for (const std::string& d : c.decls) w.line(d);
+  w.open("if (live) {");
+  w.open("for (int64_t j = lane; j < " + std::to_string(terms) + "LL; j += " + gs + ") {");
+  w.line("int64_t rterm = j;");
+  for (size_t d = p.reduce_domain.size(); d-- > 0;) {
+    std::string e = std::to_string(p.reduce_domain[d]);
+    w.line("const int64_t r" + std::to_string(d) + " = " + (d == 0 ? "rterm" : "rterm % " + e) + ";");
+    if (d > 0) w.line("rterm /= " + e + ";");
+  }
+  for (const std::string& u : c.update) w.line(u);
+  w.close();
+  w.close();
+  w.open("for (int o = " + std::to_string(std::min(gsize, 32) / 2) + "; o > 0; o /= 2) {");
+  std::vector<std::string> other;
+  for (size_t k = 0; k < pt.names.size(); ++k) {
+    other.push_back("other" + std::to_string(k));
+    w.line("const " + pt.types[k] + " " + other[k] + " = " + shuffled(pt.types[k], pt.names[k], "o") + ";");
+  }
+  for (const std::string& l : pt.merge(other)) w.line(l);
+  w.close();
+  if (gsize > 32) {
+    w.open("if (threadIdx.x % 32 == 0) {");
+    for (size_t k = 0; k < pt.names.size(); ++k) w.line(shared[k] + "[threadIdx.x / 32] = " + pt.names[k] + ";");
+    w.close();
+    w.line("__syncthreads();");
+    w.open("if (lane == 0) {");
+    w.open("for (int q = 1; q < " + std::to_string(gsize / 32) + "; ++q) {");
+    std::vector<std::string> from;
+    for (size_t k = 0; k < pt.names.size(); ++k) from.push_back(shared[k] + "[threadIdx.x / 32 + q]");
+    for (const std::string& l : pt.merge(from)) w.line(l);
+    w.close();
+    w.close();
+    w.line("__syncthreads();");
+  }
+  w.open("if (lane == 0 && live) {");
+  for (const std::string& st : c.stores) w.line(st);
+  w.close();
+  w.close();
+  w.close();
+}
+
+void emit_block_loop(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, int threads,
+                     ExprEmitter& ex, Writer& w) {
+  const ir::Primitive& p = g.node(nl.node);
+  w.line("// primitive " + std::to_string(nl.node.v) + ": " + std::string(ir::prim_op_name(p.op)));
+  Box box = region_box(kl, nl);
+  std::vector<std::string> lo, hi;
+  for (size_t d = 0; d < p.domain.size(); ++d) {
+    lo.push_back(cpu::detail::region_lo(nl.node, d));
+    hi.push_back(cpu::detail::region_hi(nl.node, d));
+  }
+  std::vector<bool> check;
+  for (bool u : box.uniform) check.push_back(!u);
+  int gsize = p.reduce == ir::ReduceOp::None ? 1 : group_size(g, p, ir::numel(box.most), threads);
+  if (gsize > 1) {
+    emit_group_reduction(g, p, nl, box, lo, hi, check, gsize, threads, ex, w);
+    w.line("__syncthreads();");
+    return;
+  }
+  open_threads(box.most, lo, hi, check, w);
+  ExprEmitter::Scope s = cpu::detail::scope_of(p);
+  if (p.reduce == ir::ReduceOp::None) {
+    for (size_t k = 0; k < p.bodies.size(); ++k)
+      w.line(cpu::detail::store(g, ex, p.outputs[k], s, ex.expr(p.bodies[k], s)));
+  } else {
+    cpu::detail::ElementCode c = cpu::detail::element_code(g, p, ex, s);
+    for (const std::string& d : c.decls) w.line(d);
+    cpu::detail::open_reduce(p, w);
+    for (const std::string& u : c.update) w.line(u);
+    cpu::detail::close_n(p.reduce_domain.size(), w);
+    for (const std::string& st : c.stores) w.line(st);
+  }
+  w.close();
+  w.line("__syncthreads();");
+}
+
+// Copies the task's tile of an output computed in scratch to the output buffer.
+void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, ValueId v, Writer& w) {
+  const ir::Dims& shape = g.type(v).shape;
+  size_t o = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
+  const cpu::OutputTiling& tl = kl.tilings[o];
+  w.open(shape.empty() ? "if (t == 0) {" : "{");
+  cpu::detail::emit_tile_bounds(g, kl, v, w);
+  std::string owner = cpu::detail::tile_owner(g, kl, v);
+  w.open(owner.empty() ? "{" : "if (" + owner + ") {");
+  ir::Dims box;
+  std::vector<std::string> lo, hi, idx;
+  std::vector<bool> check;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    bool tiled = tl.align[j] >= 0;
+    box.push_back(tiled ? std::min(tl.tile[j], shape[j]) : shape[j]);
+    check.push_back(tiled && shape[j] % box.back() != 0);
+    lo.push_back("c" + std::to_string(j) + "_lo");
+    hi.push_back("c" + std::to_string(j) + "_hi");
+    idx.push_back("v" + std::to_string(j));
+  }
+  open_threads(box, lo, hi, check, w);
+  w.line(cpu::detail::output_element(g, kl, v, idx) + " = " + ex.element(v, idx) + ";");
+  w.close();
+  w.close();
+  w.close();
+}
+
+void emit_parameters(const ir::Graph& g, const KernelLowering& kl, const std::string& symbol, int threads,
+                     Writer& w) {
+  std::string params;
+  for (size_t i = 0; i < kl.inputs.size() + kl.outputs.size(); ++i) {
+    bool in = i < kl.inputs.size();
+    ValueId v = in ? kl.inputs[i] : kl.outputs[i - kl.inputs.size()];
+    params += std::string(in ? "const " : "") + cpu::detail::storage_type(g.type(v).dtype) + "* __restrict__ " +
+              cpu::detail::arg_name(static_cast<int>(i)) + ", ";
+  }
+  w.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " + symbol + "(" + params +
+         "int64_t* err, char* global_scratch) {");
+}
+
+void emit_scratch(const ir::Graph& g, const KernelLowering& kl, bool shared, Writer& w) {
+  if (shared) {
+    w.line("extern __shared__ __align__(16) char orc_shared[];");
+    w.line("char* const scratch = orc_shared;");
+  } else {
+    w.line("char* const scratch = global_scratch + (int64_t)blockIdx.x * " + std::to_string(kl.scratch_bytes) + "LL;");
+  }
+  for (const NodeLowering& nl : kl.nodes)
+    for (const auto& [v, h] : nl.homes)
+      if (!h.global) {
+        std::string t = cpu::detail::storage_type(g.type(v).dtype);
+        w.line(t + "* __restrict__ " + cpu::detail::scratch_name(v) + " = (" + t + "*)(scratch + " +
+               std::to_string(h.scratch_offset) + ");");
+      }
+}
+
+}  // namespace
+
+CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, const std::string& symbol) {
+  ORCHID_CHECK(s.threads >= 32 && s.threads <= 1024 && s.threads % 32 == 0) << "threads per block: " << s.threads;
+  KernelLowering kl = cpu::lower_kernel(g, k, lowering_schedule(s));
+  ORCHID_CHECK(kl.tasks <= INT_MAX) << "more tasks than a grid has blocks: " << kl.tasks;
+  CudaKernel ck;
+  ck.symbol = symbol;
+  ck.blocks = kl.tasks;
+  ck.threads = s.threads;
+  bool shared = kl.scratch_bytes <= kSharedScratchBytes;
+  ck.shared_bytes = shared ? kl.scratch_bytes : 0;
+  ck.global_scratch_bytes = shared ? 0 : kl.scratch_bytes;
+  ck.inputs = kl.inputs;
+  ck.outputs = kl.outputs;
+  ck.schedule = s;
+  Writer w;
+  std::string table = symbol + "_tasks";
+  if (kl.table_columns > 0) w.table(table, kl.table, "static __device__ const");
+  emit_parameters(g, kl, symbol, s.threads, w);
+  if (kl.tasks > 0) {
+    ExprEmitter ex(g, kl, ExprEmitter::Dialect::Cuda);
+    emit_scratch(g, kl, shared, w);
+    w.line("const int64_t t = blockIdx.x;");
+    cpu::detail::emit_task_header(kl, table, w);
+    for (const NodeLowering& nl : kl.nodes)
+      if (!nl.inlined) emit_block_loop(g, kl, nl, s.threads, ex, w);
+    for (const NodeLowering& nl : kl.nodes)
+      for (const auto& [v, h] : nl.homes)
+        if (h.copy_out) emit_copy_out(g, kl, ex, v, w);
+    ck.checks = ex.checks();
+  }
+  w.close();
+  ck.source = w.text();
+  return ck;
+}
+
+std::string module_source(const std::vector<CudaKernel>& kernels) {
+  std::string out = "// Generated by Orchid (CUDA codegen version " + std::to_string(kCudaCodegenVersion) + ").\n";
+  out += prelude_source();
+  for (const CudaKernel& k : kernels) out += "\n" + k.source;
+  return out;
+}
+
+}  // namespace orchid::codegen::cuda

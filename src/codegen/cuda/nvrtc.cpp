@@ -1,0 +1,110 @@
+#include "codegen/cuda/nvrtc.h"
+
+#include <nvrtc.h>
+
+#include <memory>
+#include <mutex>
+
+#include "support/error.h"
+#include "support/shared_library.h"
+
+namespace orchid::codegen::cuda {
+
+struct Nvrtc::Api {
+  SharedLibrary lib;
+  decltype(&nvrtcVersion) version = nullptr;
+  decltype(&nvrtcGetErrorString) error_string = nullptr;
+  decltype(&nvrtcCreateProgram) create = nullptr;
+  decltype(&nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&nvrtcCompileProgram) compile = nullptr;
+  decltype(&nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&nvrtcGetProgramLog) log = nullptr;
+  decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&nvrtcGetCUBIN) cubin = nullptr;
+  std::string why;  // why it did not load
+};
+
+namespace {
+
+template <typename F>
+bool bind(const SharedLibrary& lib, const char* name, F* f, std::string* why) {
+  *f = reinterpret_cast<F>(lib.symbol(name));
+  if (!*f) *why = lib.name() + " lacks " + name;
+  return *f != nullptr;
+}
+
+std::unique_ptr<Nvrtc::Api> load() {
+  auto api = std::make_unique<Nvrtc::Api>();
+  std::vector<std::string> names = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+#ifdef ORCHID_CUDA_LIBDIR
+  names.push_back(std::string(ORCHID_CUDA_LIBDIR) + "/libnvrtc.so");
+#endif
+  api->lib = SharedLibrary::open(names, &api->why);
+  if (!api->lib.loaded()) return api;
+  const SharedLibrary& l = api->lib;
+  std::string* w = &api->why;
+  bool ok = bind(l, "nvrtcVersion", &api->version, w) && bind(l, "nvrtcGetErrorString", &api->error_string, w) &&
+            bind(l, "nvrtcCreateProgram", &api->create, w) && bind(l, "nvrtcDestroyProgram", &api->destroy, w) &&
+            bind(l, "nvrtcCompileProgram", &api->compile, w) && bind(l, "nvrtcGetProgramLogSize", &api->log_size, w) &&
+            bind(l, "nvrtcGetProgramLog", &api->log, w) && bind(l, "nvrtcGetCUBINSize", &api->cubin_size, w) &&
+            bind(l, "nvrtcGetCUBIN", &api->cubin, w);
+  if (!ok) api->lib = SharedLibrary();
+  return api;
+}
+
+const Nvrtc::Api& api() {
+  static const std::unique_ptr<Nvrtc::Api> a = load();
+  return *a;
+}
+
+}  // namespace
+
+const std::vector<std::string>& cuda_architectures() {
+  static const std::vector<std::string> archs = {"sm_80", "sm_90a"};
+  return archs;
+}
+
+bool Nvrtc::available(std::string* why) {
+  if (!api().lib.loaded() && why) *why = "NVRTC did not load: " + api().why;
+  return api().lib.loaded();
+}
+
+const Nvrtc& Nvrtc::get() {
+  std::string why;
+  ORCHID_USER_CHECK(available(&why)) << why << " (install the CUDA toolkit, or put its lib directory on LD_LIBRARY_PATH)";
+  static const Nvrtc n(&api());
+  return n;
+}
+
+std::string Nvrtc::version() const {
+  int major = 0, minor = 0;
+  api_->version(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<char> Nvrtc::compile(const std::string& source, const std::string& arch) const {
+  nvrtcProgram prog = nullptr;
+  nvrtcResult r = api_->create(&prog, source.c_str(), "orchid.cu", 0, nullptr, nullptr);
+  ORCHID_CHECK(r == NVRTC_SUCCESS) << "nvrtcCreateProgram: " << api_->error_string(r);
+  std::string arch_opt = "--gpu-architecture=" + arch;
+  // -w: the prelude's helpers that a module does not call are not worth a warning each.
+  const char* opts[] = {arch_opt.c_str(), "-std=c++17", "-w"};
+  r = api_->compile(prog, 3, opts);
+  size_t log_size = 0;
+  api_->log_size(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size > 0) api_->log(prog, log.data());
+  std::vector<char> cubin;
+  if (r == NVRTC_SUCCESS) {
+    size_t size = 0;
+    api_->cubin_size(prog, &size);
+    cubin.resize(size);
+    api_->cubin(prog, cubin.data());
+  }
+  api_->destroy(&prog);
+  ORCHID_CHECK(r == NVRTC_SUCCESS) << "NVRTC rejected generated CUDA code for " << arch << " ("
+                                   << api_->error_string(r) << "):\n" << log;
+  return cubin;
+}
+
+}  // namespace orchid::codegen::cuda

@@ -1,0 +1,41 @@
+// A schedule of a generated CUDA kernel: a common part, the tile of the kernel's anchor output
+// that one task computes (as on the CPU: codegen/cpu/schedule.h), and a CUDA part, the thread
+// block that computes a task. Every schedule is valid for every kernel.
+#pragma once
+
+#include <string>
+
+#include "codegen/cpu/schedule.h"
+#include "ir/graph.h"
+#include "tile/kernel.h"
+
+namespace orchid::codegen::cuda {
+
+struct Schedule {
+  // Tile of the anchor output per task (one thread block); 0 or a missing entry: whole dim.
+  ir::Dims tile;
+  // Threads per block: a multiple of 32 (a warp) from 32 to 1024. The block's threads share
+  // each primitive's region in the task, element by element, consecutive threads on
+  // consecutive elements of the innermost dim (coalesced loads and stores).
+  int threads = 256;
+  // As on the CPU: primitives without a reduction that one consumer reads, at most once per
+  // element, are computed inside it rather than into memory.
+  bool inline_single_use = true;
+
+  bool operator==(const Schedule&) const = default;
+};
+
+// "tile=8x0 threads=256 inline=1": canonical.
+std::string schedule_str(const Schedule& s);
+
+// The lowering's view of the schedule (codegen/cpu/lower.h): the tile and inlining, scalar
+// loops, no packed GEMM.
+cpu::Schedule lowering_schedule(const Schedule& s);
+
+// Tasks of at most 4 elements per thread of the anchor output (4 terms per thread where a
+// reduction computes it), innermost dims kept whole where they fit (tiles halved, outer dims
+// first, until they do): a GPU needs thousands of blocks in flight, where a CPU wants few
+// large tasks.
+Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k);
+
+}  // namespace orchid::codegen::cuda

@@ -1,0 +1,235 @@
+#include "runtime/cuda/device.h"
+
+#include <cuda.h>
+
+#include <memory>
+#include <utility>
+
+#include "support/error.h"
+#include "support/shared_library.h"
+
+namespace orchid::runtime::cuda {
+
+// The driver's entry points Orchid uses (versioned names, as cuda.h maps them).
+struct DriverApi {
+  SharedLibrary lib;
+  std::string why;  // why there is no device
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  decltype(&cuInit) init = nullptr;
+  decltype(&cuGetErrorString) error_string = nullptr;
+  decltype(&cuDeviceGetCount) device_count = nullptr;
+  decltype(&cuDeviceGet) device_get = nullptr;
+  decltype(&cuDeviceGetName) device_name = nullptr;
+  decltype(&cuDeviceGetAttribute) device_attribute = nullptr;
+  decltype(&cuDevicePrimaryCtxRetain) primary_context = nullptr;
+  decltype(&cuCtxSetCurrent) set_current = nullptr;
+  decltype(&cuCtxSynchronize) synchronize = nullptr;
+  decltype(&cuMemAlloc) mem_alloc = nullptr;
+  decltype(&cuMemFree) mem_free = nullptr;
+  decltype(&cuMemsetD8) memset = nullptr;
+  decltype(&cuMemcpyHtoD) htod = nullptr;
+  decltype(&cuMemcpyDtoH) dtoh = nullptr;
+  decltype(&cuMemcpyDtoD) dtod = nullptr;
+  decltype(&cuModuleLoadData) module_load = nullptr;
+  decltype(&cuModuleUnload) module_unload = nullptr;
+  decltype(&cuModuleGetFunction) module_function = nullptr;
+  decltype(&cuFuncSetAttribute) func_attribute = nullptr;
+  decltype(&cuLaunchKernel) launch = nullptr;
+  decltype(&cuEventCreate) event_create = nullptr;
+  decltype(&cuEventRecord) event_record = nullptr;
+  decltype(&cuEventSynchronize) event_synchronize = nullptr;
+  decltype(&cuEventElapsedTime) event_elapsed = nullptr;
+  decltype(&cuEventDestroy) event_destroy = nullptr;
+
+  std::string message(CUresult r) const {
+    const char* s = nullptr;
+    if (error_string) error_string(r, &s);
+    return s ? s : "CUDA error " + std::to_string(static_cast<int>(r));
+  }
+  void check(CUresult r, const char* call) const {
+    ORCHID_USER_CHECK(r == CUDA_SUCCESS) << "CUDA driver: " << call << " failed: " << message(r);
+  }
+};
+
+namespace {
+
+template <typename F>
+bool bind(const SharedLibrary& lib, const char* name, F* f, std::string* why) {
+  *f = reinterpret_cast<F>(lib.symbol(name));
+  if (!*f) *why = lib.name() + " lacks " + name;
+  return *f != nullptr;
+}
+
+bool bind_all(DriverApi& a) {
+  const SharedLibrary& l = a.lib;
+  std::string* w = &a.why;
+  return bind(l, "cuInit", &a.init, w) && bind(l, "cuGetErrorString", &a.error_string, w) &&
+         bind(l, "cuDeviceGetCount", &a.device_count, w) && bind(l, "cuDeviceGet", &a.device_get, w) &&
+         bind(l, "cuDeviceGetName", &a.device_name, w) && bind(l, "cuDeviceGetAttribute", &a.device_attribute, w) &&
+         bind(l, "cuDevicePrimaryCtxRetain", &a.primary_context, w) && bind(l, "cuCtxSetCurrent", &a.set_current, w) &&
+         bind(l, "cuCtxSynchronize", &a.synchronize, w) && bind(l, "cuMemAlloc_v2", &a.mem_alloc, w) &&
+         bind(l, "cuMemFree_v2", &a.mem_free, w) && bind(l, "cuMemsetD8_v2", &a.memset, w) &&
+         bind(l, "cuMemcpyHtoD_v2", &a.htod, w) && bind(l, "cuMemcpyDtoH_v2", &a.dtoh, w) &&
+         bind(l, "cuMemcpyDtoD_v2", &a.dtod, w) &&
+         bind(l, "cuModuleLoadData", &a.module_load, w) && bind(l, "cuModuleUnload", &a.module_unload, w) &&
+         bind(l, "cuModuleGetFunction", &a.module_function, w) && bind(l, "cuFuncSetAttribute", &a.func_attribute, w) &&
+         bind(l, "cuLaunchKernel", &a.launch, w) && bind(l, "cuEventCreate", &a.event_create, w) &&
+         bind(l, "cuEventRecord", &a.event_record, w) && bind(l, "cuEventSynchronize", &a.event_synchronize, w) &&
+         bind(l, "cuEventElapsedTime_v2", &a.event_elapsed, w) && bind(l, "cuEventDestroy_v2", &a.event_destroy, w);
+}
+
+// The driver, initialized, with the first device's primary context; or why not.
+std::unique_ptr<DriverApi> load() {
+  auto a = std::make_unique<DriverApi>();
+  a->lib = SharedLibrary::open({"libcuda.so.1", "libcuda.so"}, &a->why);
+  if (!a->lib.loaded()) {
+    a->why = "the CUDA driver did not load (" + a->why + ")";
+    return a;
+  }
+  if (!bind_all(*a)) {
+    a->lib = SharedLibrary();
+    return a;
+  }
+  CUresult r = a->init(0);
+  int count = 0;
+  if (r == CUDA_SUCCESS) r = a->device_count(&count);
+  if (r == CUDA_SUCCESS && count == 0) r = CUDA_ERROR_NO_DEVICE;
+  if (r == CUDA_SUCCESS) r = a->device_get(&a->device, 0);
+  if (r == CUDA_SUCCESS) r = a->primary_context(&a->context, a->device);
+  if (r != CUDA_SUCCESS) {
+    a->why = "no CUDA device: " + a->message(r);
+    a->lib = SharedLibrary();
+  }
+  return a;
+}
+
+const DriverApi& api() {
+  static const std::unique_ptr<DriverApi> a = load();
+  return *a;
+}
+
+}  // namespace
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : api_(o.api_), ptr_(std::exchange(o.ptr_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  std::swap(api_, o.api_);
+  std::swap(ptr_, o.ptr_);
+  std::swap(bytes_, o.bytes_);
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) api_->mem_free(static_cast<CUdeviceptr>(ptr_));
+}
+
+Module::Module(Module&& o) noexcept : api_(o.api_), handle_(std::exchange(o.handle_, nullptr)) {}
+
+Module& Module::operator=(Module&& o) noexcept {
+  std::swap(api_, o.api_);
+  std::swap(handle_, o.handle_);
+  return *this;
+}
+
+Module::~Module() {
+  if (handle_) api_->module_unload(static_cast<CUmodule>(handle_));
+}
+
+void* Module::function(const std::string& name) const {
+  CUfunction f = nullptr;
+  api_->check(api_->module_function(&f, static_cast<CUmodule>(handle_), name.c_str()), "cuModuleGetFunction");
+  return f;
+}
+
+bool Device::available(std::string* why) {
+  if (!api().lib.loaded() && why) *why = api().why;
+  return api().lib.loaded();
+}
+
+Device& Device::get() {
+  std::string why;
+  ORCHID_USER_CHECK(available(&why)) << "no GPU to run on: " << why;
+  static Device d(&api());
+  api().check(api().set_current(api().context), "cuCtxSetCurrent");
+  return d;
+}
+
+Device::Device(const DriverApi* a) : api_(a) {
+  char name[256] = {};
+  a->check(a->set_current(a->context), "cuCtxSetCurrent");
+  a->check(a->device_name(name, sizeof name, a->device), "cuDeviceGetName");
+  name_ = name;
+  a->check(a->device_attribute(&sms_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, a->device), "cuDeviceGetAttribute");
+  a->check(a->device_attribute(&major_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, a->device), "cuDeviceGetAttribute");
+  a->check(a->device_attribute(&minor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, a->device), "cuDeviceGetAttribute");
+}
+
+std::string Device::arch() const {
+  if (major_ == 9 && minor_ == 0) return "sm_90a";
+  if (major_ == 8) return "sm_80";
+  return "";
+}
+
+DeviceBuffer Device::alloc(size_t bytes) const {
+  CUdeviceptr p = 0;
+  size_t n = bytes == 0 ? 1 : bytes;
+  api_->check(api_->mem_alloc(&p, n), "cuMemAlloc");
+  DeviceBuffer b(api_, p, bytes);
+  api_->check(api_->memset(p, 0, n), "cuMemsetD8");
+  return b;
+}
+
+void Device::upload(const DeviceBuffer& to, const void* from, size_t bytes) const {
+  ORCHID_CHECK(bytes <= to.bytes()) << "upload of " << bytes << " bytes into " << to.bytes();
+  if (bytes) api_->check(api_->htod(static_cast<CUdeviceptr>(to.ptr()), from, bytes), "cuMemcpyHtoD");
+}
+
+void Device::download(void* to, const DeviceBuffer& from, size_t bytes) const {
+  ORCHID_CHECK(bytes <= from.bytes()) << "download of " << bytes << " bytes from " << from.bytes();
+  if (bytes) api_->check(api_->dtoh(to, static_cast<CUdeviceptr>(from.ptr()), bytes), "cuMemcpyDtoH");
+}
+
+void Device::copy(const DeviceBuffer& to, const DeviceBuffer& from, size_t bytes) const {
+  ORCHID_CHECK(bytes <= to.bytes() && bytes <= from.bytes()) << "copy of " << bytes << " bytes";
+  if (bytes)
+    api_->check(api_->dtod(static_cast<CUdeviceptr>(to.ptr()), static_cast<CUdeviceptr>(from.ptr()), bytes),
+                "cuMemcpyDtoD");
+}
+
+Module Device::load(const std::vector<char>& cubin) const {
+  CUmodule m = nullptr;
+  api_->check(api_->module_load(&m, cubin.data()), "cuModuleLoadData");
+  return Module(api_, m);
+}
+
+void Device::launch(void* function, int64_t blocks, int threads, int64_t shared, void** params) const {
+  if (blocks == 0) return;
+  auto f = static_cast<CUfunction>(function);
+  if (shared > 48 * 1024)
+    api_->check(api_->func_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(shared)),
+                "cuFuncSetAttribute");
+  api_->check(api_->launch(f, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,
+                           static_cast<unsigned>(shared), nullptr, params, nullptr),
+              "cuLaunchKernel");
+}
+
+void Device::synchronize() const { api_->check(api_->synchronize(), "cuCtxSynchronize"); }
+
+double Device::time_ms(const std::function<void()>& work) const {
+  CUevent start = nullptr, stop = nullptr;
+  api_->check(api_->event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  api_->check(api_->event_create(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  api_->check(api_->event_record(start, nullptr), "cuEventRecord");
+  work();
+  api_->check(api_->event_record(stop, nullptr), "cuEventRecord");
+  api_->check(api_->event_synchronize(stop), "cuEventSynchronize");
+  float ms = 0;
+  api_->check(api_->event_elapsed(&ms, start, stop), "cuEventElapsedTime");
+  api_->event_destroy(start);
+  api_->event_destroy(stop);
+  return ms;
+}
+
+}  // namespace orchid::runtime::cuda

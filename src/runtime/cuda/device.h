@@ -1,0 +1,91 @@
+// An NVIDIA GPU through the CUDA driver API, loaded at run time (libcuda.so.1): a program
+// that can use a GPU still starts where there is none, and `available` says why not.
+// Memory, modules (CUBIN from codegen/cuda), kernel launches on one stream, and events.
+// Errors of the driver are UserErrors naming the call and the driver's message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace orchid::runtime::cuda {
+
+struct DriverApi;
+
+// Device memory: freed when destroyed.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DriverApi* api, uint64_t ptr, size_t bytes) : api_(api), ptr_(ptr), bytes_(bytes) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  uint64_t ptr() const { return ptr_; }  // a CUdeviceptr (0: none)
+  size_t bytes() const { return bytes_; }
+
+ private:
+  const DriverApi* api_ = nullptr;
+  uint64_t ptr_ = 0;
+  size_t bytes_ = 0;
+};
+
+// A loaded module: its functions by name.
+class Module {
+ public:
+  Module() = default;
+  Module(const DriverApi* api, void* handle) : api_(api), handle_(handle) {}
+  Module(Module&& o) noexcept;
+  Module& operator=(Module&& o) noexcept;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  ~Module();
+
+  void* function(const std::string& name) const;  // a CUfunction; UserError where missing
+
+ private:
+  const DriverApi* api_ = nullptr;
+  void* handle_ = nullptr;
+};
+
+class Device {
+ public:
+  // Whether the driver loads and has a device (and, if not, why).
+  static bool available(std::string* why = nullptr);
+  // The first device, its primary context current on the calling thread; UserError where
+  // there is none.
+  static Device& get();
+
+  const std::string& name() const { return name_; }
+  int multiprocessors() const { return sms_; }
+  int major() const { return major_; }
+  int minor() const { return minor_; }
+  // The architecture to build code for (codegen/cuda/nvrtc.h): "sm_90a" on compute
+  // capability 9.0, "sm_80" on 8.x; empty where Orchid builds none that runs here.
+  std::string arch() const;
+
+  DeviceBuffer alloc(size_t bytes) const;  // zeroed
+  void upload(const DeviceBuffer& to, const void* from, size_t bytes) const;
+  void download(void* to, const DeviceBuffer& from, size_t bytes) const;
+  void copy(const DeviceBuffer& to, const DeviceBuffer& from, size_t bytes) const;  // device to device
+  Module load(const std::vector<char>& cubin) const;
+  // Launches `function` with `blocks` x `threads`, `shared` bytes of dynamic shared memory
+  // and the kernel's parameters (each a pointer to its value), on the default stream.
+  void launch(void* function, int64_t blocks, int threads, int64_t shared, void** params) const;
+  void synchronize() const;  // waits, and reports a failed kernel as a UserError
+  // Milliseconds `work` (launches) took on the GPU, measured with events.
+  double time_ms(const std::function<void()>& work) const;
+
+  explicit Device(const DriverApi* api);
+
+ private:
+  const DriverApi* api_;
+  std::string name_;
+  int sms_ = 0, major_ = 0, minor_ = 0;
+};
+
+}  // namespace orchid::runtime::cuda

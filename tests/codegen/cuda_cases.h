@@ -1,0 +1,87 @@
+// Cases for the CUDA differential suite: kernels of seeded random primitive graphs (every
+// primitive kind but opaque, odd shapes, every dtype) and of named graphs (rows reduced as in
+// softmax and layernorm, a matmul, an out-of-bounds gather), each under a random CUDA schedule
+// (tiles that divide nothing, every block size), generated as CUDA C++. Compiled with NVRTC
+// for every architecture everywhere (cuda_compile tests); run against the reference
+// interpreter where a GPU is present (cuda tests).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/codegen.h"
+#include "codegen/kernel_cases.h"
+#include "codegen/kernel_graphs.h"
+#include "testlib/random_graph.h"
+
+namespace orchid::codegen::cuda {
+
+struct CudaCase {
+  uint64_t seed;
+  ir::Graph graph;
+  tile::Kernel kernel;
+  Schedule schedule;
+  CudaKernel generated;
+};
+
+inline Schedule random_cuda_schedule(const ir::Graph& g, const tile::Kernel& k, Rng& rng) {
+  Schedule s;
+  if (rng.next() % 4 == 0) return default_schedule(g, k);
+  const ir::Dims* anchor = &g.type(k.outputs[0]).shape;
+  for (ir::ValueId v : k.outputs)
+    if (g.type(v).numel() > ir::numel(*anchor)) anchor = &g.type(v).shape;
+  for (int64_t d : *anchor) s.tile.push_back(static_cast<int64_t>(rng.next() % (d + 2)));
+  const int threads[] = {32, 64, 128, 256, 512, 1024};
+  s.threads = threads[rng.next() % 6];
+  s.inline_single_use = rng.next() % 4 != 0;
+  return s;
+}
+
+// `count` kernels of random graphs from seed `first_seed` on.
+inline std::vector<CudaCase> random_cuda_cases(uint64_t first_seed, int count) {
+  std::vector<CudaCase> cases;
+  for (uint64_t seed = first_seed; cases.size() < static_cast<size_t>(count); ++seed) {
+    testlib::RandomGraphOptions opts;
+    opts.max_nodes = 4 + static_cast<int>(seed % 9);
+    ir::Graph g = testlib::random_graph(seed, opts);
+    Rng rng(seed * 7919 + 1);
+    tile::Kernel k = cpu::random_kernel(g, rng);
+    if (k.nodes.empty()) continue;
+    Schedule s = random_cuda_schedule(g, k, rng);
+    CudaKernel ck = generate_kernel(g, k, s, "orc_k" + std::to_string(cases.size()));
+    cases.push_back(CudaCase{seed, std::move(g), std::move(k), s, std::move(ck)});
+  }
+  return cases;
+}
+
+// Every node of `text`'s graph as one kernel, under a random schedule from `seed` (the
+// default schedule for seed 0).
+inline CudaCase named_cuda_case(uint64_t seed, const std::string& text, const std::string& symbol) {
+  ir::Graph g = ir::parse_graph(text);
+  tile::Kernel k = cpu::whole_kernel(g);
+  Rng rng(seed);
+  Schedule s = seed == 0 ? default_schedule(g, k) : random_cuda_schedule(g, k, rng);
+  CudaKernel ck = generate_kernel(g, k, s, symbol);
+  return CudaCase{seed, std::move(g), std::move(k), s, std::move(ck)};
+}
+
+// The named graphs of the CPU suite (kernel_graphs.h): rows reduced by every combiner in every
+// dtype, softmax and layernorm rows, matmuls with prologues and epilogues, transposes.
+inline std::vector<std::string> named_graphs() {
+  std::vector<std::string> texts = row_kernel_graphs();
+  for (const std::string& t : transpose_graphs()) texts.push_back(t);
+  texts.push_back(gemm_graph(1, 5, 17, 7, false, false, false));
+  texts.push_back(gemm_graph(2, 13, 33, 300, true, false, false));
+  texts.push_back(gemm_graph(1, 64, 48, 513, false, true, false));
+  texts.push_back(gemm_graph(3, 7, 100, 40, true, true, true));
+  return texts;
+}
+
+// A gather of a table by indices read from an input: its index check is what a kernel reports
+// through `err`.
+inline std::string gather_graph() {
+  return "graph @gather {\n  input %x : f32[64]\n  input %idx : i64[8]\n"
+         "  %g : f32[8] = layout(%x, %idx) { %x[%idx[i0]] }\n  output %g\n}\n";
+}
+
+}  // namespace orchid::codegen::cuda

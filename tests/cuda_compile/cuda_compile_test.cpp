@@ -1,0 +1,108 @@
+// The CUDA differential suite's kernels (codegen/cuda_cases.h) generated and compiled with
+// NVRTC to CUBIN for every architecture Orchid builds for: runs on every machine, GPU or not,
+// so CUDA code generation is checked everywhere.
+#include <gtest/gtest.h>
+
+#include "codegen/cuda/nvrtc.h"
+#include "codegen/cuda_cases.h"
+
+namespace orchid::codegen::cuda {
+namespace {
+
+void compile_everywhere(const std::vector<CudaCase>& cases) {
+  std::string why;
+  if (!Nvrtc::available(&why)) GTEST_SKIP() << why;
+  std::vector<CudaKernel> kernels;
+  for (const CudaCase& c : cases) kernels.push_back(c.generated);
+  std::string source = module_source(kernels);
+  for (const std::string& arch : cuda_architectures()) {
+    std::vector<char> cubin = Nvrtc::get().compile(source, arch);
+    EXPECT_GT(cubin.size(), 0u) << arch;
+  }
+}
+
+class RandomCudaKernels : public ::testing::TestWithParam<int> {};
+
+TEST_P(RandomCudaKernels, CompileForEveryArchitecture) {
+  compile_everywhere(random_cuda_cases(1000 + 1000 * GetParam(), 40));
+}
+
+INSTANTIATE_TEST_SUITE_P(Batches, RandomCudaKernels, ::testing::Range(0, 3));
+
+TEST(NamedCudaKernels, CompileForEveryArchitecture) {
+  std::vector<CudaCase> cases;
+  std::vector<std::string> texts = named_graphs();
+  texts.push_back(gather_graph());
+  for (size_t i = 0; i < texts.size(); ++i)
+    for (uint64_t seed : {uint64_t{0}, 97000 + i}) cases.push_back(named_cuda_case(seed, texts[i], "orc_n" + std::to_string(cases.size())));
+  compile_everywhere(cases);
+}
+
+TEST(CudaCodegen, IndirectLoadsAreChecked) {
+  CudaCase c = named_cuda_case(0, gather_graph(), "orc_gather");
+  EXPECT_NE(c.generated.source.find("orc_chk("), std::string::npos) << c.generated.source;
+  EXPECT_EQ(c.generated.checks.size(), 1u);
+}
+
+// Scratch that fits a block's shared memory lives there; larger scratch is global memory,
+// one area per block.
+TEST(CudaCodegen, ScratchInSharedMemoryWhereItFits) {
+  std::string text = softmax_rows(4, 3000);
+  CudaCase small = named_cuda_case(0, text, "orc_small");
+  EXPECT_GT(small.generated.shared_bytes, 0);
+  EXPECT_EQ(small.generated.global_scratch_bytes, 0);
+  CudaCase big = named_cuda_case(0, softmax_rows(4, 20000), "orc_big");
+  EXPECT_EQ(big.generated.shared_bytes, 0);
+  EXPECT_GT(big.generated.global_scratch_bytes, kSharedScratchBytes);
+  compile_everywhere({});
+}
+
+TEST(CudaSchedule, DefaultTasksHoldAtMostFourElementsPerThread) {
+  ir::Graph g = ir::parse_graph(softmax_rows(64, 3000));
+  tile::Kernel k = cpu::whole_kernel(g);
+  Schedule s = default_schedule(g, k);
+  EXPECT_EQ(s.threads, 256);
+  EXPECT_LE(ir::numel(s.tile), 4 * 256);
+  EXPECT_EQ(s.tile[0], 1);
+  EXPECT_EQ(schedule_str(s), "tile=1x750 threads=256 inline=1");
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cuda
+
+namespace orchid::codegen::cuda {
+namespace {
+
+// A task of softmax computes one row: its max and sum are each computed by the whole block
+// (warp shuffles, then shared memory across the warps), as are layernorm's Welford
+// statistics; argmax computes an element per thread.
+TEST(CudaCodegen, RowReductionsAreComputedByGroupsOfThreads) {
+  CudaCase softmax = named_cuda_case(0, softmax_rows(64, 3000), "orc_softmax");
+  const std::string& src = softmax.generated.source;
+  EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos) << src;
+  EXPECT_NE(src.find("const int lane = threadIdx.x % 256;"), std::string::npos) << src;
+  CudaCase norm = named_cuda_case(0, layernorm_rows(64, 3000), "orc_norm");
+  EXPECT_NE(norm.generated.source.find("__shfl_xor_sync"), std::string::npos) << norm.generated.source;
+  CudaCase argmax = named_cuda_case(0, arg_rows("argmax", "f32", 4, 3000), "orc_argmax");
+  EXPECT_EQ(argmax.generated.source.find("__shfl_xor_sync"), std::string::npos) << argmax.generated.source;
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cuda
+
+namespace orchid::codegen::cuda {
+namespace {
+
+// A row sum's anchor is the reduction itself: one row per task, its 8192 terms shared by the
+// block's threads.
+TEST(CudaSchedule, ReductionAnchorsGetFewElementsPerTask) {
+  ir::Graph g = ir::parse_graph(row_reduction("sum", "f32", 8192, {8192}));
+  tile::Kernel k = cpu::whole_kernel(g);
+  EXPECT_EQ(schedule_str(default_schedule(g, k)), "tile=1x1 threads=256 inline=1");
+  CudaCase c = named_cuda_case(0, row_reduction("sum", "f32", 8192, {8192}), "orc_rows");
+  EXPECT_EQ(c.generated.blocks, 8192);
+  EXPECT_NE(c.generated.source.find("const int lane = threadIdx.x % 256;"), std::string::npos) << c.generated.source;
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cuda
