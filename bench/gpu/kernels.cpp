@@ -5,6 +5,7 @@
 // must read and write once. The reference bandwidth is a device-to-device copy measured the
 // same way. Prints a markdown table; exits 77 where there is no GPU.
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -76,9 +77,50 @@ double median_ms(const runtime::cuda::Device& dev, const std::function<void()>& 
   return t[t.size() / 2];
 }
 
+// The graph's buffers on the device (inputs random in [-2, 2)), and the bytes it must move.
+struct Buffers {
+  std::vector<runtime::cuda::DeviceBuffer> args;
+  double bytes = 0;
+};
+
+Buffers buffers_for(const runtime::cuda::Device& dev, const ir::Graph& g, const codegen::cuda::CudaKernel& ck,
+                    std::mt19937& rng) {
+  std::uniform_real_distribution<float> uni(-2.f, 2.f);
+  Buffers b;
+  for (ir::ValueId v : ck.inputs) {
+    size_t n = static_cast<size_t>(g.type(v).numel());
+    std::vector<float> host(n);
+    for (float& x : host) x = uni(rng);
+    b.args.push_back(dev.alloc(n * 4));
+    dev.upload(b.args.back(), host.data(), n * 4);
+    b.bytes += n * 4.0;
+  }
+  for (ir::ValueId v : ck.outputs) {
+    b.args.push_back(dev.alloc(static_cast<size_t>(g.type(v).numel()) * 4));
+    b.bytes += g.type(v).numel() * 4.0;
+  }
+  return b;
+}
+
+double time_kernel(const runtime::cuda::Device& dev, const runtime::cuda::Module& m,
+                   const codegen::cuda::CudaKernel& ck, const Buffers& b) {
+  runtime::cuda::DeviceBuffer scratch = dev.alloc(static_cast<size_t>(ck.global_scratch_bytes * ck.blocks));
+  std::vector<uint64_t> ptrs;
+  for (const auto& buf : b.args) ptrs.push_back(buf.ptr());
+  ptrs.push_back(0);
+  ptrs.push_back(ck.global_scratch_bytes > 0 ? scratch.ptr() : 0);
+  std::vector<void*> params;
+  for (uint64_t& p : ptrs) params.push_back(&p);
+  void* fn = m.function(ck.symbol);
+  return median_ms(dev, [&] { dev.launch(fn, ck.blocks, ck.threads, ck.shared_bytes, params.data()); });
+}
+
 }  // namespace
 
-int main() {
+// Usage: cuda_kernel_bench [--sweep]: with --sweep, each kernel also runs under every default
+// schedule of 128 to 1024 threads and 1 to 16 elements per thread, and the fastest is shown.
+int main(int argc, char** argv) {
+  bool sweep = argc > 1 && std::string(argv[1]) == "--sweep";
   std::string why;
   if (!runtime::cuda::Device::available(&why) || !codegen::cuda::Nvrtc::available(&why)) {
     std::fprintf(stderr, "no GPU: %s\n", why.c_str());
@@ -91,44 +133,38 @@ int main() {
   runtime::cuda::DeviceBuffer a = dev.alloc(copy_bytes), b = dev.alloc(copy_bytes);
   double copy_ms = median_ms(dev, [&] { dev.copy(b, a, copy_bytes); });
   double peak = 2.0 * copy_bytes / (copy_ms * 1e-3) / 1e9;
-  std::printf("| kernel | schedule | ms | GB/s | of copy bandwidth |\n|---|---|---:|---:|---:|\n");
-  std::printf("| device-to-device copy 1 GiB | - | %.3f | %.0f | 1.00 |\n", copy_ms, peak);
+  std::printf("| kernel | schedule | ms | GB/s | of copy bandwidth |%s\n|---|---|---:|---:|---:|%s\n",
+              sweep ? " fastest schedule | ms | of copy bandwidth |" : "", sweep ? "---|---:|---:|" : "");
+  std::printf("| device-to-device copy 1 GiB | - | %.3f | %.0f | 1.00 |%s\n", copy_ms, peak, sweep ? " | | |" : "");
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uni(-2.f, 2.f);
   for (const Bench& bench : benches()) {
     ir::Graph g = ir::parse_graph(bench.text);
     tile::Kernel k;
     for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
     k.outputs = g.outputs();
-    codegen::cuda::Schedule s = codegen::cuda::default_schedule(g, k);
-    codegen::cuda::CudaKernel ck = codegen::cuda::generate_kernel(g, k, s, "orc_bench");
-    runtime::cuda::Module m = dev.load(codegen::cuda::Nvrtc::get().compile(codegen::cuda::module_source({ck}), dev.arch()));
-    std::vector<runtime::cuda::DeviceBuffer> bufs;
-    double bytes = 0;
-    for (ir::ValueId v : ck.inputs) {
-      size_t n = static_cast<size_t>(g.type(v).numel());
-      std::vector<float> host(n);
-      for (float& x : host) x = uni(rng);
-      bufs.push_back(dev.alloc(n * 4));
-      dev.upload(bufs.back(), host.data(), n * 4);
-      bytes += n * 4.0;
+    std::vector<codegen::cuda::CudaKernel> kernels = {
+        codegen::cuda::generate_kernel(g, k, codegen::cuda::default_schedule(g, k), "orc_default")};
+    if (sweep)
+      for (int threads : {128, 256, 512, 1024})
+        for (int per_thread : {1, 2, 4, 8, 16})
+          kernels.push_back(codegen::cuda::generate_kernel(g, k, codegen::cuda::default_schedule(g, k, threads, per_thread),
+                                                           "orc_s" + std::to_string(kernels.size())));
+    runtime::cuda::Module m = dev.load(codegen::cuda::Nvrtc::get().compile(codegen::cuda::module_source(kernels), dev.arch()));
+    Buffers bufs = buffers_for(dev, g, kernels[0], rng);
+    double ms = time_kernel(dev, m, kernels[0], bufs), gbs = bufs.bytes / (ms * 1e-3) / 1e9;
+    std::printf("| %s | %s | %.3f | %.0f | %.2f |", bench.name.c_str(),
+                codegen::cuda::schedule_str(kernels[0].schedule).c_str(), ms, gbs, gbs / peak);
+    if (sweep) {
+      size_t best = 0;
+      double best_ms = ms;
+      for (size_t i = 1; i < kernels.size(); ++i) {
+        double t = time_kernel(dev, m, kernels[i], bufs);
+        if (t < best_ms) best = i, best_ms = t;
+      }
+      std::printf(" %s | %.3f | %.2f |", codegen::cuda::schedule_str(kernels[best].schedule).c_str(), best_ms,
+                  bufs.bytes / (best_ms * 1e-3) / 1e9 / peak);
     }
-    for (ir::ValueId v : ck.outputs) {
-      bufs.push_back(dev.alloc(static_cast<size_t>(g.type(v).numel()) * 4));
-      bytes += g.type(v).numel() * 4.0;
-    }
-    runtime::cuda::DeviceBuffer scratch = dev.alloc(static_cast<size_t>(ck.global_scratch_bytes * ck.blocks));
-    std::vector<uint64_t> ptrs;
-    for (const auto& buf : bufs) ptrs.push_back(buf.ptr());
-    ptrs.push_back(0);
-    ptrs.push_back(ck.global_scratch_bytes > 0 ? scratch.ptr() : 0);
-    std::vector<void*> params;
-    for (uint64_t& p : ptrs) params.push_back(&p);
-    void* fn = m.function(ck.symbol);
-    double ms = median_ms(dev, [&] { dev.launch(fn, ck.blocks, ck.threads, ck.shared_bytes, params.data()); });
-    double gbs = bytes / (ms * 1e-3) / 1e9;
-    std::printf("| %s | %s | %.3f | %.0f | %.2f |\n", bench.name.c_str(), codegen::cuda::schedule_str(s).c_str(), ms,
-                gbs, gbs / peak);
+    std::printf("\n");
     std::fflush(stdout);
   }
   return 0;

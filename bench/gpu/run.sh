@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # The CUDA tests and GPU benchmarks on a machine with an NVIDIA GPU: runs the binaries of a
 # build directory (BUILD, default build; configured where the CUDA toolkit's headers are) and
-# writes each stage's output to RESULTS (default bench/results/gpu). Stages:
+# writes each stage's output to RESULTS (default bench/results/gpu); ARTIFACTS, a directory of
+# CUDA artifacts (`orchid compile --target cuda`, made on any machine), adds stage 5.
+#   run.sh [BUILD [RESULTS [ARTIFACTS]]]
+# Stages:
 #   1. cuda_compile_test: every kernel of the differential suite compiles to CUBIN;
 #   2. cuda_kernel_test: every kernel matches the reference interpreter on the GPU;
-#   3. cuda_kernel_bench: generated kernels against the GPU's copy bandwidth;
-#   4. bench/gpu/peers.py: the same kernels in PyTorch (eager, torch.compile), where it imports.
+#   3. cuda_kernel_bench --sweep: generated kernels against the GPU's copy bandwidth, under
+#      their default schedule and the fastest of a sweep of block sizes and task sizes;
+#   4. bench/gpu/peers.py: the same kernels in PyTorch (eager, torch.compile), where it imports;
+#   5. cuda_model_bench: every artifact checked against the interpreter and timed.
 set -uo pipefail
 BUILD=${1:-build}
 RESULTS=${2:-bench/results/gpu}
+ARTIFACTS=${3:-}
 mkdir -p "$RESULTS"
 # NVRTC is loaded at run time: find the toolkit's copy where the loader does not.
 if ! ldconfig -p | grep -q 'libnvrtc.so'; then
@@ -23,8 +29,11 @@ for t in cuda_compile_test cuda_kernel_test; do
   echo "$t: exit $rc"; tail -4 "$RESULTS/$t.log"
   [ $rc -ne 0 ] && status=1
 done
-timeout 300 "$BUILD/bench/cuda_kernel_bench" | tee "$RESULTS/kernels.md"
+timeout 300 "$BUILD/bench/cuda_kernel_bench" --sweep | tee "$RESULTS/kernels.md"
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   timeout 400 python3 "$(dirname "$0")/peers.py" | tee "$RESULTS/peers.md"
+fi
+if [ -n "$ARTIFACTS" ]; then
+  timeout 400 "$BUILD/bench/cuda_model_bench" "$ARTIFACTS"/*/ | tee "$RESULTS/models.md" || status=1
 fi
 exit $status

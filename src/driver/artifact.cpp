@@ -14,6 +14,10 @@
 #include "runtime/weights.h"
 #include "support/error.h"
 
+#ifdef ORCHID_HAVE_CUDA
+#include "runtime/cuda/model.h"
+#endif
+
 namespace orchid::driver {
 
 namespace fs = std::filesystem;
@@ -43,33 +47,6 @@ void write_artifact(BuiltArtifact& a, const std::string& dir) {
   runtime::write_plan(a.plan, dir);
 }
 
-double relative_l2(const ir::Tensor& got, const ir::Tensor& want, std::string* why) {
-  if (got.type() != want.type()) {
-    if (why) *why = "type " + ir::type_str(got.type()) + ", expected " + ir::type_str(want.type());
-    return INFINITY;
-  }
-  if (!ir::is_float(want.dtype())) {
-    bool same = got.bytes() == want.bytes();
-    if (!same && why) *why = "integer values differ";
-    return same ? 0 : 1;
-  }
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    double x = got.get_f64(i), y = want.get_f64(i);
-    if (!std::isfinite(y) || !std::isfinite(x)) {
-      bool same = (std::isnan(x) && std::isnan(y)) || x == y;
-      if (!same) {
-        if (why) *why = "element " + std::to_string(i) + " is " + std::to_string(x) + ", expected " + std::to_string(y);
-        return INFINITY;
-      }
-      continue;
-    }
-    num += (x - y) * (x - y);
-    den += y * y;
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
-
 bool VerifyReport::ok() const {
   for (const OutputCheck& o : outputs)
     if (!o.ok) return false;
@@ -87,16 +64,37 @@ std::string VerifyReport::summary() const {
   return s;
 }
 
+namespace {
+
+// The artifact's outputs on `by_name` inputs: the CPU runtime's, or the GPU's for a CUDA
+// artifact.
+std::vector<ir::Tensor> run_artifact_outputs(const std::string& dir,
+                                             const std::map<std::string, ir::Tensor, std::less<>>& by_name) {
+  if (runtime::read_plan(dir).device == runtime::PlanDevice::Cuda) {
+#ifdef ORCHID_HAVE_CUDA
+    std::unique_ptr<runtime::cuda::CudaModel> m = runtime::cuda::CudaModel::load(dir);
+    std::vector<ir::Tensor> inputs;
+    for (int32_t b : m->plan().inputs) inputs.push_back(by_name.at(m->plan().buffers[static_cast<size_t>(b)].name));
+    return m->run(inputs);
+#else
+    ORCHID_USER_ERROR() << dir << ": a CUDA artifact, and this build of Orchid has no CUDA runtime";
+#endif
+  }
+  runtime::Session session(runtime::Model::load(dir));
+  return session.run(by_name);
+}
+
+}  // namespace
+
 VerifyReport verify_artifact(const std::string& dir, const ir::Graph& reference, uint64_t seed, double tolerance) {
   VerifyReport r;
   r.seed = seed;
   r.tolerance = tolerance;
   std::vector<ir::Tensor> inputs = interp::random_inputs(reference, seed);
   std::vector<ir::Tensor> want = interp::run(reference, inputs, {interp::Precision::F64});
-  runtime::Session session(runtime::Model::load(dir));
   std::map<std::string, ir::Tensor, std::less<>> by_name;
   for (size_t i = 0; i < inputs.size(); ++i) by_name[reference.value(reference.inputs()[i]).name] = inputs[i];
-  std::vector<ir::Tensor> got = session.run(by_name);
+  std::vector<ir::Tensor> got = run_artifact_outputs(dir, by_name);
   ORCHID_CHECK(got.size() == want.size()) << "artifact has " << got.size() << " outputs, graph " << want.size();
   for (size_t o = 0; o < want.size(); ++o) {
     OutputCheck c;

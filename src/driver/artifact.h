@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "driver/plan_builder.h"
+#include "interp/compare.h"
 #include "ir/graph.h"
 
 namespace orchid::driver {
@@ -35,12 +36,10 @@ struct VerifyReport {
   std::string summary() const;
 };
 
-// Relative L2 error of a float tensor against a reference of the same type: non-finite
-// values must agree exactly and position by position; then ||got - want|| / max(||want||,
-// tiny). Integer and bool tensors: 0 when equal, 1 otherwise.
-double relative_l2(const ir::Tensor& got, const ir::Tensor& want, std::string* why);
+using interp::relative_l2;  // interp/compare.h
 
-// Runs the artifact in `dir` and the reference graph on the same seeded random inputs.
+// Runs the artifact in `dir` (on the CPU, or on the GPU for a CUDA artifact) and the reference
+// graph on the same seeded random inputs.
 VerifyReport verify_artifact(const std::string& dir, const ir::Graph& reference, uint64_t seed,
                              double tolerance);
 

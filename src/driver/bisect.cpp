@@ -46,17 +46,9 @@ std::string bisect_artifact(const std::string& dir, uint64_t seed, double tolera
   runtime::AlignedBuffer weights = runtime::read_weights((fs::path(dir) / plan.weights.file).string(),
                                                           plan.weights.bytes, plan.weights.checksum);
   std::vector<ir::Tensor> inputs = interp::random_inputs(g, seed);
+  runtime::bind_constants(plan, weights, g, inputs);
   std::map<std::string, ir::Tensor, std::less<>> real;
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    const ir::Value& v = g.value(g.inputs()[i]);
-    for (const runtime::PlanBuffer& b : plan.buffers)
-      if (b.name == v.name && b.kind == runtime::BufferKind::Constant) {
-        const std::byte* at = weights.data() + b.weights_offset;
-        std::vector<std::byte> bytes(at, at + inputs[i].bytes().size());
-        inputs[i] = runtime::from_layout(ir::Tensor(v.type, std::move(bytes)), b.layout);
-      }
-    if (i < plan.inputs.size()) real[v.name] = inputs[i];
-  }
+  for (size_t i = 0; i < plan.inputs.size(); ++i) real[g.value(g.inputs()[i]).name] = inputs[i];
   std::vector<ir::Tensor> want = interp::run_all(g, inputs, {interp::Precision::F64});
   std::string copy = exposed_copy(dir, plan);
   runtime::Plan exposed = runtime::read_plan(copy);

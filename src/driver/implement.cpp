@@ -5,6 +5,7 @@
 
 #include "ir/subgraph.h"
 #include "runtime/library_step.h"
+#include "support/error.h"
 
 namespace orchid::driver {
 
@@ -136,6 +137,30 @@ std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Ke
     for (StepChoice& p : parts) {
       std::vector<StepChoice> steps = p.kind == StepKind::Generated ? split_trailing_views(g, std::move(p)) : std::vector{p};
       for (StepChoice& q : steps) out.push_back(std::move(q));
+    }
+  }
+  return out;
+}
+
+}  // namespace orchid::driver
+
+namespace orchid::driver {
+
+std::vector<StepChoice> implement_for_cuda(const ir::Graph& g, const std::vector<tile::Kernel>& kernels) {
+  std::vector<StepChoice> out;
+  for (const tile::Kernel& k : kernels) {
+    StepChoice s = make_choice(g, k);
+    if (s.kind == StepKind::Reference)
+      for (ir::NodeId n : s.kernel.nodes)
+        ORCHID_SUPPORTED(g.node(n).kind() != ir::PrimKind::Opaque)
+            << "node '" << g.node(n).name << "': routine "
+            << ir::opaque_routine_name(std::get<ir::OpaqueAttrs>(g.node(n).attrs).routine)
+            << " has no CUDA implementation yet (it runs on the CPU only)";
+    if (s.kind == StepKind::OneDnn) s.kind = StepKind::Generated;
+    std::vector<StepChoice> steps = s.kind == StepKind::Generated ? split_trailing_views(g, std::move(s)) : std::vector{s};
+    for (StepChoice& q : steps) {
+      if (q.kind == StepKind::OneDnn) q.kind = StepKind::Generated;
+      out.push_back(std::move(q));
     }
   }
   return out;

@@ -28,6 +28,12 @@ struct StepChoice {
 // it instead. One kernel may give several steps.
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
 
+// The same for an NVIDIA GPU: every kernel is generated CUDA code (linear ones too), a lone
+// view an alias, views a kernel would compute as outputs alias steps after it; a kernel with
+// an opaque primitive has no implementation there (UnsupportedError naming the primitive and
+// its source node).
+std::vector<StepChoice> implement_for_cuda(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
+
 // The kernel as a graph of its own (its inputs, then its outputs), for library steps.
 ir::Graph kernel_graph(const ir::Graph& g, const StepChoice& s);
 

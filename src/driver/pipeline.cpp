@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "driver/cuda_plan_builder.h"
 #include "driver/implement.h"
 #include "driver/optimal_costs.h"
 #include "driver/report.h"
@@ -77,16 +78,20 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
   // 3. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
   //    every convex candidate with measured costs (optimal).
+  bool cuda = o.device == runtime::PlanDevice::Cuda;
   std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] {
     if (o.strategy != orchestrate::Strategy::Optimal) return orchestrate::orchestrate(g, o.strategy);
+    ORCHID_USER_CHECK(!cuda) << "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy";
     OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure);
     result.orchestration = p.notes;
     return p.kernels;
   });
   // 4. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
   //    oneDNN or generated code for linear kernels by measuring both, alone, then whole
-  //    plans where generated steps would break chains of blocked layouts.
+  //    plans where generated steps would break chains of blocked layouts. On a GPU: generated
+  //    CUDA code, or an alias.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
+    if (cuda) return implement_for_cuda(g, kernels);
     const std::vector<StepChoice> before = implement(g, kernels);
     std::vector<StepChoice> chosen = before;
     choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);
@@ -94,13 +99,18 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     return chosen;
   });
   // 5. Code generation and compilation; the plan, weights and graph of the artifact.
-  BuiltArtifact built = stages.run("codegen + compile", [&] { return build_artifact(g, steps, o.build); });
+  BuiltArtifact built = stages.run("codegen + compile", [&] {
+    return cuda ? build_cuda_artifact(g, steps, o.build) : build_artifact(g, steps, o.build);
+  });
   // 6. Write to a staging directory, check against the interpreter, then publish.
   std::string staging = result.out_dir + ".staging";
   std::filesystem::remove_all(staging);
   RemovedUnlessPublished guard{staging};
   stages.run("write", [&] { write_artifact(built, staging); return 0; });
-  if (o.host_target) {
+  std::string no_gpu;
+  bool runnable = cuda ? cuda_device_present(&no_gpu) : o.host_target;
+  if (!runnable) result.not_verified = cuda ? "no GPU here: " + no_gpu : "built for another target";
+  if (runnable) {
     result.verify = stages.run("verify", [&] { return verify_artifact(staging, reference, o.verify_seed, o.tolerance); });
     if (!result.verify.ok()) {
       ORCHID_USER_ERROR() << o.model_path << ": the compiled artifact does not match the reference interpreter "
@@ -110,9 +120,9 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   }
   // 7. The report: every step, its primitives, bytes, FLOPs and measured time.
   ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
-                     result.verified, stages.times(), result.choices, result.orchestration};
+                     result.verified, result.not_verified, stages.times(), result.choices, result.orchestration};
   result.report_summary = stages.run("report", [&] {
-    return write_reports(staging, report, o.host_target ? o.measure_seconds : 0);
+    return write_reports(staging, report, o.host_target && !cuda ? o.measure_seconds : 0);
   });
   publish_artifact(staging, result.out_dir);
   result.stages = stages.times();

@@ -23,6 +23,9 @@ struct CompileOptions {
   MeasureOptions measure;         // choosing between implementations by timing them
   target::Target target;          // the machine: the optimal strategy's analytic costs
   bool host_target = true;        // false: built for another target, written unverified
+  // The device the artifact runs on: the CPU, or an NVIDIA GPU (CUDA code; verified where a
+  // GPU is present, else written unverified).
+  runtime::PlanDevice device = runtime::PlanDevice::Cpu;
   uint64_t verify_seed = 1;
   double tolerance = 1e-4;        // relative L2 error of each f32 output
   double measure_seconds = 0.2;   // per-step timing for the report (0: none)
@@ -38,6 +41,7 @@ struct CompileResult {
   std::string out_dir;
   VerifyReport verify;
   bool verified = false;
+  std::string not_verified;  // why the artifact was not verified, where it was not
   std::vector<StageTime> stages;
   std::string report_summary;  // the totals of report.md, for the terminal
   std::vector<std::string> choices;  // implementation choices made by measuring

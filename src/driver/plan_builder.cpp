@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "ir/stats.h"
 #include "ir/subgraph.h"
+#include "driver/plan_buffers.h"
 #include "runtime/layout.h"
 #include "support/error.h"
 
@@ -19,71 +20,6 @@ namespace orchid::driver {
 using ir::ValueId;
 
 namespace {
-
-class PlanBuffers {
- public:
-  PlanBuffers(const ir::Graph& g, BuiltArtifact& a) : g_(g), a_(a) {
-    for (ValueId v : g.outputs()) outputs_.insert(v);
-    for (ValueId v : g.inputs()) a_.plan.inputs.push_back(add(v, runtime::BufferKind::Input));
-  }
-
-  // The buffer of a value read by a step (or listed as an output): constants join the weights.
-  int32_t read(ValueId v) {
-    auto it = ids_.find(v);
-    if (it != ids_.end()) return it->second;
-    const ir::Value& val = g_.value(v);
-    ORCHID_CHECK(val.origin == ir::ValueOrigin::Constant) << "value " << val.name << " is read before it is written";
-    int32_t b = add(v, runtime::BufferKind::Constant);
-    a_.weights.push_back(g_.constant(v));
-    a_.weight_buffers.push_back(b);
-    return b;
-  }
-  // The buffer a step writes (alias: a view of another buffer).
-  int32_t write(ValueId v, int32_t alias = -1) {
-    int32_t b = add(v, outputs_.count(v) ? runtime::BufferKind::Output : runtime::BufferKind::Intermediate);
-    a_.plan.buffers[b].alias = alias;
-    return b;
-  }
-
- private:
-  int32_t add(ValueId v, runtime::BufferKind kind) {
-    runtime::PlanBuffer b;
-    b.name = g_.value(v).name;
-    b.type = g_.type(v);
-    b.kind = kind;
-    a_.plan.buffers.push_back(b);
-    int32_t id = static_cast<int32_t>(a_.plan.buffers.size() - 1);
-    ids_[v] = id;
-    return id;
-  }
-
-  const ir::Graph& g_;
-  BuiltArtifact& a_;
-  std::set<ValueId> outputs_;
-  std::map<ValueId, int32_t> ids_;
-};
-
-std::vector<std::string> source_ops(const ir::Graph& g, const tile::Kernel& k) {
-  std::vector<std::string> ops;
-  for (ir::NodeId n : k.nodes) {
-    const std::string& name = g.node(n).name;
-    if (!name.empty() && std::find(ops.begin(), ops.end(), name) == ops.end()) ops.push_back(name);
-  }
-  return ops;
-}
-
-runtime::PlanStep base_step(const ir::Graph& g, const StepChoice& s, PlanBuffers& buffers, size_t index) {
-  runtime::PlanStep step;
-  step.name = "k" + std::to_string(index);
-  for (ValueId v : s.inputs) step.args.push_back(buffers.read(v));
-  step.num_inputs = static_cast<int32_t>(s.inputs.size());
-  for (ValueId v : s.kernel.outputs) step.args.push_back(buffers.write(v));
-  step.source_ops = source_ops(g, s.kernel);
-  for (ir::NodeId n : s.kernel.nodes) step.flops += ir::primitive_flops(g.node(n));
-  for (ValueId v : s.inputs) step.bytes += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
-  for (ValueId v : s.kernel.outputs) step.bytes += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
-  return step;
-}
 
 // The schedule of each generated step (others: a default value).
 std::vector<codegen::cpu::Schedule> schedules(const ir::Graph& g, const std::vector<StepChoice>& steps, int cores) {
@@ -174,7 +110,7 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   a.plan.isa = o.isa;
   a.plan.target = o.target;
   a.plan.graph_name = g.name;
-  PlanBuffers buffers(g, a);
+  PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
   std::vector<size_t>& plan_step = a.choice_steps;
   plan_step.assign(steps.size(), SIZE_MAX);
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -184,7 +120,7 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
       continue;
     }
     plan_step[i] = a.plan.steps.size();
-    runtime::PlanStep step = base_step(g, s, buffers, a.plan.steps.size());
+    runtime::PlanStep step = base_step(g, s.kernel, s.inputs, buffers, a.plan.steps.size());
     if (s.kind == StepKind::OneDnn || s.kind == StepKind::Reference) {
       step.impl = s.kind == StepKind::OneDnn ? runtime::StepImpl::OneDnn : runtime::StepImpl::Reference;
       step.ir = ir::print_graph(kernel_graph(g, s));

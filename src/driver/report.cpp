@@ -97,7 +97,14 @@ std::string summary(const ReportInput& in, const Timing& t) {
          std::to_string(t.one_task_steps) + " of " + std::to_string(t.generated_steps) +
          " generated steps have one task and open none\n";
   }
-  s += std::string("- verified against the interpreter: ") + (in.verified ? "yes" : "no (not run on this machine)") + "\n";
+  if (in.built->plan.device == runtime::PlanDevice::Cuda) {
+    std::string archs;
+    for (const runtime::PlanLibrary& l : in.built->plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
+    s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "); every kernel under its default CUDA schedule, none "
+         "measured\n";
+  }
+  s += std::string("- verified against the interpreter: ") +
+       (in.verified ? "yes" : "no (" + (in.not_verified.empty() ? std::string("not run") : in.not_verified) + ")") + "\n";
   return s;
 }
 

@@ -19,6 +19,7 @@ struct ReportInput {
   const BuiltArtifact* built = nullptr;
   const VerifyReport* verify = nullptr;
   bool verified = false;
+  std::string not_verified;  // why not, where it was not
   std::vector<StageTime> stages;
   std::vector<std::string> choices;  // implementation choices made by measuring
   std::vector<std::string> orchestration;  // the optimal strategy's solve

@@ -14,4 +14,10 @@ namespace orchid::interp {
 // first difference.
 std::string compare_tensors(const ir::Tensor& got, const ir::Tensor& want, double rtol, double atol);
 
+// Relative L2 error of a float tensor against a reference of the same type: non-finite
+// values must agree exactly and position by position; then ||got - want|| / max(||want||,
+// tiny). Integer and bool tensors: 0 when equal, 1 otherwise. `why` (may be null) says what
+// differs where the error is not finite.
+double relative_l2(const ir::Tensor& got, const ir::Tensor& want, std::string* why);
+
 }  // namespace orchid::interp

@@ -74,6 +74,8 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
   m->dir_ = std::filesystem::absolute(dir).lexically_normal().string();
   std::string source = join(m->dir_, kPlanFileName);
   m->plan_ = read_plan(m->dir_);
+  ORCHID_USER_CHECK(m->plan_.device == PlanDevice::Cpu)
+      << source << ": the artifact is built for an NVIDIA GPU (device cuda); the CUDA runtime runs it";
   // Before anything is loaded: a library's code may not even map on a machine without its ISA.
   check_isa(m->plan_, source);
   for (const PlanLibrary& l : m->plan_.libraries) check_file_checksum(join(m->dir_, l.file), l.checksum);

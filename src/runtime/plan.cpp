@@ -2,6 +2,8 @@
 // field, and quote the buffer's model name where there is one.
 #include "runtime/plan.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
@@ -102,13 +104,23 @@ std::string_view step_impl_name(StepImpl i) {
     case StepImpl::Generated: return "generated";
     case StepImpl::OneDnn: return "onednn";
     case StepImpl::Reference: return "reference";
+    case StepImpl::Cuda: return "cuda";
   }
   return "?";
 }
 
 std::optional<StepImpl> parse_step_impl(std::string_view text) {
-  return parse_named(text, {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference}, step_impl_name);
+  return parse_named(text, {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference, StepImpl::Cuda},
+                     step_impl_name);
 }
+
+std::string_view plan_device_name(PlanDevice d) { return d == PlanDevice::Cuda ? "cuda" : "cpu"; }
+
+std::optional<PlanDevice> parse_plan_device(std::string_view text) {
+  return parse_named(text, {PlanDevice::Cpu, PlanDevice::Cuda}, plan_device_name);
+}
+
+std::string cuda_function_name(int32_t kernel) { return "orc_cuda_" + std::to_string(kernel); }
 
 bool is_safe_file_name(std::string_view name) {
   if (name.empty() || name == "." || name == "..") return false;
@@ -144,6 +156,7 @@ class Validator {
     check_outputs();
     for (size_t i = 0; i < p_.libraries.size(); ++i)
       check_file_name(p_.libraries[i].file, "libraries[" + std::to_string(i) + "].file");
+    check_device();
     check_file_name(p_.weights.file, "weights.file");
     ORCHID_USER_CHECK(p_.weights.bytes >= 0) << src_ << ": weights.bytes: negative";
     for (const std::string& f : p_.isa)
@@ -281,6 +294,27 @@ class Validator {
         << "' is not a plain file name (only letters, digits, '_', '.', '-')";
   }
 
+  // A cuda plan: CUBINs of distinct architectures, cuda steps only, plain buffers; a cpu plan:
+  // no architectures, no cuda steps.
+  void check_device() {
+    bool cuda = p_.device == PlanDevice::Cuda;
+    std::set<std::string> archs;
+    for (size_t i = 0; i < p_.libraries.size(); ++i) {
+      const std::string& a = p_.libraries[i].arch;
+      std::string where = src_ + ": libraries[" + std::to_string(i) + "].arch: ";
+      ORCHID_USER_CHECK(cuda != a.empty()) << where << (cuda ? "missing (a cuda plan's libraries are CUBINs)"
+                                                               : "only cuda plans' libraries have one");
+      ORCHID_USER_CHECK(!cuda || archs.insert(a).second) << where << a << " is listed twice";
+    }
+    for (size_t i = 0; i < p_.steps.size(); ++i)
+      ORCHID_USER_CHECK((p_.steps[i].impl == StepImpl::Cuda) == cuda)
+          << src_ << ": steps[" << i << "] ('" << p_.steps[i].name << "'): a " << step_impl_name(p_.steps[i].impl)
+          << " step in a " << plan_device_name(p_.device) << " plan";
+    for (size_t b = 0; cuda && b < p_.buffers.size(); ++b)
+      ORCHID_USER_CHECK(p_.buffers[b].layout == BufferLayout::Plain)
+          << src_ << ": " << buf(static_cast<int32_t>(b)) << ": a cuda plan's buffers are plain";
+  }
+
   void check_step_fields(const PlanStep& s, const std::string& where) {
     ORCHID_USER_CHECK(s.num_inputs >= 0 && s.num_outputs() >= 1)
         << where << "num_inputs: " << s.num_inputs << " leaves no output among " << s.args.size()
@@ -289,6 +323,19 @@ class Validator {
       ORCHID_USER_CHECK(in_range(s.args[a]))
           << where << "args[" << a << "]: " << s.args[a] << " is not a buffer id";
     ORCHID_USER_CHECK(s.flops >= 0 && s.bytes >= 0) << where << "flops, bytes: negative";
+    if (s.impl == StepImpl::Cuda) {
+      ORCHID_USER_CHECK(s.library == -1 && s.ir.empty()) << where << "library, ir: not allowed for a cuda step";
+      ORCHID_USER_CHECK(s.kernel >= 0) << where << "kernel: negative";
+      ORCHID_USER_CHECK(s.tasks >= 0 && s.tasks <= std::numeric_limits<int32_t>::max())
+          << where << "tasks: " << s.tasks << " is not a number of thread blocks";
+      ORCHID_USER_CHECK(s.threads >= 32 && s.threads <= 1024 && s.threads % 32 == 0)
+          << where << "threads: " << s.threads << " is not a multiple of 32 from 32 to 1024";
+      ORCHID_USER_CHECK(s.shared_bytes >= 0 && s.shared_bytes <= 227 * 1024)
+          << where << "shared_bytes: " << s.shared_bytes << " is out of range [0, 232448]";
+      ORCHID_USER_CHECK(s.scratch_bytes >= 0) << where << "scratch_bytes: negative";
+      return;
+    }
+    ORCHID_USER_CHECK(s.threads == 0 && s.shared_bytes == 0) << where << "threads, shared_bytes: only for cuda steps";
     if (s.impl == StepImpl::Generated) {
       ORCHID_USER_CHECK(s.library >= 0 && static_cast<size_t>(s.library) < p_.libraries.size())
           << where << "library: " << s.library << " is not a library index (the plan has "

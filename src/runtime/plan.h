@@ -24,6 +24,13 @@
 // one input per step input and one output per step output (library_step.h).
 // `source_ops`, `flops` and `bytes` are for reports and profiles; execution ignores them.
 //
+// Devices. A plan runs on the host CPU (`device` cpu, the default: steps generated, onednn or
+// reference) or on an NVIDIA GPU (`device` cuda: every step a "cuda" step, every buffer plain).
+// A CUDA plan's `libraries` are one CUBIN of the same module per architecture (`arch`, e.g.
+// sm_80, sm_90a; the runtime loads the one for its GPU); a cuda step launches function
+// `orc_cuda_<kernel>` of it (codegen/cuda/codegen.h) with `tasks` blocks of `threads` threads,
+// `shared_bytes` of dynamic shared memory and `scratch_bytes` of global scratch per block.
+//
 // Checksums are FNV-1a 64 (support/hash.h) of a file's bytes, written as 16 hex digits. They
 // detect corruption (a truncated copy, a flipped bit); they are no defence against tampering.
 #pragma once
@@ -50,7 +57,7 @@ enum class BufferKind : uint8_t { Input, Output, Constant, Intermediate };
 std::string_view buffer_kind_name(BufferKind k);
 std::optional<BufferKind> parse_buffer_kind(std::string_view text);
 
-enum class StepImpl : uint8_t { Generated, OneDnn, Reference };
+enum class StepImpl : uint8_t { Generated, OneDnn, Reference, Cuda };
 std::string_view step_impl_name(StepImpl i);
 std::optional<StepImpl> parse_step_impl(std::string_view text);
 
@@ -65,9 +72,14 @@ struct PlanBuffer {
   bool operator==(const PlanBuffer&) const = default;
 };
 
+enum class PlanDevice : uint8_t { Cpu, Cuda };
+std::string_view plan_device_name(PlanDevice d);
+std::optional<PlanDevice> parse_plan_device(std::string_view text);
+
 struct PlanLibrary {
   std::string file;  // inside the artifact directory; [A-Za-z0-9_.-] only
   uint64_t checksum = 0;
+  std::string arch;  // cuda plans: the architecture of this CUBIN ("sm_90a"); cpu plans: empty
 
   bool operator==(const PlanLibrary&) const = default;
 };
@@ -77,11 +89,13 @@ struct PlanStep {
   StepImpl impl = StepImpl::Generated;
   std::vector<int32_t> args;  // buffer ids: inputs, then outputs
   int32_t num_inputs = 0;
-  // impl == Generated
-  int32_t library = -1;  // index into Plan::libraries
-  int32_t kernel = -1;   // index into that library's kernel table
-  int64_t tasks = 0;
-  int64_t scratch_bytes = 0;
+  // impl == Generated: a kernel of a library; impl == Cuda: a function of the module
+  int32_t library = -1;  // Generated: index into Plan::libraries
+  int32_t kernel = -1;   // Generated: index into that library's kernel table; Cuda: orc_cuda_<kernel>
+  int64_t tasks = 0;     // Cuda: thread blocks
+  int64_t scratch_bytes = 0;  // Cuda: global scratch per block
+  int32_t threads = 0;        // Cuda: threads per block
+  int64_t shared_bytes = 0;   // Cuda: dynamic shared memory per block
   // impl == OneDnn or Reference: the step's graph as .oir text
   std::string ir;
   // report-only
@@ -102,6 +116,7 @@ struct PlanWeights {
 };
 
 struct Plan {
+  PlanDevice device = PlanDevice::Cpu;
   std::vector<std::string> isa;  // ISA flags the kernels need, as target::host_isa() names them
   std::string target;            // free-form fingerprint of the target the plan was built for
   std::string graph_name;
@@ -123,6 +138,9 @@ int32_t alias_root(const Plan& plan, int32_t b);
 // safe file names, every buffer written before it is read, no step writing an input or a
 // constant). `source` names the plan in messages; a violation is a UserError naming the field.
 void validate_plan(const Plan& plan, const std::string& source = kPlanFileName);
+
+// The name of CUDA step `kernel`'s function in the module.
+std::string cuda_function_name(int32_t kernel);
 
 // JSON text of a plan (deterministic: fixed key order, two-space indent) and back.
 // plan_from_json validates; a malformed document is a UserError naming `source` and the field.

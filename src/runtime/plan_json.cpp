@@ -148,26 +148,34 @@ PlanBuffer read_buffer(const json& j, size_t index, const std::string& source) {
 PlanStep read_step(const json& j, size_t index, const std::string& source) {
   Reader r(j, item("steps", index), source,
            {"name", "impl", "args", "num_inputs", "library", "kernel", "tasks", "scratch_bytes",
-            "ir", "source_ops", "flops", "bytes"});
+            "threads", "shared_bytes", "ir", "source_ops", "flops", "bytes"});
   PlanStep s;
   s.name = r.str("name");
   std::string impl = r.str("impl");
   auto i = parse_step_impl(impl);
   ORCHID_USER_CHECK(i) << source << ": " << r.at("impl") << ": unknown impl '" << impl
-                       << "' (expected generated, onednn or reference)";
+                       << "' (expected generated, onednn, reference or cuda)";
   s.impl = *i;
   s.args = ids(r, "args");
   s.num_inputs = static_cast<int32_t>(r.integer("num_inputs", 0, kMaxI32));
-  if (s.impl == StepImpl::Generated) {
+  if (s.impl == StepImpl::Cuda) {
+    s.kernel = static_cast<int32_t>(r.integer("kernel", 0, kMaxI32));
+    s.tasks = r.integer("tasks", 0, kMaxI32);
+    s.threads = static_cast<int32_t>(r.integer("threads", 0, 1024));
+    s.shared_bytes = r.integer("shared_bytes", 0, kMaxI32);
+    s.scratch_bytes = r.integer("scratch_bytes", 0, kMaxI64);
+    for (const char* key : {"library", "ir"})
+      ORCHID_USER_CHECK(!r.has(key)) << source << ": " << r.at(key) << ": not allowed for impl " << impl;
+  } else if (s.impl == StepImpl::Generated) {
     s.library = static_cast<int32_t>(r.integer("library", 0, kMaxI32));
     s.kernel = static_cast<int32_t>(r.integer("kernel", 0, kMaxI32));
     s.tasks = r.integer("tasks", 0, kMaxI64);
     s.scratch_bytes = r.integer("scratch_bytes", 0, kMaxI64);
-    ORCHID_USER_CHECK(!r.has("ir")) << source << ": " << r.at("ir") << ": not allowed for impl "
-                                    << impl;
+    for (const char* key : {"ir", "threads", "shared_bytes"})
+      ORCHID_USER_CHECK(!r.has(key)) << source << ": " << r.at(key) << ": not allowed for impl " << impl;
   } else {
     s.ir = r.str("ir");
-    for (const char* key : {"library", "kernel", "tasks", "scratch_bytes"})
+    for (const char* key : {"library", "kernel", "tasks", "scratch_bytes", "threads", "shared_bytes"})
       ORCHID_USER_CHECK(!r.has(key)) << source << ": " << r.at(key) << ": not allowed for impl "
                                      << impl;
   }
@@ -178,8 +186,8 @@ PlanStep read_step(const json& j, size_t index, const std::string& source) {
 }
 
 PlanLibrary read_library(const json& j, size_t index, const std::string& source) {
-  Reader r(j, item("libraries", index), source, {"file", "checksum"});
-  return PlanLibrary{r.str("file"), r.checksum("checksum")};
+  Reader r(j, item("libraries", index), source, {"file", "checksum", "arch"});
+  return PlanLibrary{r.str("file"), r.checksum("checksum"), r.has("arch") ? r.str("arch") : ""};
 }
 
 PlanWeights read_weights(const json& j, const std::string& source) {
@@ -197,7 +205,7 @@ std::vector<T> read_list(const Reader& top, const char* key, F read_one) {
 
 Plan read_top(const json& j, const std::string& source) {
   Reader r(j, "", source,
-           {"format", "version", "graph", "target", "isa", "buffers", "inputs", "outputs",
+           {"format", "version", "device", "graph", "target", "isa", "buffers", "inputs", "outputs",
             "libraries", "steps", "weights"});
   std::string format = r.str("format");
   ORCHID_USER_CHECK(format == kPlanFormat)
@@ -208,6 +216,12 @@ Plan read_top(const json& j, const std::string& source) {
       << source << ": version: " << version << " is not supported (this runtime reads version "
       << kPlanVersion << ")";
   Plan p;
+  if (r.has("device")) {
+    std::string device = r.str("device");
+    auto d = parse_plan_device(device);
+    ORCHID_USER_CHECK(d) << source << ": device: unknown device '" << device << "' (expected cpu or cuda)";
+    p.device = *d;
+  }
   p.graph_name = r.str("graph");
   p.target = r.str("target");
   p.isa = r.strings("isa");
@@ -237,7 +251,13 @@ ojson step_json(const PlanStep& s) {
           {"impl", std::string(step_impl_name(s.impl))},
           {"args", s.args},
           {"num_inputs", s.num_inputs}};
-  if (s.impl == StepImpl::Generated) {
+  if (s.impl == StepImpl::Cuda) {
+    j["kernel"] = s.kernel;
+    j["tasks"] = s.tasks;
+    j["threads"] = s.threads;
+    j["shared_bytes"] = s.shared_bytes;
+    j["scratch_bytes"] = s.scratch_bytes;
+  } else if (s.impl == StepImpl::Generated) {
     j["library"] = s.library;
     j["kernel"] = s.kernel;
     j["tasks"] = s.tasks;
@@ -254,16 +274,22 @@ ojson step_json(const PlanStep& s) {
 }  // namespace
 
 std::string plan_to_json(const Plan& plan) {
-  ojson j{{"format", kPlanFormat}, {"version", kPlanVersion}, {"graph", plan.graph_name},
-          {"target", plan.target}, {"isa", plan.isa}};
+  ojson j{{"format", kPlanFormat}, {"version", kPlanVersion}};
+  if (plan.device != PlanDevice::Cpu) j["device"] = std::string(plan_device_name(plan.device));
+  j["graph"] = plan.graph_name;
+  j["target"] = plan.target;
+  j["isa"] = plan.isa;
   ojson buffers = ojson::array();
   for (size_t i = 0; i < plan.buffers.size(); ++i) buffers.push_back(buffer_json(plan.buffers[i], i));
   j["buffers"] = std::move(buffers);
   j["inputs"] = plan.inputs;
   j["outputs"] = plan.outputs;
   ojson libraries = ojson::array();
-  for (const PlanLibrary& l : plan.libraries)
-    libraries.push_back(ojson{{"file", l.file}, {"checksum", checksum_hex(l.checksum)}});
+  for (const PlanLibrary& l : plan.libraries) {
+    ojson lib{{"file", l.file}, {"checksum", checksum_hex(l.checksum)}};
+    if (!l.arch.empty()) lib["arch"] = l.arch;
+    libraries.push_back(std::move(lib));
+  }
   j["libraries"] = std::move(libraries);
   ojson steps = ojson::array();
   for (const PlanStep& s : plan.steps) steps.push_back(step_json(s));

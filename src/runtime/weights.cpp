@@ -70,4 +70,16 @@ AlignedBuffer read_weights(const std::string& path, int64_t expected_bytes,
   return buf;
 }
 
+void bind_constants(const Plan& plan, const AlignedBuffer& weights, const ir::Graph& g, std::vector<ir::Tensor>& inputs) {
+  for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) {
+    const ir::Value& v = g.value(g.inputs()[i]);
+    for (const PlanBuffer& b : plan.buffers)
+      if (b.name == v.name && b.kind == BufferKind::Constant) {
+        const std::byte* at = weights.data() + b.weights_offset;
+        std::vector<std::byte> bytes(at, at + inputs[i].bytes().size());
+        inputs[i] = from_layout(ir::Tensor(v.type, std::move(bytes)), b.layout);
+      }
+  }
+}
+
 }  // namespace orchid::runtime

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "ir/tensor.h"
+#include "ir/graph.h"
 #include "runtime/aligned_buffer.h"
+#include "runtime/plan.h"
 
 namespace orchid::runtime {
 
@@ -29,5 +31,11 @@ WeightsLayout write_weights(const std::string& path, std::span<const ir::Tensor>
 // read rather than mapped so that the bytes checked are the bytes used.
 AlignedBuffer read_weights(const std::string& path, int64_t expected_bytes,
                            uint64_t expected_checksum);
+
+// An artifact's graph (graph.oir: the real inputs, then the constants as inputs) gets its
+// constants' values from the weights: every entry of `inputs` (one per input of g) whose input
+// is named as one of the plan's constant buffers is replaced by that constant's bytes, in
+// plain layout.
+void bind_constants(const Plan& plan, const AlignedBuffer& weights, const ir::Graph& g, std::vector<ir::Tensor>& inputs);
 
 }  // namespace orchid::runtime

@@ -217,8 +217,16 @@ const Case kCases[] = {
     {"checksum", [](json& j) { j["libraries"][0]["checksum"] = "xyz"; },
      "libraries[0].checksum: 'xyz' is not a checksum (16 hex digits)"},
     {"isa_flag", [](json& j) { j["isa"] = {""}; }, "isa: an empty flag"},
-    {"impl", [](json& j) { j["steps"][0]["impl"] = "cuda"; },
-     "steps[0].impl: unknown impl 'cuda' (expected generated, onednn or reference)"},
+    {"impl", [](json& j) { j["steps"][0]["impl"] = "metal"; },
+     "steps[0].impl: unknown impl 'metal' (expected generated, onednn, reference or cuda)"},
+    {"cuda_step_in_cpu_plan", [](json& j) {
+       j["steps"][0] = {{"name", "k"}, {"impl", "cuda"}, {"args", j["steps"][0]["args"]},
+                        {"num_inputs", j["steps"][0]["num_inputs"]}, {"kernel", 0}, {"tasks", 1}, {"threads", 32},
+                        {"shared_bytes", 0}, {"scratch_bytes", 0}, {"source_ops", json::array()}, {"flops", 0},
+                        {"bytes", 0}};
+     },
+     "steps[0] ('k'): a cuda step in a cpu plan"},
+    {"device", [](json& j) { j["device"] = "tpu"; }, "device: unknown device 'tpu' (expected cpu or cuda)"},
     {"num_inputs", [](json& j) { j["steps"][0]["num_inputs"] = 3; },
      "steps[0] ('add_w'): num_inputs: 3 leaves no output among 3 args"},
     {"arg_range", [](json& j) { j["steps"][1]["args"][1] = 42; },

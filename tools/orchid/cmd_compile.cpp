@@ -38,9 +38,8 @@ std::filesystem::path default_cache_root() {
 }
 
 int compile(const CompileFlags& f) {
-  ORCHID_USER_CHECK(f.target == "cpu") << "--target " << f.target
-                                       << ": only the host CPU (cpu) has a backend so far";
   driver::CompileOptions o;
+  bool cuda = f.target == "cuda";
   o.model_path = f.model.file;
   o.import = import_options(f.model);
   o.strategy = *orchestrate::parse_strategy(f.strategy);
@@ -48,7 +47,7 @@ int compile(const CompileFlags& f) {
   o.build.compiler.cache_dir = f.cache_dir.empty() ? default_cache_root() / "objects" : std::filesystem::path(f.cache_dir);
   // The optimal strategy prices candidates with the measured target (cached after the first
   // probe, as `orchid target` does).
-  target::Target host = f.strategy == "optimal"
+  target::Target host = f.strategy == "optimal" && !cuda
                             ? target::host_target({}, (default_cache_root() / "target.json").string()).target
                             : target::detect_host();
   o.build.cores = std::max(1, host.cores);
@@ -56,11 +55,16 @@ int compile(const CompileFlags& f) {
   o.build.isa = target::host_isa();
   o.build.target = host.name + " (" + host.fingerprint() + ")";
   o.target = host;
+  if (cuda) {
+    o.device = runtime::PlanDevice::Cuda;
+    o.build.isa.clear();
+    o.build.target = "cuda";
+  }
   o.verify_seed = f.seed;
   o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
   std::unique_ptr<tune::TuningDb> db;
-  if (f.measure) {
+  if (f.measure && !cuda) {
     db = std::make_unique<tune::TuningDb>(f.db.empty() ? default_cache_root() / "tuning.db" : std::filesystem::path(f.db));
     o.measure.orchid_exe = std::filesystem::read_symlink("/proc/self/exe").string();
     o.measure.work_dir = driver::directory_name(f.out) + ".candidates";
@@ -72,10 +76,10 @@ int compile(const CompileFlags& f) {
   try {
     r = driver::compile_onnx(o);
   } catch (...) {
-    if (f.measure) std::filesystem::remove_all(o.measure.work_dir);
+    if (db) std::filesystem::remove_all(o.measure.work_dir);
     throw;
   }
-  if (f.measure) std::filesystem::remove_all(o.measure.work_dir);
+  if (db) std::filesystem::remove_all(o.measure.work_dir);
   std::printf("wrote %s\n%s", r.out_dir.c_str(), r.report_summary.c_str());
   if (r.verified) std::printf("verification (seed %llu):\n%s", static_cast<unsigned long long>(f.seed), r.verify.summary().c_str());
   return 0;
@@ -91,7 +95,9 @@ Command add_compile(CLI::App& app) {
   cmd->add_option("--orchestrate", f->strategy,
                   "greedy (default), optimal (the BLP over every convex kernel, measured costs), per-op or primitive")
       ->check(CLI::IsMember({"primitive", "per-op", "greedy", "optimal"}));
-  cmd->add_option("--target", f->target, "cpu (the host; default)");
+  cmd->add_option("--target", f->target,
+                  "cpu (the host; default) or cuda (NVIDIA GPUs: CUDA code for sm_80 and sm_90a, verified where a GPU is)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--cache-dir", f->cache_dir, "compiled-kernel cache (default ~/.cache/orchid/objects)");
   cmd->add_option("--db", f->db, "tuning database of measured times (default ~/.cache/orchid/tuning.db)");
   cmd->add_flag("!--no-measure", f->measure, "do not time oneDNN against generated code; prefer oneDNN");

@@ -14,6 +14,11 @@
 #include "runtime/profile.h"
 #include "runtime/session.h"
 #include "summary.h"
+#include "support/error.h"
+
+#ifdef ORCHID_HAVE_CUDA
+#include "runtime/cuda/model.h"
+#endif
 
 namespace orchid::cli {
 
@@ -64,7 +69,47 @@ void add_bench_options(CLI::App* cmd, BenchOptions& b) {
   cmd->add_option("--threads", b.threads, "artifacts: threads (default: all the process may use)");
 }
 
+namespace {
+
+// A CUDA artifact on the GPU: its inputs uploaded, the plan's CUDA graph launched, its outputs
+// downloaded; --bench times the graph's launches alone (CUDA events).
+int run_cuda_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b) {
+#ifdef ORCHID_HAVE_CUDA
+  ORCHID_USER_CHECK(b.profile.empty()) << "--profile: not for CUDA artifacts yet";
+  std::unique_ptr<runtime::cuda::CudaModel> model = runtime::cuda::CudaModel::load(dir);
+  const runtime::Plan& plan = model->plan();
+  ir::Graph g = artifact_graph(dir);
+  std::vector<ir::Tensor> all = make_inputs(g, io);
+  all.resize(plan.inputs.size());
+  std::vector<ir::Tensor> outs = model->run(all);
+  if (b.bench) {
+    std::vector<double> ms;
+    auto start = std::chrono::steady_clock::now();
+    model->time_ms(2, 0);
+    while (static_cast<int>(ms.size()) < b.min_runs ||
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < b.min_time)
+      ms.push_back(model->time_ms(0, 1));
+    print_bench(ms, b.json);
+    if (b.json) return 0;
+  }
+  std::printf("artifact %s (CUDA): %zu steps, %zu inputs, %zu outputs\n", dir.c_str(), plan.steps.size(),
+              plan.inputs.size(), plan.outputs.size());
+  for (size_t k = 0; k < outs.size(); ++k)
+    std::printf("  %s: %s\n", plan.buffers[plan.outputs[k]].name.c_str(), summarize(outs[k]).c_str());
+  if (!io.output_dir.empty()) write_outputs(g, outs, io.output_dir);
+  return 0;
+#else
+  (void)io;
+  (void)b;
+  ORCHID_USER_ERROR() << dir << ": a CUDA artifact, and this build of Orchid has no CUDA runtime";
+  return 1;
+#endif
+}
+
+}  // namespace
+
 int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b) {
+  if (runtime::read_plan(dir).device == runtime::PlanDevice::Cuda) return run_cuda_artifact(dir, io, b);
   auto model = runtime::Model::load(dir);
   const runtime::Plan& plan = model->plan();
   ir::Graph g = artifact_graph(dir);

@@ -452,6 +452,16 @@ void Writer::simd_pragmas(const Schedule& s, const std::string& clauses, int64_t
     line("#pragma GCC unroll " + std::to_string(s.unroll));
 }
 
+void Writer::text_block(const std::string& text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    line(text.substr(at, end - at));
+    at = end + 1;
+  }
+}
+
 void Writer::table(const std::string& name, const std::vector<int64_t>& values, const std::string& qualifiers) {
   std::string row = qualifiers + " int64_t " + name + "[] = {";
   for (size_t i = 0; i < values.size(); ++i) {

@@ -16,6 +16,8 @@ class Writer {
   void line(const std::string& s) { out_ += std::string(2 * depth_, ' ') + s + "\n"; }
   void open(const std::string& s) { line(s); ++depth_; }
   void close() { --depth_; line("}"); }
+  // Lines written by another writer, indented to this one's depth.
+  void text_block(const std::string& text);
   // The pragmas in front of an innermost loop of at most `extent` iterations (0: unknown):
   // vector lanes and unrolling, the unrolled width halved (not below one vector) while it
   // exceeds the extent, so that a short row still runs in the vectorized body.

@@ -7,7 +7,9 @@
 // block), with a barrier between primitives; tiles of kernel outputs computed in scratch are
 // copied out by the block at the end. A reduction with few output elements in a task has a
 // group of threads per element whose partial results merge by warp shuffles and shared memory
-// (every combiner but argmax and argmin, which compute an element per thread).
+// (every combiner but argmax and argmin, which compute an element per thread). A transpose
+// goes through a tile in shared memory: loaded along its input's rows, stored along its
+// output's.
 //
 // Identifiers in the generated source are Orchid's own; nothing from the model is written
 // into it.
@@ -26,9 +28,10 @@ namespace orchid::codegen::cuda {
 // Bump when generated code changes meaning or speed: it is part of every cache key.
 constexpr int kCudaCodegenVersion = 1;
 
-// Scratch of a task up to this size lives in shared memory: of the 48 KiB every CUDA device
-// gives a block without opting in to more, what the group reductions' partial results leave.
-constexpr int64_t kSharedScratchBytes = 40 * 1024;
+// The shared memory every CUDA device gives a block without opting in to more: a task's
+// scratch lives there where it fits beside what the kernel declares itself (group reductions'
+// partial results, transposes' tiles), else in global memory.
+constexpr int64_t kSharedBytes = 48 * 1024;
 
 // A generated kernel and how to launch it: `blocks` blocks of `threads` threads, with
 // `shared_bytes` of dynamic shared memory. Its parameters are the pointers to its inputs then

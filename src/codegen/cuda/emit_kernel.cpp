@@ -57,18 +57,33 @@ Box region_box(const KernelLowering& kl, const NodeLowering& nl) {
   return b;
 }
 
-// v<d> = lo<d> + the index along dim d of element `i` of the box, row-major (divisions by
-// constants); and the condition under which that element lies outside the task's region (a
-// task with a smaller region than the largest; "" where none can).
-std::string decode_element(const ir::Dims& box, const std::vector<std::string>& lo, const std::vector<std::string>& hi,
-                           const std::vector<bool>& check, const std::string& i, const std::string& int_type,
-                           Writer& w) {
+// The order in which a block's consecutive threads walk a region's dims, slowest first:
+// row-major (consecutive threads on consecutive elements of the innermost dim, whose loads and
+// stores are then contiguous), except for a transposing layout primitive (lower.h,
+// transposing_dim), whose threads walk the dim it reads along fastest: its loads are
+// contiguous, and a tile square in the two dims writes whole lines of the output.
+std::vector<size_t> walk_order(const NodeLowering& nl, size_t rank) {
+  std::vector<size_t> order;
+  for (size_t d = 0; d < rank; ++d)
+    if (static_cast<int>(d) != nl.transpose_dim) order.push_back(d);
+  if (nl.transpose_dim >= 0) order.push_back(static_cast<size_t>(nl.transpose_dim));
+  return order;
+}
+
+// v<d> = lo<d> + the index along dim d of element `i` of the box, the dims walked in `order`
+// (slowest first; divisions by constants); and the condition under which that element lies
+// outside the task's region (a task with a smaller region than the largest; "" where none
+// can).
+std::string decode_element(const ir::Dims& box, const std::vector<size_t>& order, const std::vector<std::string>& lo,
+                           const std::vector<std::string>& hi, const std::vector<bool>& check, const std::string& i,
+                           const std::string& int_type, Writer& w) {
   if (!box.empty()) w.line(int_type + " rest = " + i + ";");
-  for (size_t d = box.size(); d-- > 0;) {
+  for (size_t j = order.size(); j-- > 0;) {
+    size_t d = order[j];
     std::string v = "v" + std::to_string(d), e = std::to_string(box[d]);
-    std::string at = d == 0 ? "rest" : "rest % " + e;
+    std::string at = j == 0 ? "rest" : "rest % " + e;
     w.line("const int64_t " + v + " = " + lo[d] + " + " + at + ";");
-    if (d > 0) w.line("rest /= " + e + ";");
+    if (j > 0) w.line("rest /= " + e + ";");
   }
   std::string outside;
   for (size_t d = 0; d < box.size(); ++d)
@@ -78,12 +93,12 @@ std::string decode_element(const ir::Dims& box, const std::vector<std::string>& 
 
 // for (i = threadIdx.x; i < volume of the box; i += blockDim.x), the element decoded, those
 // outside the region skipped.
-void open_threads(const ir::Dims& box, const std::vector<std::string>& lo, const std::vector<std::string>& hi,
-                  const std::vector<bool>& check, Writer& w) {
+void open_threads(const ir::Dims& box, const std::vector<size_t>& order, const std::vector<std::string>& lo,
+                  const std::vector<std::string>& hi, const std::vector<bool>& check, Writer& w) {
   int64_t volume = ir::numel(box);
   std::string it = volume < INT_MAX ? "int" : "int64_t";
   w.open("for (" + it + " i = threadIdx.x; i < " + std::to_string(volume) + "; i += blockDim.x) {");
-  std::string outside = decode_element(box, lo, hi, check, "i", it, w);
+  std::string outside = decode_element(box, order, lo, hi, check, "i", it, w);
   if (!outside.empty()) w.line("if (" + outside + ") continue;");
 }
 
@@ -179,7 +194,7 @@ void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const Node
   }
   w.open("for (int base = 0; base < " + std::to_string(volume) + "; base += " + std::to_string(groups) + ") {");
   w.line("const int e = base + threadIdx.x / " + gs + ";");
-  std::string outside = decode_element(box.most, lo, hi, check, "e", "int", w);
+  std::string outside = decode_element(box.most, walk_order(nl, box.most.size()), lo, hi, check, "e", "int", w);
   w.line("const bool live = e < " + std::to_string(volume) + (outside.empty() ? "" : " && !(" + outside + ")") + ";");
   ExprEmitter::Scope s = cpu::detail::scope_of(p);
   cpu::detail::ElementCode c = cpu::detail::element_code(g, p, ex, s);
@@ -224,8 +239,53 @@ void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const Node
   w.close();
 }
 
+// The largest tile a transposing layout primitive is staged through in shared memory.
+constexpr int64_t kStagedTransposeBytes = 8 * 1024;
+
+// Row-major strides of a box whose last dim is padded by one element: a warp walking any
+// other dim then touches 32 different banks.
+ir::Dims padded_strides(const ir::Dims& box) {
+  ir::Dims st(box.size(), 1);
+  for (size_t d = box.size(); d-- > 1;) st[d - 1] = st[d] * (box[d] + (d + 1 == box.size() ? 1 : 0));
+  return st;
+}
+
+// A transposing layout primitive computed through a tile in shared memory: the block's threads
+// compute the elements walking the dim the primitive reads along (contiguous loads) into the
+// tile, then store them walking the output's rows (contiguous stores).
+void emit_staged_transpose(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Box& box,
+                           const std::vector<std::string>& lo, const std::vector<std::string>& hi,
+                           const std::vector<bool>& check, ExprEmitter& ex, Writer& w) {
+  DType t = g.type(p.outputs[0]).dtype;
+  ir::Dims st = padded_strides(box.most);
+  std::string tile = "tile" + std::to_string(nl.node.v), at = "0";
+  for (size_t d = 0; d < st.size(); ++d) at += " + (v" + std::to_string(d) + " - " + lo[d] + ") * " + std::to_string(st[d]);
+  w.open("{");
+  w.line("__shared__ " + cpu::detail::compute_type(t) + " " + tile + "[" + std::to_string(st[0] * box.most[0]) + "];");
+  ExprEmitter::Scope s = cpu::detail::scope_of(p);
+  open_threads(box.most, walk_order(nl, box.most.size()), lo, hi, check, w);
+  w.line(tile + "[" + at + "] = " + ex.expr(p.bodies[0], s) + ";");
+  w.close();
+  w.line("__syncthreads();");
+  std::vector<size_t> rows;
+  for (size_t d = 0; d < box.most.size(); ++d) rows.push_back(d);
+  open_threads(box.most, rows, lo, hi, check, w);
+  w.line(cpu::detail::store(g, ex, p.outputs[0], s, tile + "[" + at + "]"));
+  w.close();
+  w.close();
+}
+
+// Whether a node is staged through shared memory (emit_staged_transpose), and how many bytes.
+int64_t staged_bytes(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Box& box) {
+  if (nl.transpose_dim < 0 || p.bodies.size() != 1 || box.most.size() < 2) return 0;
+  ir::Dims st = padded_strides(box.most);
+  int64_t bytes = st[0] * box.most[0] * (cpu::detail::compute_type(g.type(p.outputs[0]).dtype) == "double" ? 8 : 4);
+  return bytes <= kStagedTransposeBytes ? bytes : 0;
+}
+
+// One computed primitive's code; `static_shared` grows by the shared memory it declares.
 void emit_block_loop(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, int threads,
-                     ExprEmitter& ex, Writer& w) {
+                     ExprEmitter& ex, Writer& w, int64_t* static_shared) {
   const ir::Primitive& p = g.node(nl.node);
   w.line("// primitive " + std::to_string(nl.node.v) + ": " + std::string(ir::prim_op_name(p.op)));
   Box box = region_box(kl, nl);
@@ -240,9 +300,16 @@ void emit_block_loop(const ir::Graph& g, const KernelLowering& kl, const NodeLow
   if (gsize > 1) {
     emit_group_reduction(g, p, nl, box, lo, hi, check, gsize, threads, ex, w);
     w.line("__syncthreads();");
+    if (gsize > 32) *static_shared += 32 * 8 * static_cast<int64_t>(partials_of(g, p).names.size());
     return;
   }
-  open_threads(box.most, lo, hi, check, w);
+  if (int64_t staged = p.reduce == ir::ReduceOp::None ? staged_bytes(g, p, nl, box) : 0) {
+    emit_staged_transpose(g, p, nl, box, lo, hi, check, ex, w);
+    w.line("__syncthreads();");
+    *static_shared += staged;
+    return;
+  }
+  open_threads(box.most, walk_order(nl, box.most.size()), lo, hi, check, w);
   ExprEmitter::Scope s = cpu::detail::scope_of(p);
   if (p.reduce == ir::ReduceOp::None) {
     for (size_t k = 0; k < p.bodies.size(); ++k)
@@ -279,7 +346,9 @@ void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex
     hi.push_back("c" + std::to_string(j) + "_hi");
     idx.push_back("v" + std::to_string(j));
   }
-  open_threads(box, lo, hi, check, w);
+  std::vector<size_t> order;
+  for (size_t j = 0; j < shape.size(); ++j) order.push_back(j);
+  open_threads(box, order, lo, hi, check, w);
   w.line(cpu::detail::output_element(g, kl, v, idx) + " = " + ex.element(v, idx) + ";");
   w.close();
   w.close();
@@ -325,9 +394,6 @@ CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Sche
   ck.symbol = symbol;
   ck.blocks = kl.tasks;
   ck.threads = s.threads;
-  bool shared = kl.scratch_bytes <= kSharedScratchBytes;
-  ck.shared_bytes = shared ? kl.scratch_bytes : 0;
-  ck.global_scratch_bytes = shared ? 0 : kl.scratch_bytes;
   ck.inputs = kl.inputs;
   ck.outputs = kl.outputs;
   ck.schedule = s;
@@ -336,15 +402,24 @@ CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Sche
   if (kl.table_columns > 0) w.table(table, kl.table, "static __device__ const");
   emit_parameters(g, kl, symbol, s.threads, w);
   if (kl.tasks > 0) {
+    // The task's code first: what shared memory it declares decides where the scratch goes.
     ExprEmitter ex(g, kl, ExprEmitter::Dialect::Cuda);
+    Writer body;
+    int64_t static_shared = 0;
+    body.open("{");
+    for (const NodeLowering& nl : kl.nodes)
+      if (!nl.inlined) emit_block_loop(g, kl, nl, s.threads, ex, body, &static_shared);
+    for (const NodeLowering& nl : kl.nodes)
+      for (const auto& [v, h] : nl.homes)
+        if (h.copy_out) emit_copy_out(g, kl, ex, v, body);
+    body.close();
+    bool shared = kl.scratch_bytes + static_shared <= kSharedBytes;
+    ck.shared_bytes = shared ? kl.scratch_bytes : 0;
+    ck.global_scratch_bytes = shared ? 0 : kl.scratch_bytes;
     emit_scratch(g, kl, shared, w);
     w.line("const int64_t t = blockIdx.x;");
     cpu::detail::emit_task_header(kl, table, w);
-    for (const NodeLowering& nl : kl.nodes)
-      if (!nl.inlined) emit_block_loop(g, kl, nl, s.threads, ex, w);
-    for (const NodeLowering& nl : kl.nodes)
-      for (const auto& [v, h] : nl.homes)
-        if (h.copy_out) emit_copy_out(g, kl, ex, v, w);
+    w.text_block(body.text());
     ck.checks = ex.checks();
   }
   w.close();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codegen/cpu/lower.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cuda {
@@ -25,17 +26,23 @@ cpu::Schedule lowering_schedule(const Schedule& s) {
   return c;
 }
 
-Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k) {
+Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int threads, int per_thread) {
   ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
   ir::ValueId anchor = k.outputs[0];  // as lowering picks it: the largest output
   for (ir::ValueId v : k.outputs)
     if (g.type(v).numel() > g.type(anchor).numel()) anchor = v;
   const ir::Dims& shape = g.type(anchor).shape;
   Schedule s;
+  s.threads = threads;
   s.tile = shape;
   // An anchor computed by a reduction: each element's terms are shared by a group of threads.
   int64_t terms = std::max<int64_t>(1, ir::numel(g.node(g.value(anchor).node).reduce_domain));
-  const int64_t most = std::max<int64_t>(1, 4 * static_cast<int64_t>(s.threads) / terms);
+  const int64_t most = std::max<int64_t>(1, static_cast<int64_t>(per_thread) * threads / terms);
+  // A transpose in the kernel: tiles of at most 32 along the last dim, so that a task's tile
+  // is square in the two dims the transpose swaps.
+  bool transposes = false;
+  for (ir::NodeId n : k.nodes) transposes = transposes || cpu::transposing_dim(g.node(n)) >= 0;
+  if (transposes && !s.tile.empty()) s.tile.back() = std::min<int64_t>(s.tile.back(), 32);
   for (size_t d = 0; d < s.tile.size(); ++d)
     while (ir::numel(s.tile) > most && s.tile[d] > 1) s.tile[d] = (s.tile[d] + 1) / 2;
   return s;

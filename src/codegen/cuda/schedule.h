@@ -17,7 +17,7 @@ struct Schedule {
   // Threads per block: a multiple of 32 (a warp) from 32 to 1024. The block's threads share
   // each primitive's region in the task, element by element, consecutive threads on
   // consecutive elements of the innermost dim (coalesced loads and stores).
-  int threads = 256;
+  int threads = 128;
   // As on the CPU: primitives without a reduction that one consumer reads, at most once per
   // element, are computed inside it rather than into memory.
   bool inline_single_use = true;
@@ -32,10 +32,13 @@ std::string schedule_str(const Schedule& s);
 // loops, no packed GEMM.
 cpu::Schedule lowering_schedule(const Schedule& s);
 
-// Tasks of at most 4 elements per thread of the anchor output (4 terms per thread where a
-// reduction computes it), innermost dims kept whole where they fit (tiles halved, outer dims
-// first, until they do): a GPU needs thousands of blocks in flight, where a CPU wants few
-// large tasks.
-Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k);
+// Blocks of `threads` threads; tasks of at most `per_thread` elements per thread of the
+// anchor output (terms, where a reduction computes it), innermost dims kept whole where they
+// fit (tiles halved, outer dims first, until they do; a kernel with a transpose cuts the last
+// dim to 32 first): a GPU needs thousands of blocks in flight, where a CPU wants few large
+// tasks.
+// The defaults are the fastest of a sweep on an H200 (bench/gpu/kernels.cpp --sweep) for
+// elementwise chains and row reductions.
+Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int threads = 128, int per_thread = 8);
 
 }  // namespace orchid::codegen::cuda

@@ -41,6 +41,14 @@ struct DriverApi {
   decltype(&cuEventSynchronize) event_synchronize = nullptr;
   decltype(&cuEventElapsedTime) event_elapsed = nullptr;
   decltype(&cuEventDestroy) event_destroy = nullptr;
+  decltype(&cuStreamCreate) stream_create = nullptr;
+  decltype(&cuStreamDestroy) stream_destroy = nullptr;
+  decltype(&cuStreamBeginCapture) begin_capture = nullptr;
+  decltype(&cuStreamEndCapture) end_capture = nullptr;
+  decltype(&cuGraphInstantiateWithFlags) graph_instantiate = nullptr;
+  decltype(&cuGraphLaunch) graph_launch = nullptr;
+  decltype(&cuGraphExecDestroy) graph_exec_destroy = nullptr;
+  decltype(&cuGraphDestroy) graph_destroy = nullptr;
 
   std::string message(CUresult r) const {
     const char* s = nullptr;
@@ -76,7 +84,11 @@ bool bind_all(DriverApi& a) {
          bind(l, "cuModuleGetFunction", &a.module_function, w) && bind(l, "cuFuncSetAttribute", &a.func_attribute, w) &&
          bind(l, "cuLaunchKernel", &a.launch, w) && bind(l, "cuEventCreate", &a.event_create, w) &&
          bind(l, "cuEventRecord", &a.event_record, w) && bind(l, "cuEventSynchronize", &a.event_synchronize, w) &&
-         bind(l, "cuEventElapsedTime_v2", &a.event_elapsed, w) && bind(l, "cuEventDestroy_v2", &a.event_destroy, w);
+         bind(l, "cuEventElapsedTime_v2", &a.event_elapsed, w) && bind(l, "cuEventDestroy_v2", &a.event_destroy, w) &&
+         bind(l, "cuStreamCreate", &a.stream_create, w) && bind(l, "cuStreamDestroy_v2", &a.stream_destroy, w) &&
+         bind(l, "cuStreamBeginCapture_v2", &a.begin_capture, w) && bind(l, "cuStreamEndCapture", &a.end_capture, w) &&
+         bind(l, "cuGraphInstantiateWithFlags", &a.graph_instantiate, w) && bind(l, "cuGraphLaunch", &a.graph_launch, w) &&
+         bind(l, "cuGraphExecDestroy", &a.graph_exec_destroy, w) && bind(l, "cuGraphDestroy", &a.graph_destroy, w);
 }
 
 // The driver, initialized, with the first device's primary context; or why not.
@@ -143,6 +155,33 @@ void* Module::function(const std::string& name) const {
   return f;
 }
 
+Stream::Stream(Stream&& o) noexcept : api_(o.api_), handle_(std::exchange(o.handle_, nullptr)) {}
+
+Stream& Stream::operator=(Stream&& o) noexcept {
+  std::swap(api_, o.api_);
+  std::swap(handle_, o.handle_);
+  return *this;
+}
+
+Stream::~Stream() {
+  if (handle_) api_->stream_destroy(static_cast<CUstream>(handle_));
+}
+
+Graph::Graph(Graph&& o) noexcept
+    : api_(o.api_), graph_(std::exchange(o.graph_, nullptr)), exec_(std::exchange(o.exec_, nullptr)) {}
+
+Graph& Graph::operator=(Graph&& o) noexcept {
+  std::swap(api_, o.api_);
+  std::swap(graph_, o.graph_);
+  std::swap(exec_, o.exec_);
+  return *this;
+}
+
+Graph::~Graph() {
+  if (exec_) api_->graph_exec_destroy(static_cast<CUgraphExec>(exec_));
+  if (graph_) api_->graph_destroy(static_cast<CUgraph>(graph_));
+}
+
 bool Device::available(std::string* why) {
   if (!api().lib.loaded() && why) *why = api().why;
   return api().lib.loaded();
@@ -191,6 +230,10 @@ void Device::download(void* to, const DeviceBuffer& from, size_t bytes) const {
   if (bytes) api_->check(api_->dtoh(to, static_cast<CUdeviceptr>(from.ptr()), bytes), "cuMemcpyDtoH");
 }
 
+void Device::download_from(void* to, uint64_t from, size_t bytes) const {
+  if (bytes) api_->check(api_->dtoh(to, static_cast<CUdeviceptr>(from), bytes), "cuMemcpyDtoH");
+}
+
 void Device::copy(const DeviceBuffer& to, const DeviceBuffer& from, size_t bytes) const {
   ORCHID_CHECK(bytes <= to.bytes() && bytes <= from.bytes()) << "copy of " << bytes << " bytes";
   if (bytes)
@@ -204,26 +247,51 @@ Module Device::load(const std::vector<char>& cubin) const {
   return Module(api_, m);
 }
 
-void Device::launch(void* function, int64_t blocks, int threads, int64_t shared, void** params) const {
+void Device::launch(void* function, int64_t blocks, int threads, int64_t shared, void** params, void* stream) const {
   if (blocks == 0) return;
   auto f = static_cast<CUfunction>(function);
   if (shared > 48 * 1024)
     api_->check(api_->func_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(shared)),
                 "cuFuncSetAttribute");
   api_->check(api_->launch(f, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,
-                           static_cast<unsigned>(shared), nullptr, params, nullptr),
+                           static_cast<unsigned>(shared), static_cast<CUstream>(stream), params, nullptr),
               "cuLaunchKernel");
 }
 
 void Device::synchronize() const { api_->check(api_->synchronize(), "cuCtxSynchronize"); }
 
-double Device::time_ms(const std::function<void()>& work) const {
+Stream Device::stream() const {
+  CUstream s = nullptr;
+  api_->check(api_->stream_create(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  return Stream(api_, s);
+}
+
+Graph Device::capture(const Stream& stream, const std::function<void()>& work) const {
+  auto s = static_cast<CUstream>(stream.handle());
+  api_->check(api_->begin_capture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  work();
+  CUgraph graph = nullptr;
+  api_->check(api_->end_capture(s, &graph), "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  CUresult r = api_->graph_instantiate(&exec, graph, 0);
+  if (r != CUDA_SUCCESS) api_->graph_destroy(graph);
+  api_->check(r, "cuGraphInstantiate");
+  return Graph(api_, graph, exec);
+}
+
+void Device::launch(const Graph& graph, const Stream& stream) const {
+  api_->check(api_->graph_launch(static_cast<CUgraphExec>(graph.exec()), static_cast<CUstream>(stream.handle())),
+              "cuGraphLaunch");
+}
+
+double Device::time_ms(const std::function<void()>& work, void* stream) const {
+  auto s = static_cast<CUstream>(stream);
   CUevent start = nullptr, stop = nullptr;
   api_->check(api_->event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
   api_->check(api_->event_create(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  api_->check(api_->event_record(start, nullptr), "cuEventRecord");
+  api_->check(api_->event_record(start, s), "cuEventRecord");
   work();
-  api_->check(api_->event_record(stop, nullptr), "cuEventRecord");
+  api_->check(api_->event_record(stop, s), "cuEventRecord");
   api_->check(api_->event_synchronize(stop), "cuEventSynchronize");
   float ms = 0;
   api_->check(api_->event_elapsed(&ms, start, stop), "cuEventElapsedTime");

@@ -52,6 +52,43 @@ class Module {
   void* handle_ = nullptr;
 };
 
+// A stream: launches on it run in order. Destroyed with the object.
+class Stream {
+ public:
+  Stream() = default;
+  Stream(const DriverApi* api, void* handle) : api_(api), handle_(handle) {}
+  Stream(Stream&& o) noexcept;
+  Stream& operator=(Stream&& o) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream();
+  void* handle() const { return handle_; }  // a CUstream
+
+ private:
+  const DriverApi* api_ = nullptr;
+  void* handle_ = nullptr;
+};
+
+// The launches made on a stream between the start and end of a capture, as one executable
+// CUDA graph: replayed by one launch.
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const DriverApi* api, void* graph, void* exec) : api_(api), graph_(graph), exec_(exec) {}
+  Graph(Graph&& o) noexcept;
+  Graph& operator=(Graph&& o) noexcept;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph();
+  void* exec() const { return exec_; }  // a CUgraphExec
+  bool empty() const { return exec_ == nullptr; }
+
+ private:
+  const DriverApi* api_ = nullptr;
+  void* graph_ = nullptr;
+  void* exec_ = nullptr;
+};
+
 class Device {
  public:
   // Whether the driver loads and has a device (and, if not, why).
@@ -72,13 +109,21 @@ class Device {
   void upload(const DeviceBuffer& to, const void* from, size_t bytes) const;
   void download(void* to, const DeviceBuffer& from, size_t bytes) const;
   void copy(const DeviceBuffer& to, const DeviceBuffer& from, size_t bytes) const;  // device to device
+  void download_from(void* to, uint64_t from, size_t bytes) const;  // from any device address
   Module load(const std::vector<char>& cubin) const;
   // Launches `function` with `blocks` x `threads`, `shared` bytes of dynamic shared memory
-  // and the kernel's parameters (each a pointer to its value), on the default stream.
-  void launch(void* function, int64_t blocks, int threads, int64_t shared, void** params) const;
+  // and the kernel's parameters (each a pointer to its value), on `stream` (null: the default
+  // stream).
+  void launch(void* function, int64_t blocks, int threads, int64_t shared, void** params,
+              void* stream = nullptr) const;
   void synchronize() const;  // waits, and reports a failed kernel as a UserError
-  // Milliseconds `work` (launches) took on the GPU, measured with events.
-  double time_ms(const std::function<void()>& work) const;
+  Stream stream() const;
+  // The launches `work` makes on `stream`, captured into a graph (nothing runs).
+  Graph capture(const Stream& stream, const std::function<void()>& work) const;
+  void launch(const Graph& graph, const Stream& stream) const;
+  // Milliseconds `work` (launches on `stream`; null: the default stream) took on the GPU,
+  // measured with events.
+  double time_ms(const std::function<void()>& work, void* stream = nullptr) const;
 
   explicit Device(const DriverApi* api);
 

@@ -1,0 +1,94 @@
+// Whole models on the GPU: each CUDA artifact (`orchid compile --target cuda`) loaded, run on
+// seeded random inputs and checked against the reference interpreter on its own graph
+// (graph.oir with the weights bound), then timed as one CUDA graph launch per run (CUDA
+// events; 5 warm-ups, median of 50). Needs only the CUDA driver: no oneDNN, ONNX or solver,
+// so it runs from a slim build. Prints a markdown table; exits 77 where there is no GPU, 1
+// where an artifact does not match.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "interp/compare.h"
+#include "interp/interp.h"
+#include "interp/random_inputs.h"
+#include "ir/parser.h"
+#include "runtime/cuda/model.h"
+#include "runtime/weights.h"
+#include "support/error.h"
+
+namespace {
+
+using namespace orchid;
+namespace fs = std::filesystem;
+
+// The artifact's directory name ("x/" names x).
+std::string name_of(const std::string& dir) {
+  fs::path p(dir);
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+struct Row {
+  std::string name;
+  size_t steps = 0;
+  double load_s = 0, worst = 0, ms = 0;
+  std::string why;
+};
+
+Row check_and_time(const std::string& dir, double tolerance) {
+  Row r;
+  r.name = name_of(dir);
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<runtime::cuda::CudaModel> m = runtime::cuda::CudaModel::load(dir);
+  r.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const runtime::Plan& plan = m->plan();
+  r.steps = plan.steps.size();
+  ir::Graph g = ir::parse_graph_file((fs::path(dir) / "graph.oir").string());
+  runtime::AlignedBuffer weights =
+      runtime::read_weights((fs::path(dir) / plan.weights.file).string(), plan.weights.bytes, plan.weights.checksum);
+  std::vector<ir::Tensor> inputs = interp::random_inputs(g, 1);
+  runtime::bind_constants(plan, weights, g, inputs);
+  std::vector<ir::Tensor> want = interp::run(g, inputs, {interp::Precision::F64});
+  inputs.resize(plan.inputs.size());
+  std::vector<ir::Tensor> got = m->run(inputs);
+  for (size_t o = 0; o < got.size(); ++o) {
+    std::string why;
+    double e = interp::relative_l2(got[o], want[o], &why);
+    if (e > r.worst) r.worst = e, r.why = why;
+  }
+  if (r.worst > tolerance && r.why.empty()) r.why = "relative L2 error above the tolerance";
+  r.ms = m->time_ms(5, 50);
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string why;
+  if (!runtime::cuda::Device::available(&why)) {
+    std::fprintf(stderr, "no GPU: %s\n", why.c_str());
+    return 77;
+  }
+  const double tolerance = 1e-4;
+  const runtime::cuda::Device& dev = runtime::cuda::Device::get();
+  std::printf("GPU: %s (%d SMs)\n\n| model | steps | load s | rel. L2 error | matches | ms per run |\n"
+              "|---|---:|---:|---:|---|---:|\n",
+              dev.name().c_str(), dev.multiprocessors());
+  int status = 0;
+  for (int i = 1; i < argc; ++i) {
+    try {
+      Row r = check_and_time(argv[i], tolerance);
+      bool ok = r.worst <= tolerance;
+      status |= ok ? 0 : 1;
+      std::printf("| %s | %zu | %.2f | %.2e | %s | %.3f |\n", r.name.c_str(), r.steps, r.load_s, r.worst,
+                  ok ? "yes" : ("NO: " + r.why).c_str(), r.ms);
+    } catch (const std::exception& e) {
+      status = 1;
+      std::printf("| %s | | | | error: %s | |\n", name_of(argv[i]).c_str(), e.what());
+    }
+    std::fflush(stdout);
+  }
+  return status;
+}

@@ -1,0 +1,114 @@
+// Building a CUDA artifact's plan (cuda_plan_builder.h).
+#include "driver/cuda_plan_builder.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "driver/plan_buffers.h"
+#include "ir/printer.h"
+#include "support/error.h"
+#include "support/sha256.h"
+
+#ifdef ORCHID_HAVE_CUDA
+#include "codegen/cuda/codegen.h"
+#include "codegen/cuda/nvrtc.h"
+#include "runtime/cuda/device.h"
+#endif
+
+namespace orchid::driver {
+
+namespace fs = std::filesystem;
+
+#ifdef ORCHID_HAVE_CUDA
+
+bool cuda_codegen_built() { return true; }
+
+bool cuda_device_present(std::string* why) { return runtime::cuda::Device::available(why); }
+
+namespace {
+
+// The module's CUBIN for `arch`, from the cache or compiled into it (written under a
+// temporary name, then renamed: concurrent compiles never see half a file).
+fs::path cubin_for(const std::string& source, const std::string& arch, const fs::path& cache_dir) {
+  const codegen::cuda::Nvrtc& nvrtc = codegen::cuda::Nvrtc::get();
+  std::string key = sha256_hex(source + "\n" + arch + "\nnvrtc " + nvrtc.version() + "\ncodegen " +
+                               std::to_string(codegen::cuda::kCudaCodegenVersion));
+  fs::create_directories(cache_dir);
+  fs::path path = cache_dir / ("cuda-" + key.substr(0, 32) + "." + arch + ".cubin");
+  if (fs::exists(path)) return path;
+  std::vector<char> cubin = nvrtc.compile(source, arch);
+  fs::path tmp = path;
+  tmp += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+    ORCHID_USER_CHECK(out) << tmp.string() << ": cannot write";
+  }
+  fs::rename(tmp, path);
+  return path;
+}
+
+}  // namespace
+
+BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& o) {
+  std::string why;
+  ORCHID_USER_CHECK(codegen::cuda::Nvrtc::available(&why)) << "--target cuda: " << why;
+  BuiltArtifact a;
+  a.plan.device = runtime::PlanDevice::Cuda;
+  a.plan.target = o.target;
+  a.plan.graph_name = g.name;
+  PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
+  a.choice_steps.assign(steps.size(), SIZE_MAX);
+  std::vector<codegen::cuda::CudaKernel> kernels;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepChoice& s = steps[i];
+    if (s.kind == StepKind::Alias) {
+      buffers.write(s.kernel.outputs[0], buffers.read(s.inputs[0]));
+      continue;
+    }
+    ORCHID_CHECK(s.kind == StepKind::Generated) << "a " << step_kind_name(s.kind) << " step in a CUDA plan";
+    a.choice_steps[i] = a.plan.steps.size();
+    runtime::PlanStep step = base_step(g, s.kernel, s.inputs, buffers, a.plan.steps.size());
+    codegen::cuda::Schedule sched = codegen::cuda::default_schedule(g, s.kernel);
+    int32_t index = static_cast<int32_t>(kernels.size());
+    kernels.push_back(codegen::cuda::generate_kernel(g, s.kernel, sched, runtime::cuda_function_name(index)));
+    const codegen::cuda::CudaKernel& k = kernels.back();
+    step.impl = runtime::StepImpl::Cuda;
+    step.kernel = index;
+    step.tasks = k.blocks;
+    step.threads = k.threads;
+    step.shared_bytes = k.shared_bytes;
+    step.scratch_bytes = k.global_scratch_bytes;
+    a.plan.steps.push_back(std::move(step));
+    a.steps.push_back({s.kind, static_cast<int>(s.kernel.nodes.size()), codegen::cuda::schedule_str(sched)});
+  }
+  std::string source = codegen::cuda::module_source(kernels);
+  for (const std::string& arch : codegen::cuda::cuda_architectures()) {
+    a.libraries.push_back(cubin_for(source, arch, o.compiler.cache_dir));
+    a.plan.libraries.push_back({"kernels." + arch + ".cubin", 0, arch});
+  }
+  for (ir::ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));
+  a.graph_oir = ir::print_graph(constants_as_inputs(g));
+  return a;
+}
+
+#else
+
+bool cuda_codegen_built() { return false; }
+
+bool cuda_device_present(std::string* why) {
+  if (why) *why = "this build of Orchid has no CUDA runtime";
+  return false;
+}
+
+BuiltArtifact build_cuda_artifact(const ir::Graph&, const std::vector<StepChoice>&, const BuildOptions&) {
+  ORCHID_USER_ERROR() << "--target cuda: this build of Orchid has no CUDA code generation (it was built without "
+                         "the CUDA toolkit)";
+  return {};
+}
+
+#endif
+
+}  // namespace orchid::driver

@@ -1,0 +1,26 @@
+// From a primitive graph and its implemented kernels to a CUDA artifact's contents (plan.h,
+// device cuda): every generated step a CUDA kernel under its default CUDA schedule, all of
+// them one module compiled with NVRTC to a CUBIN per architecture (sm_80, sm_90a) — no GPU
+// needed. CUBINs are cached by content in the object cache, so a recompile runs no NVRTC.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "driver/implement.h"
+#include "driver/plan_builder.h"
+#include "ir/graph.h"
+
+namespace orchid::driver {
+
+// Whether this build of Orchid generates CUDA code (built with the CUDA toolkit's headers).
+bool cuda_codegen_built();
+
+// Whether a GPU is present to run CUDA artifacts on (and, if not, why).
+bool cuda_device_present(std::string* why);
+
+// `steps` from implement_for_cuda. UserError where this build has no CUDA code generation or
+// NVRTC cannot be loaded.
+BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& o);
+
+}  // namespace orchid::driver

@@ -1,0 +1,165 @@
+#include "runtime/cuda/model.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "runtime/checksum.h"
+#include "runtime/weights.h"
+#include "support/error.h"
+
+namespace orchid::runtime::cuda {
+
+namespace {
+
+std::string join(const std::string& dir, const std::string& file) {
+  return (std::filesystem::path(dir) / file).string();
+}
+
+std::vector<char> read_file(const std::string& path, uint64_t checksum) {
+  std::ifstream in(path, std::ios::binary);
+  ORCHID_USER_CHECK(in) << path << ": cannot open";
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ORCHID_USER_CHECK(checksum_bytes(bytes.data(), bytes.size()) == checksum)
+      << path << ": checksum differs from plan.json (the file is damaged or was replaced)";
+  return bytes;
+}
+
+int64_t bytes_of(const PlanBuffer& b) { return b.type.numel() * ir::dtype_bytes(b.type.dtype); }
+
+}  // namespace
+
+std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
+  std::unique_ptr<CudaModel> m(new CudaModel());
+  m->dir_ = std::filesystem::absolute(dir).lexically_normal().string();
+  std::string source = join(m->dir_, kPlanFileName);
+  m->plan_ = read_plan(m->dir_);
+  ORCHID_USER_CHECK(m->plan_.device == PlanDevice::Cuda)
+      << source << ": the artifact is built for the CPU (device cpu), not for a GPU";
+  const Device& dev = Device::get();
+  const PlanLibrary* cubin = nullptr;
+  std::string archs;
+  for (const PlanLibrary& l : m->plan_.libraries) {
+    if (l.arch == dev.arch()) cubin = &l;
+    archs += (archs.empty() ? "" : ", ") + l.arch;
+  }
+  ORCHID_USER_CHECK(cubin != nullptr) << source << ": no code for this GPU (" << dev.name() << ", compute capability "
+                                      << dev.major() << "." << dev.minor() << "); the artifact has " << archs;
+  m->module_ = dev.load(read_file(join(m->dir_, cubin->file), cubin->checksum));
+  for (const PlanStep& s : m->plan_.steps) m->functions_.push_back(m->module_.function(cuda_function_name(s.kernel)));
+  const PlanWeights& w = m->plan_.weights;
+  AlignedBuffer host = read_weights(join(m->dir_, w.file), w.bytes, w.checksum);
+  m->weights_ = dev.alloc(static_cast<size_t>(w.bytes));
+  dev.upload(m->weights_, host.data(), static_cast<size_t>(w.bytes));
+  m->allocate();
+  m->stream_ = dev.stream();
+  m->capture();
+  return m;
+}
+
+// The arena, the caller's inputs and outputs on the device, an error word and global scratch
+// per step, and every step's parameters (their addresses fixed for the model's life).
+void CudaModel::allocate() {
+  const Device& dev = Device::get();
+  memory_ = plan_memory(plan_);
+  arena_ = dev.alloc(static_cast<size_t>(memory_.arena_bytes));
+  for (int32_t b : plan_.inputs) inputs_.push_back(dev.alloc(static_cast<size_t>(bytes_of(plan_.buffers[b]))));
+  for (int32_t b : plan_.outputs) outputs_.push_back(dev.alloc(static_cast<size_t>(bytes_of(plan_.buffers[b]))));
+  errors_ = dev.alloc(plan_.steps.size() * sizeof(int64_t));
+  int64_t scratch = 0;
+  for (const PlanStep& s : plan_.steps) {
+    scratch_offset_.push_back(scratch);
+    scratch += (s.scratch_bytes * s.tasks + 255) / 256 * 256;
+  }
+  scratch_ = dev.alloc(static_cast<size_t>(scratch));
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep& s = plan_.steps[i];
+    std::vector<uint64_t> p;
+    for (int32_t a : s.args) p.push_back(reinterpret_cast<uint64_t>(pointer(a)));
+    p.push_back(errors_.ptr() + i * sizeof(int64_t));
+    p.push_back(s.scratch_bytes > 0 ? scratch_.ptr() + static_cast<uint64_t>(scratch_offset_[i]) : 0);
+    params_.push_back(std::move(p));
+  }
+  for (std::vector<uint64_t>& p : params_) {
+    std::vector<void*> ptrs;
+    for (uint64_t& v : p) ptrs.push_back(&v);
+    param_ptrs_.push_back(std::move(ptrs));
+  }
+}
+
+void* CudaModel::pointer(int32_t buffer) const {
+  const BufferHome& h = memory_.home[static_cast<size_t>(buffer)];
+  uint64_t base = 0;
+  switch (h.storage) {
+    case Storage::Arena: base = arena_.ptr() + static_cast<uint64_t>(h.offset); break;
+    case Storage::Weights: base = weights_.ptr() + static_cast<uint64_t>(h.offset); break;
+    case Storage::CallerInput: base = inputs_[static_cast<size_t>(h.slot)].ptr(); break;
+    case Storage::CallerOutput: base = outputs_[static_cast<size_t>(h.slot)].ptr(); break;
+  }
+  return reinterpret_cast<void*>(base);
+}
+
+void CudaModel::capture() {
+  const Device& dev = Device::get();
+  graph_ = dev.capture(stream_, [&] {
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      const PlanStep& s = plan_.steps[i];
+      dev.launch(functions_[i], s.tasks, s.threads, s.shared_bytes, param_ptrs_[i].data(), stream_.handle());
+    }
+  });
+}
+
+std::vector<ir::Tensor> CudaModel::run(const std::vector<ir::Tensor>& inputs) {
+  const Device& dev = Device::get();
+  ORCHID_USER_CHECK(inputs.size() == plan_.inputs.size())
+      << plan_.graph_name << ": expected " << plan_.inputs.size() << " inputs, got " << inputs.size();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const PlanBuffer& b = plan_.buffers[static_cast<size_t>(plan_.inputs[i])];
+    ORCHID_USER_CHECK(inputs[i].type() == b.type) << plan_.graph_name << ": input '" << b.name << "' must be "
+                                                  << ir::type_str(b.type) << ", got " << ir::type_str(inputs[i].type());
+    dev.upload(inputs_[i], inputs[i].data(), inputs[i].bytes().size());
+  }
+  std::vector<int64_t> zero(plan_.steps.size(), 0);
+  dev.upload(errors_, zero.data(), zero.size() * sizeof(int64_t));
+  dev.launch(graph_, stream_);
+  dev.synchronize();
+  std::vector<int64_t> errors(plan_.steps.size());
+  dev.download(errors.data(), errors_, errors.size() * sizeof(int64_t));
+  for (size_t i = 0; i < errors.size(); ++i)
+    ORCHID_USER_CHECK(errors[i] == 0) << "model '" << plan_.graph_name << "': step " << i << " ('"
+                                      << plan_.steps[i].name << "'): run-time check " << errors[i]
+                                      << " failed: an index read from an input is out of bounds";
+  std::vector<ir::Tensor> out;
+  for (size_t o = 0; o < plan_.outputs.size(); ++o) {
+    int32_t b = plan_.outputs[o];
+    out.emplace_back(plan_.buffers[static_cast<size_t>(b)].type);
+    dev.download(out.back().data(), outputs_[o], out.back().bytes().size());
+  }
+  // Outputs not computed in place: copied from where they live (an input, a constant, the
+  // arena).
+  for (const OutputCopy& c : memory_.copy_out) {
+    ir::Tensor& t = out[static_cast<size_t>(c.output)];
+    uint64_t base = 0;
+    switch (c.from.storage) {
+      case Storage::Arena: base = arena_.ptr() + static_cast<uint64_t>(c.from.offset); break;
+      case Storage::Weights: base = weights_.ptr() + static_cast<uint64_t>(c.from.offset); break;
+      case Storage::CallerInput: base = inputs_[static_cast<size_t>(c.from.slot)].ptr(); break;
+      case Storage::CallerOutput: base = outputs_[static_cast<size_t>(c.from.slot)].ptr(); break;
+    }
+    dev.download_from(t.data(), base, t.bytes().size());
+  }
+  return out;
+}
+
+double CudaModel::time_ms(int warmup, int repeats) {
+  const Device& dev = Device::get();
+  for (int i = 0; i < warmup; ++i) dev.launch(graph_, stream_);
+  dev.synchronize();
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) t.push_back(dev.time_ms([&] { dev.launch(graph_, stream_); }, stream_.handle()));
+  std::sort(t.begin(), t.end());
+  return t.empty() ? 0 : t[t.size() / 2];
+}
+
+}  // namespace orchid::runtime::cuda

@@ -1,0 +1,53 @@
+// A CUDA artifact (plan.h, device cuda) loaded onto the GPU: the module's CUBIN for the GPU's
+// architecture, the weights uploaded once, one arena for the intermediates (memory_plan.h:
+// liveness and best fit), device buffers for the inputs and outputs, and the steps launched
+// in order on one stream — captured into a CUDA graph, so that a run is one launch.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/tensor.h"
+#include "runtime/cuda/device.h"
+#include "runtime/memory_plan.h"
+#include "runtime/plan.h"
+
+namespace orchid::runtime::cuda {
+
+class CudaModel {
+ public:
+  // UserError where the directory holds no valid CUDA artifact, a file's checksum differs,
+  // there is no GPU, or the artifact has no CUBIN for its architecture.
+  static std::unique_ptr<CudaModel> load(const std::string& dir);
+
+  const Plan& plan() const { return plan_; }
+  // Runs the model on inputs in plan().inputs order (types as the plan says); returns the
+  // outputs in plan().outputs order. A kernel's failed index check is a UserError naming the
+  // step.
+  std::vector<ir::Tensor> run(const std::vector<ir::Tensor>& inputs);
+  // Milliseconds per run of the steps alone (the graph's launch; inputs as last uploaded):
+  // the median of `repeats` after `warmup` runs.
+  double time_ms(int warmup, int repeats);
+
+ private:
+  CudaModel() = default;
+  void allocate();
+  void* pointer(int32_t buffer) const;
+  void capture();
+
+  std::string dir_;
+  Plan plan_;
+  MemoryPlan memory_;
+  Module module_;
+  std::vector<void*> functions_;
+  DeviceBuffer weights_, arena_, errors_, scratch_;
+  std::vector<DeviceBuffer> inputs_, outputs_;
+  std::vector<int64_t> scratch_offset_;   // per step, into scratch_
+  std::vector<std::vector<uint64_t>> params_;  // per step: argument pointers, error word, scratch
+  std::vector<std::vector<void*>> param_ptrs_;
+  Stream stream_;
+  Graph graph_;
+};
+
+}  // namespace orchid::runtime::cuda

@@ -1,0 +1,129 @@
+// `--target cuda` through the pipeline: the graphs of the pipeline tests compiled for NVIDIA
+// GPUs — every step a CUDA kernel of one module compiled for every architecture, views as
+// aliases, opaque routines refused by name — verified on the GPU where one is present (else
+// written unverified, saying why); and the plan's CUDA invariants enforced when it is read.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "driver/cuda_plan_builder.h"
+#include "driver/pipeline.h"
+#include "driver/pipeline_graphs.h"
+#include "ir/parser.h"
+#include "runtime/plan.h"
+#include "testlib/errors.h"
+#include "testlib/temp_dir.h"
+
+namespace orchid::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+CompileOptions cuda_options(const std::string& out_dir) {
+  CompileOptions o;
+  o.model_path = "test.oir";
+  o.out_dir = out_dir;
+  o.device = runtime::PlanDevice::Cuda;
+  o.build.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
+  o.build.target = "cuda";
+  return o;
+}
+
+void skip_without_cuda_codegen() {
+  std::string why;
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
+}
+
+// Compiles g for CUDA and checks the artifact: device, one CUBIN per architecture, cuda steps;
+// verified exactly where a GPU is present.
+runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out) {
+  CompileResult r = compile_graph(g, cuda_options(out));
+  std::string no_gpu;
+  bool gpu = cuda_device_present(&no_gpu);
+  EXPECT_EQ(r.verified, gpu);
+  if (gpu) EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
+  if (!gpu) EXPECT_EQ(r.not_verified, "no GPU here: " + no_gpu);
+  runtime::Plan plan = runtime::read_plan(out);
+  EXPECT_EQ(plan.device, runtime::PlanDevice::Cuda);
+  std::vector<std::string> archs;
+  for (const runtime::PlanLibrary& l : plan.libraries) {
+    archs.push_back(l.arch);
+    EXPECT_TRUE(fs::exists(fs::path(out) / l.file)) << l.file;
+  }
+  if (!plan.steps.empty()) EXPECT_EQ(archs, (std::vector<std::string>{"sm_80", "sm_90a"}));
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    EXPECT_EQ(plan.steps[i].impl, runtime::StepImpl::Cuda);
+    EXPECT_GT(plan.steps[i].threads, 0);
+  }
+  return plan;
+}
+
+TEST(CudaPipeline, EveryGraphCompilesForCuda) {
+  skip_without_cuda_codegen();
+  if (IsSkipped()) return;
+  testlib::TempDir dir("orchid_driver_cuda");
+  compile_for_cuda(onnx_mlp(), dir.file("mlp"));
+  for (const char* text : {kViews, kPassThrough, kNoSteps, kIntegers, kHalf}) {
+    ir::Graph g = ir::parse_graph(text);
+    SCOPED_TRACE(g.name);
+    compile_for_cuda(g, dir.file(g.name));
+  }
+}
+
+// A view a kernel would compute as an output is an alias of its source's bytes, not a copy.
+TEST(CudaPipeline, ViewsAreAliases) {
+  skip_without_cuda_codegen();
+  if (IsSkipped()) return;
+  testlib::TempDir dir("orchid_driver_cuda_views");
+  runtime::Plan plan = compile_for_cuda(ir::parse_graph(kViews), dir.file("views"));
+  std::vector<std::string> aliases;
+  for (const runtime::PlanBuffer& b : plan.buffers)
+    if (b.alias >= 0) aliases.push_back(b.name + " of " + plan.buffers[static_cast<size_t>(b.alias)].name);
+  EXPECT_EQ(aliases, std::vector<std::string>{"r of y"});
+}
+
+TEST(CudaPipeline, OpaqueRoutinesAreRefusedByName) {
+  skip_without_cuda_codegen();
+  if (IsSkipped()) return;
+  testlib::TempDir dir("orchid_driver_cuda_opaque");
+  std::string msg = testlib::error_of([&] { compile_graph(ir::parse_graph(kOpaque), cuda_options(dir.file("o"))); });
+  EXPECT_NE(msg.find("routine topk has no CUDA implementation yet (it runs on the CPU only)"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(dir.file("o")));
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Reading a CUDA plan holds it to its invariants, naming the field.
+TEST(CudaPlan, InvariantsAreCheckedWhenRead) {
+  skip_without_cuda_codegen();
+  if (IsSkipped()) return;
+  testlib::TempDir dir("orchid_driver_cuda_plan");
+  compile_for_cuda(onnx_mlp(), dir.file("mlp"));
+  std::string text = read_text(fs::path(dir.file("mlp")) / runtime::kPlanFileName);
+  runtime::Plan plan = runtime::plan_from_json(text);
+  EXPECT_EQ(runtime::plan_from_json(runtime::plan_to_json(plan)), plan);
+  auto error_with = [&](const std::function<void(runtime::Plan&)>& change) {
+    runtime::Plan p = plan;
+    change(p);
+    return testlib::error_of([&] { runtime::plan_from_json(runtime::plan_to_json(p)); });
+  };
+  EXPECT_NE(error_with([](runtime::Plan& p) { p.steps[0].threads = 33; }).find("steps[0] ('k0'): threads: 33 is not a multiple of 32"),
+            std::string::npos);
+  EXPECT_NE(error_with([](runtime::Plan& p) { p.device = runtime::PlanDevice::Cpu; }).find("libraries[0].arch: only cuda plans' libraries have one"),
+            std::string::npos);
+  EXPECT_NE(error_with([](runtime::Plan& p) { p.libraries[1].arch = "sm_80"; }).find("libraries[1].arch: sm_80 is listed twice"),
+            std::string::npos);
+  EXPECT_NE(error_with([](runtime::Plan& p) { p.steps[0].impl = runtime::StepImpl::Generated; p.steps[0].library = 0; })
+                .find("a generated step in a cuda plan"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace orchid::driver
