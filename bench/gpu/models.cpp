@@ -1,9 +1,10 @@
 // Whole models on the GPU: each CUDA artifact (`orchid compile --target cuda`) loaded, run on
 // seeded random inputs and checked against the reference interpreter on its own graph
 // (graph.oir with the weights bound), then timed as one CUDA graph launch per run (CUDA
-// events; 5 warm-ups, median of 50). Needs only the CUDA driver: no oneDNN, ONNX or solver,
+// events; 5 warm-ups, median of 50), and its three slowest steps named (each launched alone). Needs only the CUDA driver: no oneDNN, ONNX or solver,
 // so it runs from a slim build. Prints a markdown table; exits 77 where there is no GPU, 1
 // where an artifact does not match.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -35,7 +36,26 @@ struct Row {
   size_t steps = 0;
   double load_s = 0, worst = 0, ms = 0;
   std::string why;
+  std::string slowest;  // the slowest steps alone: "k3 (MatMul_1) 0.210 ms; ..."
 };
+
+// The `count` slowest steps, each launched alone.
+std::string slowest_steps(runtime::cuda::CudaModel& m, size_t count) {
+  std::vector<double> t = m.step_times_ms(10);
+  std::vector<size_t> order(t.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t[a] > t[b]; });
+  std::string out;
+  for (size_t j = 0; j < order.size() && j < count; ++j) {
+    const runtime::PlanStep& s = m.plan().steps[order[j]];
+    std::string ops;
+    for (size_t k = 0; k < s.source_ops.size() && k < 2; ++k) ops += (k ? ", " : "") + s.source_ops[k];
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.3f", t[order[j]]);
+    out += (out.empty() ? "" : "; ") + s.name + " (" + ops + (s.source_ops.size() > 2 ? ", ..." : "") + ") " + ms + " ms";
+  }
+  return out;
+}
 
 Row check_and_time(const std::string& dir, double tolerance) {
   Row r;
@@ -60,6 +80,7 @@ Row check_and_time(const std::string& dir, double tolerance) {
   }
   if (r.worst > tolerance && r.why.empty()) r.why = "relative L2 error above the tolerance";
   r.ms = m->time_ms(5, 50);
+  r.slowest = slowest_steps(*m, 3);
   return r;
 }
 
@@ -73,8 +94,8 @@ int main(int argc, char** argv) {
   }
   const double tolerance = 1e-4;
   const runtime::cuda::Device& dev = runtime::cuda::Device::get();
-  std::printf("GPU: %s (%d SMs)\n\n| model | steps | load s | rel. L2 error | matches | ms per run |\n"
-              "|---|---:|---:|---:|---|---:|\n",
+  std::printf("GPU: %s (%d SMs)\n\n| model | steps | load s | rel. L2 error | matches | ms per run | slowest steps alone |\n"
+              "|---|---:|---:|---:|---|---:|---|\n",
               dev.name().c_str(), dev.multiprocessors());
   int status = 0;
   for (int i = 1; i < argc; ++i) {
@@ -82,11 +103,11 @@ int main(int argc, char** argv) {
       Row r = check_and_time(argv[i], tolerance);
       bool ok = r.worst <= tolerance;
       status |= ok ? 0 : 1;
-      std::printf("| %s | %zu | %.2f | %.2e | %s | %.3f |\n", r.name.c_str(), r.steps, r.load_s, r.worst,
-                  ok ? "yes" : ("NO: " + r.why).c_str(), r.ms);
+      std::printf("| %s | %zu | %.2f | %.2e | %s | %.3f | %s |\n", r.name.c_str(), r.steps, r.load_s, r.worst,
+                  ok ? "yes" : ("NO: " + r.why).c_str(), r.ms, r.slowest.c_str());
     } catch (const std::exception& e) {
       status = 1;
-      std::printf("| %s | | | | error: %s | |\n", name_of(argv[i]).c_str(), e.what());
+      std::printf("| %s | | | | error: %s | | |\n", name_of(argv[i]).c_str(), e.what());
     }
     std::fflush(stdout);
   }

@@ -10,7 +10,8 @@
 #   3. cuda_kernel_bench --sweep: generated kernels against the GPU's copy bandwidth, under
 #      their default schedule and the fastest of a sweep of block sizes and task sizes;
 #   4. bench/gpu/peers.py: the same kernels in PyTorch (eager, torch.compile), where it imports;
-#   5. cuda_model_bench: every artifact checked against the interpreter and timed.
+#   5. cuda_model_bench: every artifact checked against the interpreter and timed, and the
+#      same models in PyTorch (bench/gpu/torch_models.py), named by the artifacts' directories.
 set -uo pipefail
 BUILD=${1:-build}
 RESULTS=${2:-bench/results/gpu}
@@ -35,5 +36,10 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 fi
 if [ -n "$ARTIFACTS" ]; then
   timeout 400 "$BUILD/bench/cuda_model_bench" "$ARTIFACTS"/*/ | tee "$RESULTS/models.md" || status=1
+  if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    models=$(for d in "$ARTIFACTS"/*/; do basename "$d"; done)
+    # shellcheck disable=SC2086
+    (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.torch_models $models) | tee "$RESULTS/torch_models.md"
+  fi
 fi
 exit $status

@@ -134,3 +134,51 @@ TEST(CudaSchedule, TransposesRunInSquareTilesReadAlongTheirInput) {
 
 }  // namespace
 }  // namespace orchid::codegen::cuda
+
+namespace orchid::codegen::cuda {
+namespace {
+
+// A matmul with a bias and relu: tiles of the product (64 x 64 halved until there are 132
+// blocks) computed from blocks of A and B staged in shared memory, the epilogue from the
+// product's tile. A product too small to fill the GPU that way is a reduction.
+TEST(CudaCodegen, MatmulsAreTiledThroughSharedMemory) {
+  std::string text = gemm_graph(4, 256, 256, 64, true, false, false);
+  ir::Graph g = ir::parse_graph(text);
+  EXPECT_EQ(schedule_str(default_schedule(g, cpu::whole_kernel(g))), "tile=1x32x32 threads=128 inline=1");
+  ir::Graph small = ir::parse_graph(gemm_graph(2, 100, 130, 300, true, false, false));
+  EXPECT_EQ(schedule_str(default_schedule(small, cpu::whole_kernel(small))), "tile=1x1x2 threads=128 inline=1");
+  CudaCase c = named_cuda_case(0, text, "orc_mm");
+  const std::string& src = c.generated.source;
+  EXPECT_NE(src.find("__shared__ float gb"), std::string::npos) << src;
+  EXPECT_NE(src.find("acc[j] += ga"), std::string::npos) << src;
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cuda
+
+namespace orchid::codegen::cuda {
+namespace {
+
+// A product of one row per head (a decode step's q·Kᵀ and P·V) is a reduction: few elements
+// per task, each a group of threads over its terms.
+TEST(CudaSchedule, ThinProductsAreReductions) {
+  ir::Graph pv = ir::parse_graph(R"(graph @pv {
+  input %p : f32[4,1,512]
+  input %v : f32[4,512,64]
+  %y : f32[4,1,64] = matmul(%p, %v) {trans_a=false, trans_b=false}
+  output %y
+}
+)");
+  EXPECT_EQ(schedule_str(default_schedule(pv, cpu::whole_kernel(pv))), "tile=1x1x2 threads=128 inline=1");
+  ir::Graph qk = ir::parse_graph(R"(graph @qk {
+  input %q : f32[4,1,64]
+  input %k : f32[4,512,64]
+  %y : f32[4,1,512] = matmul(%q, %k) {trans_a=false, trans_b=true}
+  output %y
+}
+)");
+  EXPECT_EQ(schedule_str(default_schedule(qk, cpu::whole_kernel(qk))), "tile=1x1x16 threads=128 inline=1");
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cuda

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <optional>
 
 #include "codegen/cpu/emit.h"
 #include "codegen/cpu/emit_reduce.h"
@@ -283,6 +284,121 @@ int64_t staged_bytes(const ir::Graph& g, const ir::Primitive& p, const NodeLower
   return bytes <= kStagedTransposeBytes ? bytes : 0;
 }
 
+// Terms of a tiled matrix product loaded into shared memory per step.
+constexpr int64_t kGemmTerms = 16;
+
+// Whether a linear primitive is computed as a tiled matrix product (emit_tiled_gemm): it has
+// GEMM factors (codegen/cpu/lower.h: an f32 matmul or implicit-GEMM conv), a region of at
+// least 8 rows and 4 columns (thinner products run faster as reductions), no
+// more columns than the block has threads, at most 64 rows per thread (accumulators in
+// registers) and tiles of at most 16 KiB.
+std::optional<cpu::GemmFactors> tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const Box& box, int threads) {
+  std::optional<cpu::GemmFactors> f = cpu::gemm_factors(g, p);
+  if (!f) return std::nullopt;
+  int64_t mt = box.most[f->m], nt = box.most[f->n];
+  if (mt < 8 || nt < 4 || nt > threads) return std::nullopt;
+  int64_t groups = threads / nt, per = (mt + groups - 1) / groups;
+  int64_t bytes = 4 * (kGemmTerms * (mt + 1) + groups * per + kGemmTerms * nt);
+  if (per > 64 || bytes > 16 * 1024) return std::nullopt;
+  return f;
+}
+
+// A linear primitive as a tiled matrix product: for each index of its other dims (batch and
+// middle dims) in the task, blocks of kGemmTerms terms of its A factor (rows x terms) and B
+// factor (terms x columns) are evaluated into shared memory by the block (consecutive threads
+// on consecutive terms of A and columns of B, so that row-major operands load contiguously),
+// and each thread accumulates a strip of rows of one column in registers. The factors are
+// expressions: transposes, broadcasts, a conv's window and padding, inlined producers.
+void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const cpu::GemmFactors& f,
+                     const Box& box, const std::vector<std::string>& lo, const std::vector<std::string>& hi,
+                     const std::vector<bool>& check, int threads, ExprEmitter& ex, Writer& w, int64_t* static_shared) {
+  const int64_t mt = box.most[f.m], nt = box.most[f.n], groups = threads / nt, per = (mt + groups - 1) / groups;
+  const int64_t terms = ir::numel(p.reduce_domain), kc = kGemmTerms, lda = mt + 1;
+  std::string id = std::to_string(nl.node.v), as = "ga" + id, bs = "gb" + id;
+  std::string m = std::to_string(f.m), n = std::to_string(f.n);
+  ir::Dims outer_box;
+  std::vector<size_t> outer;
+  for (size_t d = 0; d < box.most.size(); ++d)
+    if (d != f.m && d != f.n) outer.push_back(d), outer_box.push_back(box.most[d]);
+  int64_t a_size = kc * lda + groups * per, b_size = kc * nt;
+  *static_shared += 4 * (a_size + b_size);
+  w.open("{");
+  w.line("__shared__ float " + as + "[" + std::to_string(a_size) + "];");
+  w.line("__shared__ float " + bs + "[" + std::to_string(b_size) + "];");
+  w.line("const int tcol = threadIdx.x % " + std::to_string(nt) + ", tgrp = threadIdx.x / " + std::to_string(nt) + ";");
+  w.open("for (int q = 0; q < " + std::to_string(ir::numel(outer_box)) + "; ++q) {");
+  std::string skip;
+  if (!outer.empty()) w.line("int rest = q;");
+  for (size_t j = outer.size(); j-- > 0;) {
+    size_t d = outer[j];
+    std::string e = std::to_string(box.most[d]);
+    w.line("const int64_t v" + std::to_string(d) + " = " + lo[d] + " + " + (j == 0 ? "rest" : "rest % " + e) + ";");
+    if (j > 0) w.line("rest /= " + e + ";");
+    if (check[d]) skip += (skip.empty() ? "" : " || ") + std::string("v") + std::to_string(d) + " >= " + hi[d];
+  }
+  if (!skip.empty()) w.line("if (" + skip + ") continue;");
+  w.line("float acc[" + std::to_string(per) + "] = {};");
+  ExprEmitter::Scope s = cpu::detail::scope_of(p);
+  auto factor_scope = [&](size_t var_dim, const std::string& var, size_t unused_dim) {
+    ExprEmitter::Scope fs = s;
+    fs.dvars[var_dim] = var;
+    fs.dvars[unused_dim] = "0";
+    return fs;
+  };
+  auto decode_term = [&]() {
+    w.line("int64_t rterm = term;");
+    for (size_t d = p.reduce_domain.size(); d-- > 0;) {
+      std::string e = std::to_string(p.reduce_domain[d]);
+      w.line("const int64_t r" + std::to_string(d) + " = " + (d == 0 ? "rterm" : "rterm % " + e) + ";");
+      if (d > 0) w.line("rterm /= " + e + ";");
+    }
+  };
+  w.open("for (int64_t k0 = 0; k0 < " + std::to_string(terms) + "LL; k0 += " + std::to_string(kc) + ") {");
+  w.open("for (int e = threadIdx.x; e < " + std::to_string(mt * kc) + "; e += blockDim.x) {");
+  w.line("const int row = e / " + std::to_string(kc) + ", kk = e % " + std::to_string(kc) + ";");
+  w.line("const int64_t vm = " + lo[f.m] + " + row, term = k0 + kk;");
+  w.line("float x = 0.0f;");
+  w.open("if (vm < " + hi[f.m] + " && term < " + std::to_string(terms) + "LL) {");
+  decode_term();
+  w.line("x = " + ex.expr(f.a, factor_scope(f.m, "vm", f.n)) + ";");
+  w.close();
+  w.line(as + "[kk * " + std::to_string(lda) + " + row] = x;");
+  w.close();
+  w.open("for (int e = threadIdx.x; e < " + std::to_string(kc * nt) + "; e += blockDim.x) {");
+  w.line("const int kk = e / " + std::to_string(nt) + ", col = e % " + std::to_string(nt) + ";");
+  w.line("const int64_t vn = " + lo[f.n] + " + col, term = k0 + kk;");
+  w.line("float x = 0.0f;");
+  w.open("if (vn < " + hi[f.n] + " && term < " + std::to_string(terms) + "LL) {");
+  decode_term();
+  w.line("x = " + ex.expr(f.b, factor_scope(f.n, "vn", f.m)) + ";");
+  w.close();
+  w.line(bs + "[e] = x;");
+  w.close();
+  w.line("__syncthreads();");
+  w.open("if (tgrp < " + std::to_string(groups) + ") {");
+  w.line("#pragma unroll");
+  w.open("for (int kk = 0; kk < " + std::to_string(kc) + "; ++kk) {");
+  w.line("const float b = " + bs + "[kk * " + std::to_string(nt) + " + tcol];");
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < " + std::to_string(per) + "; ++j) acc[j] += " + as + "[kk * " + std::to_string(lda) +
+         " + tgrp * " + std::to_string(per) + " + j] * b;");
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  w.open("if (tgrp < " + std::to_string(groups) + ") {");
+  w.line("#pragma unroll");
+  w.open("for (int j = 0; j < " + std::to_string(per) + "; ++j) {");
+  w.line("const int row = tgrp * " + std::to_string(per) + " + j;");
+  w.line("const int64_t v" + m + " = " + lo[f.m] + " + row, v" + n + " = " + lo[f.n] + " + tcol;");
+  w.line("if (row < " + std::to_string(mt) + " && v" + m + " < " + hi[f.m] + " && v" + n + " < " + hi[f.n] + ") " +
+         cpu::detail::store(g, ex, p.outputs[0], s, "acc[j]"));
+  w.close();
+  w.close();
+  w.close();
+  w.close();
+}
+
 // One computed primitive's code; `static_shared` grows by the shared memory it declares.
 void emit_block_loop(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, int threads,
                      ExprEmitter& ex, Writer& w, int64_t* static_shared) {
@@ -296,6 +412,11 @@ void emit_block_loop(const ir::Graph& g, const KernelLowering& kl, const NodeLow
   }
   std::vector<bool> check;
   for (bool u : box.uniform) check.push_back(!u);
+  if (std::optional<cpu::GemmFactors> f = tiled_gemm(g, p, box, threads)) {
+    emit_tiled_gemm(g, p, nl, *f, box, lo, hi, check, threads, ex, w, static_shared);
+    w.line("__syncthreads();");
+    return;
+  }
   int gsize = p.reduce == ir::ReduceOp::None ? 1 : group_size(g, p, ir::numel(box.most), threads);
   if (gsize > 1) {
     emit_group_reduction(g, p, nl, box, lo, hi, check, gsize, threads, ex, w);

@@ -36,9 +36,11 @@ cpu::Schedule lowering_schedule(const Schedule& s);
 // anchor output (terms, where a reduction computes it), innermost dims kept whole where they
 // fit (tiles halved, outer dims first, until they do; a kernel with a transpose cuts the last
 // dim to 32 first): a GPU needs thousands of blocks in flight, where a CPU wants few large
-// tasks.
-// The defaults are the fastest of a sweep on an H200 (bench/gpu/kernels.cpp --sweep) for
-// elementwise chains and row reductions.
+// tasks. A matrix product (an f32 matmul or implicit-GEMM conv) over the anchor's shape gets
+// tiles of 64 x 64 of its rows and columns and one index of its other dims instead, halved
+// down to 16 x 16 until there are enough blocks to fill a GPU; one that cannot fill it (few
+// rows, or few outputs over many terms) is a reduction like any other. The defaults are the fastest of a sweep on an H200 (bench/gpu/kernels.cpp
+// --sweep) for elementwise chains and row reductions.
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int threads = 128, int per_thread = 8);
 
 }  // namespace orchid::codegen::cuda

@@ -162,4 +162,22 @@ double CudaModel::time_ms(int warmup, int repeats) {
   return t.empty() ? 0 : t[t.size() / 2];
 }
 
+std::vector<double> CudaModel::step_times_ms(int repeats) {
+  const Device& dev = Device::get();
+  std::vector<double> out;
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep& s = plan_.steps[i];
+    auto launch = [&] {
+      dev.launch(functions_[i], s.tasks, s.threads, s.shared_bytes, param_ptrs_[i].data(), stream_.handle());
+    };
+    launch();
+    dev.synchronize();
+    std::vector<double> t;
+    for (int r = 0; r < repeats; ++r) t.push_back(dev.time_ms(launch, stream_.handle()));
+    std::sort(t.begin(), t.end());
+    out.push_back(t.empty() ? 0 : t[t.size() / 2]);
+  }
+  return out;
+}
+
 }  // namespace orchid::runtime::cuda

@@ -29,6 +29,9 @@ class CudaModel {
   // Milliseconds per run of the steps alone (the graph's launch; inputs as last uploaded):
   // the median of `repeats` after `warmup` runs.
   double time_ms(int warmup, int repeats);
+  // Milliseconds of each step launched alone (the median of `repeats`), in plan order: where a
+  // run's time goes. The steps read whatever their input buffers hold then.
+  std::vector<double> step_times_ms(int repeats);
 
  private:
   CudaModel() = default;
