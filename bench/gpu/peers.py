@@ -1,9 +1,11 @@
 """The kernels of bench/gpu/kernels.cpp in PyTorch on the same GPU: eager and torch.compile,
-f32, timed with CUDA events (3 warm-ups, median of 20). Prints a markdown table."""
-import statistics
+f32, timed with CUDA events (torch_models.median_ms). Run from the repository root:
+python3 -m bench.gpu.peers [eager] [compile]. Prints a markdown table."""
 import sys
 
 import torch
+
+from bench.gpu.torch_models import median_ms
 
 
 def kernels():
@@ -19,21 +21,6 @@ def kernels():
         ("transpose 8192x8192", lambda x: x.t().contiguous(), [lambda: torch.randn(8192, 8192, device="cuda")]),
         ("row sum 8192x8192", lambda x: x.sum(dim=1, keepdim=True), [lambda: torch.randn(8192, 8192, device="cuda")]),
     ]
-
-
-def median_ms(fn, args):
-    for _ in range(3):
-        fn(*args)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(20):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(*args)
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
 
 
 def main():

@@ -32,7 +32,7 @@ for t in cuda_compile_test cuda_kernel_test; do
 done
 timeout 300 "$BUILD/bench/cuda_kernel_bench" --sweep | tee "$RESULTS/kernels.md"
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-  timeout 400 python3 "$(dirname "$0")/peers.py" | tee "$RESULTS/peers.md"
+  (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.peers) | tee "$RESULTS/peers.md"
 fi
 if [ -n "$ARTIFACTS" ]; then
   timeout 400 "$BUILD/bench/cuda_model_bench" "$ARTIFACTS"/*/ | tee "$RESULTS/models.md" || status=1

@@ -6,15 +6,14 @@
 
 namespace orchid::codegen::cpu {
 
-std::string_view prelude_source() {
-  return R"ORCHID_PRELUDE(
-#define ORC_INLINE static inline __attribute__((always_inline))
+std::string_view scalar_helpers_source() {
+  return R"ORCHID_SCALARS(
 /* Signed integer division, floored division, modulo and remainder (docs/ir.md): by 0 gives 0;
- * by -1 negates (wrapping), so i64 min / -1 never traps. Generated code is built -fwrapv. */
-ORC_INLINE int64_t orc_sdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? -a : a / b; }
+ * by -1 negates (wrapping, in unsigned arithmetic), so i64 min / -1 never traps. */
+ORC_INLINE int64_t orc_sdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0ULL - (uint64_t)a) : a / b; }
 ORC_INLINE int64_t orc_sfloordiv(int64_t a, int64_t b) {
   if (b == 0) return 0;
-  if (b == -1) return -a;
+  if (b == -1) return (int64_t)(0ULL - (uint64_t)a);
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
@@ -60,6 +59,27 @@ ORC_INLINE int64_t orc_f2i(double x) {
   if (m < 0) m += 18446744073709551616.0;
   return (int64_t)(uint64_t)m;
 }
+/* Integer max / min; of equal operands the first wins (as for floats). */
+ORC_INLINE int64_t orc_max64(int64_t a, int64_t b) { return a < b ? b : a; }
+ORC_INLINE int64_t orc_min64(int64_t a, int64_t b) { return b < a ? b : a; }
+ORC_INLINE uint64_t orc_maxu64(uint64_t a, uint64_t b) { return a < b ? b : a; }
+/* Shifts (docs/ir.md): by b outside [0, 63], 0 (or -1 for a negative a shifted right). */
+ORC_INLINE int64_t orc_shl64(int64_t a, int64_t b) { return b < 0 || b > 63 ? 0 : (int64_t)((uint64_t)a << b); }
+ORC_INLINE int64_t orc_shr64(int64_t a, int64_t b) { return b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; }
+ORC_INLINE uint64_t orc_shlu64(uint64_t a, uint64_t b) { return b > 63 ? 0 : a << b; }
+ORC_INLINE uint64_t orc_shru64(uint64_t a, uint64_t b) { return b > 63 ? 0 : a >> b; }
+ORC_INLINE uint64_t orc_minu64(uint64_t a, uint64_t b) { return b < a ? b : a; }
+ORC_INLINE int64_t orc_iabs(int64_t x) { return x < 0 ? (int64_t)(0ULL - (uint64_t)x) : x; }
+ORC_INLINE int64_t orc_isign(int64_t x) { return (x > 0) - (x < 0); }
+)ORCHID_SCALARS";
+}
+
+std::string prelude_source() {
+  std::string s = R"ORCHID_PRELUDE(
+#define ORC_INLINE static inline __attribute__((always_inline))
+)ORCHID_PRELUDE";
+  s += scalar_helpers_source();
+  s += R"ORCHID_PRELUDE(
 /* f64 -> f32 rounded to odd: a following rounding to f16 or bf16 then equals the direct
  * rounding of the f64 value (no double-rounding error). */
 ORC_INLINE float orc_f64_to_f32_odd(double x) {
@@ -79,18 +99,6 @@ ORC_INLINE int64_t orc_chk(int64_t i, int64_t n, int64_t* err, int64_t code) {
   if (err) __atomic_store_n(err, code, __ATOMIC_RELAXED);
   return 0;
 }
-/* Integer max / min; of equal operands the first wins (as for floats). */
-ORC_INLINE int64_t orc_max64(int64_t a, int64_t b) { return a < b ? b : a; }
-ORC_INLINE int64_t orc_min64(int64_t a, int64_t b) { return b < a ? b : a; }
-ORC_INLINE uint64_t orc_maxu64(uint64_t a, uint64_t b) { return a < b ? b : a; }
-/* Shifts (docs/ir.md): by b outside [0, 63], 0 (or -1 for a negative a shifted right). */
-ORC_INLINE int64_t orc_shl64(int64_t a, int64_t b) { return b < 0 || b > 63 ? 0 : (int64_t)((uint64_t)a << b); }
-ORC_INLINE int64_t orc_shr64(int64_t a, int64_t b) { return b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; }
-ORC_INLINE uint64_t orc_shlu64(uint64_t a, uint64_t b) { return b > 63 ? 0 : a << b; }
-ORC_INLINE uint64_t orc_shru64(uint64_t a, uint64_t b) { return b > 63 ? 0 : a >> b; }
-ORC_INLINE uint64_t orc_minu64(uint64_t a, uint64_t b) { return b < a ? b : a; }
-ORC_INLINE int64_t orc_iabs(int64_t x) { return x < 0 ? -x : x; }
-ORC_INLINE int64_t orc_isign(int64_t x) { return (x > 0) - (x < 0); }
 /* Streaming (non-temporal) stores: `bytes` from src to dst past the caches, in the widest
  * aligned vector stores the target has (the bytes before dst's first aligned address and after
  * its last are stored as usual); orc_stream_fence orders them before what follows, as the
@@ -160,6 +168,7 @@ ORC_INLINE void orc_stream_fence(void) {
 #endif
 }
 )ORCHID_PRELUDE";
+  return s;
 }
 
 }  // namespace orchid::codegen::cpu

@@ -354,26 +354,25 @@ void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLower
     }
   };
   w.open("for (int64_t k0 = 0; k0 < " + std::to_string(terms) + "LL; k0 += " + std::to_string(kc) + ") {");
-  w.open("for (int e = threadIdx.x; e < " + std::to_string(mt * kc) + "; e += blockDim.x) {");
-  w.line("const int row = e / " + std::to_string(kc) + ", kk = e % " + std::to_string(kc) + ";");
-  w.line("const int64_t vm = " + lo[f.m] + " + row, term = k0 + kk;");
-  w.line("float x = 0.0f;");
-  w.open("if (vm < " + hi[f.m] + " && term < " + std::to_string(terms) + "LL) {");
-  decode_term();
-  w.line("x = " + ex.expr(f.a, factor_scope(f.m, "vm", f.n)) + ";");
-  w.close();
-  w.line(as + "[kk * " + std::to_string(lda) + " + row] = x;");
-  w.close();
-  w.open("for (int e = threadIdx.x; e < " + std::to_string(kc * nt) + "; e += blockDim.x) {");
-  w.line("const int kk = e / " + std::to_string(nt) + ", col = e % " + std::to_string(nt) + ";");
-  w.line("const int64_t vn = " + lo[f.n] + " + col, term = k0 + kk;");
-  w.line("float x = 0.0f;");
-  w.open("if (vn < " + hi[f.n] + " && term < " + std::to_string(terms) + "LL) {");
-  decode_term();
-  w.line("x = " + ex.expr(f.b, factor_scope(f.n, "vn", f.m)) + ";");
-  w.close();
-  w.line(bs + "[e] = x;");
-  w.close();
+  // A block of one factor into shared memory: element e of `count` is (kk, index) or
+  // (index, kk) as `terms_first` says, the index along `dim` from its region's low bound.
+  auto load_factor = [&](const ir::Expr& factor, size_t dim, size_t unused, int64_t extent, bool terms_first,
+                         const std::string& to) {
+    std::string ext = std::to_string(extent), k = std::to_string(kc);
+    w.open("for (int e = threadIdx.x; e < " + std::to_string(extent * kc) + "; e += blockDim.x) {");
+    w.line(terms_first ? "const int kk = e / " + ext + ", at = e % " + ext + ";"
+                       : "const int at = e / " + k + ", kk = e % " + k + ";");
+    w.line("const int64_t vx = " + lo[dim] + " + at, term = k0 + kk;");
+    w.line("float x = 0.0f;");
+    w.open("if (vx < " + hi[dim] + " && term < " + std::to_string(terms) + "LL) {");
+    decode_term();
+    w.line("x = " + ex.expr(factor, factor_scope(dim, "vx", unused)) + ";");
+    w.close();
+    w.line(to + " = x;");
+    w.close();
+  };
+  load_factor(f.a, f.m, f.n, mt, false, as + "[kk * " + std::to_string(lda) + " + at]");
+  load_factor(f.b, f.n, f.m, nt, true, bs + "[e]");
   w.line("__syncthreads();");
   w.open("if (tgrp < " + std::to_string(groups) + ") {");
   w.line("#pragma unroll");

@@ -1,16 +1,19 @@
 // The device helpers every generated CUDA module starts with: the fixed-width integer types
-// (NVRTC includes no standard header), the scalar helpers of the CPU prelude with the same
-// semantics (docs/ir.md: integer division by zero, floored division and modulo,
-// NaN-propagating max/min, float -> integer casts that wrap, checked indices), f32
+// (NVRTC includes no standard header), the scalar helpers shared with the CPU prelude
+// (codegen/cpu/prelude.h, scalar_helpers_source: docs/ir.md's integer division by zero,
+// floored division and modulo, NaN-propagating max/min, float -> integer casts that wrap),
+// the device's own rounding to odd and checked indices (atomics), f32
 // transcendentals from CUDA's math library, f16/bf16 conversions by the hardware's rounding
 // conversions, and the GCC builtin spelling of math functions that the shared expression
 // emitter (codegen/cpu/emit_expr.cpp) writes, mapped onto CUDA's device functions.
 #include "codegen/cuda/prelude.h"
 
+#include "codegen/cpu/prelude.h"
+
 namespace orchid::codegen::cuda {
 
-std::string_view prelude_source() {
-  return R"CUDA(
+std::string prelude_source() {
+  std::string s = R"CUDA(
 typedef signed char int8_t;
 typedef unsigned char uint8_t;
 typedef short int16_t;
@@ -50,43 +53,9 @@ typedef unsigned long long uint64_t;
 #define __builtin_inff() __int_as_float(0x7f800000)
 #define __builtin_inf() __longlong_as_double(0x7ff0000000000000LL)
 #define ORC_INLINE static __device__ __forceinline__
-ORC_INLINE int64_t orc_sdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0ULL - (uint64_t)a) : a / b; }
-ORC_INLINE int64_t orc_sfloordiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return (int64_t)(0ULL - (uint64_t)a);
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-ORC_INLINE int64_t orc_smod(int64_t a, int64_t b) {
-  if (b == 0 || b == -1) return 0;
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-ORC_INLINE int64_t orc_srem(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
-ORC_INLINE uint64_t orc_udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }
-ORC_INLINE uint64_t orc_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }
-ORC_INLINE int64_t orc_ifdiv(int64_t a, int64_t c) { return (a >= 0 ? a : a - (c - 1)) / c; }
-ORC_INLINE int64_t orc_imod(int64_t a, int64_t c) { return a - orc_ifdiv(a, c) * c; }
-ORC_INLINE float orc_fmaxf(float a, float b) { return a != a ? a : b != b ? b : (a < b ? b : a); }
-ORC_INLINE float orc_fminf(float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
-ORC_INLINE double orc_fmax(double a, double b) { return a != a ? a : b != b ? b : (a < b ? b : a); }
-ORC_INLINE double orc_fmin(double a, double b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
-ORC_INLINE float orc_signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
-ORC_INLINE double orc_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
-ORC_INLINE bool orc_isinff(float x) { return fabsf(x) == __int_as_float(0x7f800000); }
-ORC_INLINE double orc_fmod_floored(double a, double b) {
-  double r = fmod(a, b);
-  if (r == 0) return copysign(0.0, b);
-  return ((r < 0) != (b < 0)) ? r + b : r;
-}
-ORC_INLINE int64_t orc_f2i(double x) {
-  if (x != x || x - x != 0) return 0;
-  double t = trunc(x);
-  if (t >= -9223372036854775808.0 && t < 9223372036854775808.0) return (int64_t)t;
-  double m = fmod(t, 18446744073709551616.0);
-  if (m < 0) m += 18446744073709551616.0;
-  return (int64_t)(uint64_t)m;
-}
+)CUDA";
+  s += cpu::scalar_helpers_source();
+  s += R"CUDA(
 ORC_INLINE float orc_f64_to_f32_odd(double x) {
   float f = (float)x;
   if ((double)f != x && x == x) {
@@ -102,16 +71,6 @@ ORC_INLINE int64_t orc_chk(int64_t i, int64_t n, int64_t* err, int64_t code) {
   if (err) atomicExch((unsigned long long*)err, (unsigned long long)code);
   return 0;
 }
-ORC_INLINE int64_t orc_max64(int64_t a, int64_t b) { return a < b ? b : a; }
-ORC_INLINE int64_t orc_min64(int64_t a, int64_t b) { return b < a ? b : a; }
-ORC_INLINE uint64_t orc_maxu64(uint64_t a, uint64_t b) { return a < b ? b : a; }
-ORC_INLINE uint64_t orc_minu64(uint64_t a, uint64_t b) { return b < a ? b : a; }
-ORC_INLINE int64_t orc_shl64(int64_t a, int64_t b) { return b < 0 || b > 63 ? 0 : (int64_t)((uint64_t)a << b); }
-ORC_INLINE int64_t orc_shr64(int64_t a, int64_t b) { return b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; }
-ORC_INLINE uint64_t orc_shlu64(uint64_t a, uint64_t b) { return b > 63 ? 0 : a << b; }
-ORC_INLINE uint64_t orc_shru64(uint64_t a, uint64_t b) { return b > 63 ? 0 : a >> b; }
-ORC_INLINE int64_t orc_iabs(int64_t x) { return x < 0 ? (int64_t)(0ULL - (uint64_t)x) : x; }
-ORC_INLINE int64_t orc_isign(int64_t x) { return (x > 0) - (x < 0); }
 ORC_INLINE float orc_expf(float x) { return expf(x); }
 ORC_INLINE float orc_logf(float x) { return logf(x); }
 ORC_INLINE float orc_tanhf(float x) { return tanhf(x); }
@@ -134,6 +93,7 @@ ORC_INLINE uint16_t orc_f32_to_bf16(float f) {
   return b;
 }
 )CUDA";
+  return s;
 }
 
 }  // namespace orchid::codegen::cuda

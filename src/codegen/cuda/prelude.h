@@ -1,10 +1,10 @@
 // The text every generated CUDA module starts with (codegen/cuda/prelude.cpp).
 #pragma once
 
-#include <string_view>
+#include <string>
 
 namespace orchid::codegen::cuda {
 
-std::string_view prelude_source();
+std::string prelude_source();
 
 }  // namespace orchid::codegen::cuda

@@ -76,7 +76,7 @@ void CudaModel::allocate() {
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& s = plan_.steps[i];
     std::vector<uint64_t> p;
-    for (int32_t a : s.args) p.push_back(reinterpret_cast<uint64_t>(pointer(a)));
+    for (int32_t a : s.args) p.push_back(address(memory_.home[static_cast<size_t>(a)]));
     p.push_back(errors_.ptr() + i * sizeof(int64_t));
     p.push_back(s.scratch_bytes > 0 ? scratch_.ptr() + static_cast<uint64_t>(scratch_offset_[i]) : 0);
     params_.push_back(std::move(p));
@@ -88,16 +88,14 @@ void CudaModel::allocate() {
   }
 }
 
-void* CudaModel::pointer(int32_t buffer) const {
-  const BufferHome& h = memory_.home[static_cast<size_t>(buffer)];
-  uint64_t base = 0;
+uint64_t CudaModel::address(const BufferHome& h) const {
   switch (h.storage) {
-    case Storage::Arena: base = arena_.ptr() + static_cast<uint64_t>(h.offset); break;
-    case Storage::Weights: base = weights_.ptr() + static_cast<uint64_t>(h.offset); break;
-    case Storage::CallerInput: base = inputs_[static_cast<size_t>(h.slot)].ptr(); break;
-    case Storage::CallerOutput: base = outputs_[static_cast<size_t>(h.slot)].ptr(); break;
+    case Storage::Arena: return arena_.ptr() + static_cast<uint64_t>(h.offset);
+    case Storage::Weights: return weights_.ptr() + static_cast<uint64_t>(h.offset);
+    case Storage::CallerInput: return inputs_[static_cast<size_t>(h.slot)].ptr();
+    case Storage::CallerOutput: return outputs_[static_cast<size_t>(h.slot)].ptr();
   }
-  return reinterpret_cast<void*>(base);
+  return 0;
 }
 
 void CudaModel::capture() {
@@ -140,14 +138,7 @@ std::vector<ir::Tensor> CudaModel::run(const std::vector<ir::Tensor>& inputs) {
   // arena).
   for (const OutputCopy& c : memory_.copy_out) {
     ir::Tensor& t = out[static_cast<size_t>(c.output)];
-    uint64_t base = 0;
-    switch (c.from.storage) {
-      case Storage::Arena: base = arena_.ptr() + static_cast<uint64_t>(c.from.offset); break;
-      case Storage::Weights: base = weights_.ptr() + static_cast<uint64_t>(c.from.offset); break;
-      case Storage::CallerInput: base = inputs_[static_cast<size_t>(c.from.slot)].ptr(); break;
-      case Storage::CallerOutput: base = outputs_[static_cast<size_t>(c.from.slot)].ptr(); break;
-    }
-    dev.download_from(t.data(), base, t.bytes().size());
+    dev.download_from(t.data(), address(c.from), t.bytes().size());
   }
   return out;
 }

@@ -36,7 +36,7 @@ class CudaModel {
  private:
   CudaModel() = default;
   void allocate();
-  void* pointer(int32_t buffer) const;
+  uint64_t address(const BufferHome& home) const;  // on the device
   void capture();
 
   std::string dir_;
