@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The CUDA tests and GPU benchmarks on a machine with an NVIDIA GPU: runs the binaries of a
-# build directory (BUILD, default build; configured where the CUDA toolkit's headers are) and
-# writes each stage's output to RESULTS (default bench/results/gpu); ARTIFACTS, a directory of
-# CUDA artifacts (`orchid compile --target cuda`, made on any machine), adds stage 5.
+# The CUDA tests and GPU benchmarks on a machine with an NVIDIA GPU: builds what they need in
+# BUILD (default build-gpu) and runs them, writing each stage's output to RESULTS (default
+# bench/results/gpu); ARTIFACTS, a directory of CUDA artifacts (`orchid compile --target cuda`,
+# made on any machine), adds stage 5.
 #   run.sh [BUILD [RESULTS [ARTIFACTS]]]
-# Stages:
+# A BUILD that is not configured yet is configured with ORCHID_GPU_ONLY (the CUDA toolkit,
+# CMake, a C++ compiler, nlohmann_json and GoogleTest, nothing else): on a machine without a
+# package registry, run bench/gpu/fetch_deps.sh beforehand where one is and let .gpu-deps
+# travel with the tree (ORCHID_GPU_DEPS names another prefix). Stages (each under 8 minutes):
+#   0. configure (if needed) and build the CUDA tests and benchmarks with every core;
 #   1. cuda_compile_test: every kernel of the differential suite compiles to CUBIN;
 #   2. cuda_kernel_test: every kernel matches the reference interpreter on the GPU;
 #   3. cuda_kernel_bench --sweep: generated kernels against the GPU's copy bandwidth, under
@@ -13,7 +17,7 @@
 #   5. cuda_model_bench: every artifact checked against the interpreter and timed, and the
 #      same models in PyTorch (bench/gpu/torch_models.py), named by the artifacts' directories.
 set -uo pipefail
-BUILD=${1:-build}
+BUILD=${1:-build-gpu}
 RESULTS=${2:-bench/results/gpu}
 ARTIFACTS=${3:-}
 mkdir -p "$RESULTS"
@@ -22,6 +26,17 @@ if ! ldconfig -p | grep -q 'libnvrtc.so'; then
   nvrtc=$(find /usr/local/cuda*/ /usr/lib -name 'libnvrtc.so*' 2>/dev/null | head -1)
   [ -n "$nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+deps=${ORCHID_GPU_DEPS:-.gpu-deps}
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+  prefix=()
+  [ -d "$deps/usr" ] && prefix=(-DCMAKE_PREFIX_PATH="$(realpath "$deps")/usr")
+  generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DORCHID_GPU_ONLY=ON "${prefix[@]}" \
+    >"$RESULTS/configure.log" 2>&1 || { tail -20 "$RESULTS/configure.log"; exit 1; }
+fi
+timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test cuda_kernel_test cuda_kernel_bench \
+  cuda_model_bench >"$RESULTS/build.log" 2>&1 || { tail -20 "$RESULTS/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$RESULTS/gpu.txt"
 status=0
 for t in cuda_compile_test cuda_kernel_test; do

@@ -68,9 +68,14 @@ void CudaModel::allocate() {
   for (int32_t b : plan_.outputs) outputs_.push_back(dev.alloc(static_cast<size_t>(bytes_of(plan_.buffers[b]))));
   errors_ = dev.alloc(plan_.steps.size() * sizeof(int64_t));
   int64_t scratch = 0;
-  for (const PlanStep& s : plan_.steps) {
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep& s = plan_.steps[i];
     scratch_offset_.push_back(scratch);
-    scratch += (s.scratch_bytes * s.tasks + 255) / 256 * 256;
+    int64_t bytes = 0;
+    ORCHID_USER_CHECK(!__builtin_mul_overflow(s.scratch_bytes, s.tasks, &bytes) && bytes <= (int64_t{1} << 40) &&
+                      !__builtin_add_overflow(scratch, (bytes + 255) / 256 * 256, &scratch))
+        << dir_ << ": steps[" << i << "] ('" << s.name << "'): " << s.scratch_bytes << " bytes of scratch for each of "
+        << s.tasks << " blocks is more than a GPU has";
   }
   scratch_ = dev.alloc(static_cast<size_t>(scratch));
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
