@@ -44,6 +44,7 @@ fs::path cubin_for(const std::string& source, const std::string& arch, const fs:
   {
     std::ofstream out(tmp, std::ios::binary);
     out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+    out.close();  // flushed, and checked, before the file can enter the cache
     ORCHID_USER_CHECK(out) << tmp.string() << ": cannot write";
   }
   fs::rename(tmp, path);

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "orchid/cuda_abi.h"
 #include "support/error.h"
 
 namespace orchid::runtime {
@@ -120,7 +121,7 @@ std::optional<PlanDevice> parse_plan_device(std::string_view text) {
   return parse_named(text, {PlanDevice::Cpu, PlanDevice::Cuda}, plan_device_name);
 }
 
-std::string cuda_function_name(int32_t kernel) { return "orc_cuda_" + std::to_string(kernel); }
+std::string cuda_function_name(int32_t kernel) { return ORCHID_CUDA_FUNCTION_PREFIX + std::to_string(kernel); }
 
 bool is_safe_file_name(std::string_view name) {
   if (name.empty() || name == "." || name == "..") return false;

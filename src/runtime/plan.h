@@ -28,7 +28,7 @@
 // reference) or on an NVIDIA GPU (`device` cuda: every step a "cuda" step, every buffer plain).
 // A CUDA plan's `libraries` are one CUBIN of the same module per architecture (`arch`, e.g.
 // sm_80, sm_90a; the runtime loads the one for its GPU); a cuda step launches function
-// `orc_cuda_<kernel>` of it (codegen/cuda/codegen.h) with `tasks` blocks of `threads` threads,
+// `orc_cuda_<kernel>` of it (include/orchid/cuda_abi.h) with `tasks` blocks of `threads` threads,
 // `shared_bytes` of dynamic shared memory and `scratch_bytes` of global scratch per block.
 //
 // Checksums are FNV-1a 64 (support/hash.h) of a file's bytes, written as 16 hex digits. They

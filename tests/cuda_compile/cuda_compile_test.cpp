@@ -182,3 +182,26 @@ TEST(CudaSchedule, ThinProductsAreReductions) {
 
 }  // namespace
 }  // namespace orchid::codegen::cuda
+
+namespace orchid::codegen::cuda {
+namespace {
+
+// The module ends with its descriptor (include/orchid/cuda_abi.h): the launch every kernel
+// was generated for, which the runtime checks a plan's steps against.
+TEST(CudaCodegen, ModulesDescribeTheirKernelsLaunches) {
+  CudaCase a = named_cuda_case(0, softmax_rows(64, 3000), "orc_cuda_0");
+  CudaCase b = named_cuda_case(0, gather_graph(), "orc_cuda_1");
+  std::string src = module_source({a.generated, b.generated});
+  auto fields = [](const CudaKernel& k) {
+    return std::to_string(k.inputs.size() + k.outputs.size()) + "LL, " + std::to_string(k.blocks) + "LL, " +
+           std::to_string(k.threads) + "LL, " + std::to_string(k.shared_bytes) + "LL, " +
+           std::to_string(k.global_scratch_bytes) + "LL";
+  };
+  EXPECT_NE(src.find("extern \"C\" __device__ const long long orc_cuda_module[] = {2LL, " + fields(a.generated) + ", " +
+                     fields(b.generated) + "};"),
+            std::string::npos)
+      << src.substr(src.size() - 300);
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cuda

@@ -218,7 +218,12 @@ std::string ExprEmitter::unary(const Expr& e, const std::string& a) const {
   Cls c = cls(e.arg(0).dtype());
   bool f = c == Cls::F32;
   switch (e.op()) {
-    case ExprOp::Neg: return c == Cls::U64 ? "((uint64_t)0 - " + a + ")" : "(-" + a + ")";
+    case ExprOp::Neg:
+      if (c == Cls::U64) return "((uint64_t)0 - " + a + ")";
+      // Signed integers wrap (docs/ir.md): -fwrapv on the host; CUDA has no such flag, so
+      // the arithmetic is unsigned there.
+      if (c == Cls::Int && dialect_ == Dialect::Cuda) return "((int64_t)(0ULL - (uint64_t)" + a + "))";
+      return "(-" + a + ")";
     case ExprOp::Abs:
       if (c == Cls::U64) return a;
       if (c == Cls::Int) return call("orc_iabs", a);
@@ -254,9 +259,14 @@ std::string ExprEmitter::binary(const Expr& e, const std::string& a, const std::
   Cls c = cls(e.arg(0).dtype());
   bool fl = c == Cls::F32 || c == Cls::F64, f = c == Cls::F32;
   switch (e.op()) {
-    case ExprOp::Add: return "(" + a + " + " + b + ")";
-    case ExprOp::Sub: return "(" + a + " - " + b + ")";
-    case ExprOp::Mul: return "(" + a + " * " + b + ")";
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul: {
+      const char* op = e.op() == ExprOp::Add ? " + " : e.op() == ExprOp::Sub ? " - " : " * ";
+      if (c == Cls::Int && dialect_ == Dialect::Cuda)  // wrapping, as Neg above
+        return "((int64_t)((uint64_t)" + a + op + "(uint64_t)" + b + "))";
+      return "(" + a + op + b + ")";
+    }
     case ExprOp::Div:
       if (fl) return "(" + a + " / " + b + ")";
       return call(c == Cls::U64 ? "orc_udiv" : "orc_sdiv", a, b);

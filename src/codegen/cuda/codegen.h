@@ -55,7 +55,7 @@ struct CudaKernel {
 CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, const std::string& symbol);
 
 // A module's whole source: the prelude, then the kernels (extern "C", so that their symbols
-// are their names).
+// are their names), then the module's descriptor (include/orchid/cuda_abi.h).
 std::string module_source(const std::vector<CudaKernel>& kernels);
 
 }  // namespace orchid::codegen::cuda

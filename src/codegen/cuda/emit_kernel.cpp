@@ -12,6 +12,7 @@
 #include "codegen/cpu/lower.h"
 #include "codegen/cuda/codegen.h"
 #include "codegen/cuda/prelude.h"
+#include "orchid/cuda_abi.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cuda {
@@ -97,7 +98,7 @@ std::string decode_element(const ir::Dims& box, const std::vector<size_t>& order
 void open_threads(const ir::Dims& box, const std::vector<size_t>& order, const std::vector<std::string>& lo,
                   const std::vector<std::string>& hi, const std::vector<bool>& check, Writer& w) {
   int64_t volume = ir::numel(box);
-  std::string it = volume < INT_MAX ? "int" : "int64_t";
+  std::string it = volume <= INT_MAX - 1024 ? "int" : "int64_t";  // i + blockDim.x must not overflow
   w.open("for (" + it + " i = threadIdx.x; i < " + std::to_string(volume) + "; i += blockDim.x) {");
   std::string outside = decode_element(box, order, lo, hi, check, "i", it, w);
   if (!outside.empty()) w.line("if (" + outside + ") continue;");
@@ -240,6 +241,18 @@ void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const Node
   w.close();
 }
 
+// Bytes of a value of a C compute type (codegen/cpu/emit.h, compute_type).
+int64_t compute_bytes(const std::string& ct) {
+  if (ct == "bool") return 1;
+  if (ct == "float") return 4;
+  return 8;  // double, int64_t, uint64_t
+}
+
+// The shared memory a kernel may declare itself (tiles of products and transposes, partial
+// results of group reductions), of the 48 KiB a block has without opting in to more: a
+// primitive whose shared arrays would go past it is computed without them.
+constexpr int64_t kStaticSharedBudget = 32 * 1024;
+
 // The largest tile a transposing layout primitive is staged through in shared memory.
 constexpr int64_t kStagedTransposeBytes = 8 * 1024;
 
@@ -280,7 +293,7 @@ void emit_staged_transpose(const ir::Graph& g, const ir::Primitive& p, const Nod
 int64_t staged_bytes(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Box& box) {
   if (nl.transpose_dim < 0 || p.bodies.size() != 1 || box.most.size() < 2) return 0;
   ir::Dims st = padded_strides(box.most);
-  int64_t bytes = st[0] * box.most[0] * (cpu::detail::compute_type(g.type(p.outputs[0]).dtype) == "double" ? 8 : 4);
+  int64_t bytes = st[0] * box.most[0] * compute_bytes(cpu::detail::compute_type(g.type(p.outputs[0]).dtype));
   return bytes <= kStagedTransposeBytes ? bytes : 0;
 }
 
@@ -292,14 +305,19 @@ constexpr int64_t kGemmTerms = 16;
 // least 8 rows and 4 columns (thinner products run faster as reductions), no
 // more columns than the block has threads, at most 64 rows per thread (accumulators in
 // registers) and tiles of at most 16 KiB.
+// The shared memory of a tiled product's two staged blocks (emit_tiled_gemm).
+int64_t gemm_bytes(const Box& box, const cpu::GemmFactors& f, int threads) {
+  int64_t mt = box.most[f.m], nt = box.most[f.n], groups = threads / nt, per = (mt + groups - 1) / groups;
+  return 4 * (kGemmTerms * (mt + 1) + groups * per + kGemmTerms * nt);
+}
+
 std::optional<cpu::GemmFactors> tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const Box& box, int threads) {
   std::optional<cpu::GemmFactors> f = cpu::gemm_factors(g, p);
   if (!f) return std::nullopt;
   int64_t mt = box.most[f->m], nt = box.most[f->n];
   if (mt < 8 || nt < 4 || nt > threads) return std::nullopt;
   int64_t groups = threads / nt, per = (mt + groups - 1) / groups;
-  int64_t bytes = 4 * (kGemmTerms * (mt + 1) + groups * per + kGemmTerms * nt);
-  if (per > 64 || bytes > 16 * 1024) return std::nullopt;
+  if (per > 64 || gemm_bytes(box, *f, threads) > 16 * 1024) return std::nullopt;
   return f;
 }
 
@@ -411,19 +429,24 @@ void emit_block_loop(const ir::Graph& g, const KernelLowering& kl, const NodeLow
   }
   std::vector<bool> check;
   for (bool u : box.uniform) check.push_back(!u);
-  if (std::optional<cpu::GemmFactors> f = tiled_gemm(g, p, box, threads)) {
+  auto fits = [&](int64_t bytes) { return *static_shared + bytes <= kStaticSharedBudget; };
+  std::optional<cpu::GemmFactors> f = tiled_gemm(g, p, box, threads);
+  if (f && fits(gemm_bytes(box, *f, threads))) {
     emit_tiled_gemm(g, p, nl, *f, box, lo, hi, check, threads, ex, w, static_shared);
     w.line("__syncthreads();");
     return;
   }
   int gsize = p.reduce == ir::ReduceOp::None ? 1 : group_size(g, p, ir::numel(box.most), threads);
+  int64_t partial_bytes = 32 * 8 * static_cast<int64_t>(partials_of(g, p).names.size());
+  if (gsize > 32 && !fits(partial_bytes)) gsize = 32;  // merged by shuffles alone
   if (gsize > 1) {
     emit_group_reduction(g, p, nl, box, lo, hi, check, gsize, threads, ex, w);
     w.line("__syncthreads();");
-    if (gsize > 32) *static_shared += 32 * 8 * static_cast<int64_t>(partials_of(g, p).names.size());
+    if (gsize > 32) *static_shared += partial_bytes;
     return;
   }
-  if (int64_t staged = p.reduce == ir::ReduceOp::None ? staged_bytes(g, p, nl, box) : 0) {
+  int64_t staged = p.reduce == ir::ReduceOp::None ? staged_bytes(g, p, nl, box) : 0;
+  if (staged > 0 && fits(staged)) {
     emit_staged_transpose(g, p, nl, box, lo, hi, check, ex, w);
     w.line("__syncthreads();");
     *static_shared += staged;
@@ -551,6 +574,14 @@ std::string module_source(const std::vector<CudaKernel>& kernels) {
   std::string out = "// Generated by Orchid (CUDA codegen version " + std::to_string(kCudaCodegenVersion) + ").\n";
   out += prelude_source();
   for (const CudaKernel& k : kernels) out += "\n" + k.source;
+  // The launch each kernel was generated for (cuda_abi.h).
+  out += "\nextern \"C\" __device__ const long long " + std::string(ORCHID_CUDA_MODULE_DESCRIPTOR) + "[] = {" +
+         std::to_string(kernels.size()) + "LL";
+  for (const CudaKernel& k : kernels)
+    out += ", " + std::to_string(k.inputs.size() + k.outputs.size()) + "LL, " + std::to_string(k.blocks) + "LL, " +
+           std::to_string(k.threads) + "LL, " + std::to_string(k.shared_bytes) + "LL, " +
+           std::to_string(k.global_scratch_bytes) + "LL";
+  out += "};\n";
   return out;
 }
 

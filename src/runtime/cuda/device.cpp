@@ -34,6 +34,7 @@ struct DriverApi {
   decltype(&cuModuleLoadData) module_load = nullptr;
   decltype(&cuModuleUnload) module_unload = nullptr;
   decltype(&cuModuleGetFunction) module_function = nullptr;
+  decltype(&cuModuleGetGlobal) module_global = nullptr;
   decltype(&cuFuncSetAttribute) func_attribute = nullptr;
   decltype(&cuLaunchKernel) launch = nullptr;
   decltype(&cuEventCreate) event_create = nullptr;
@@ -81,10 +82,12 @@ bool bind_all(DriverApi& a) {
          bind(l, "cuMemcpyHtoD_v2", &a.htod, w) && bind(l, "cuMemcpyDtoH_v2", &a.dtoh, w) &&
          bind(l, "cuMemcpyDtoD_v2", &a.dtod, w) &&
          bind(l, "cuModuleLoadData", &a.module_load, w) && bind(l, "cuModuleUnload", &a.module_unload, w) &&
-         bind(l, "cuModuleGetFunction", &a.module_function, w) && bind(l, "cuFuncSetAttribute", &a.func_attribute, w) &&
+         bind(l, "cuModuleGetFunction", &a.module_function, w) &&
+         bind(l, "cuModuleGetGlobal_v2", &a.module_global, w) && bind(l, "cuFuncSetAttribute", &a.func_attribute, w) &&
          bind(l, "cuLaunchKernel", &a.launch, w) && bind(l, "cuEventCreate", &a.event_create, w) &&
          bind(l, "cuEventRecord", &a.event_record, w) && bind(l, "cuEventSynchronize", &a.event_synchronize, w) &&
-         bind(l, "cuEventElapsedTime_v2", &a.event_elapsed, w) && bind(l, "cuEventDestroy_v2", &a.event_destroy, w) &&
+         (bind(l, "cuEventElapsedTime_v2", &a.event_elapsed, w) || bind(l, "cuEventElapsedTime", &a.event_elapsed, w)) &&
+         bind(l, "cuEventDestroy_v2", &a.event_destroy, w) &&
          bind(l, "cuStreamCreate", &a.stream_create, w) && bind(l, "cuStreamDestroy_v2", &a.stream_destroy, w) &&
          bind(l, "cuStreamBeginCapture_v2", &a.begin_capture, w) && bind(l, "cuStreamEndCapture", &a.end_capture, w) &&
          bind(l, "cuGraphInstantiateWithFlags", &a.graph_instantiate, w) && bind(l, "cuGraphLaunch", &a.graph_launch, w) &&
@@ -147,6 +150,15 @@ Module& Module::operator=(Module&& o) noexcept {
 
 Module::~Module() {
   if (handle_) api_->module_unload(static_cast<CUmodule>(handle_));
+}
+
+std::vector<char> Module::global(const std::string& name) const {
+  CUdeviceptr p = 0;
+  size_t bytes = 0;
+  api_->check(api_->module_global(&p, &bytes, static_cast<CUmodule>(handle_), name.c_str()), "cuModuleGetGlobal");
+  std::vector<char> out(bytes);
+  if (bytes) api_->check(api_->dtoh(out.data(), p, bytes), "cuMemcpyDtoH");
+  return out;
 }
 
 void* Module::function(const std::string& name) const {
@@ -269,8 +281,13 @@ Stream Device::stream() const {
 Graph Device::capture(const Stream& stream, const std::function<void()>& work) const {
   auto s = static_cast<CUstream>(stream.handle());
   api_->check(api_->begin_capture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-  work();
   CUgraph graph = nullptr;
+  try {
+    work();
+  } catch (...) {
+    if (api_->end_capture(s, &graph) == CUDA_SUCCESS && graph) api_->graph_destroy(graph);  // the capture ends either way
+    throw;
+  }
   api_->check(api_->end_capture(s, &graph), "cuStreamEndCapture");
   CUgraphExec exec = nullptr;
   CUresult r = api_->graph_instantiate(&exec, graph, 0);
@@ -289,14 +306,20 @@ double Device::time_ms(const std::function<void()>& work, void* stream) const {
   CUevent start = nullptr, stop = nullptr;
   api_->check(api_->event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
   api_->check(api_->event_create(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  struct Events {  // destroyed however the timing ends
+    const DriverApi* api;
+    CUevent start, stop;
+    ~Events() {
+      api->event_destroy(start);
+      api->event_destroy(stop);
+    }
+  } events{api_, start, stop};
   api_->check(api_->event_record(start, s), "cuEventRecord");
   work();
   api_->check(api_->event_record(stop, s), "cuEventRecord");
   api_->check(api_->event_synchronize(stop), "cuEventSynchronize");
   float ms = 0;
   api_->check(api_->event_elapsed(&ms, start, stop), "cuEventElapsedTime");
-  api_->event_destroy(start);
-  api_->event_destroy(stop);
   return ms;
 }
 

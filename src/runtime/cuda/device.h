@@ -46,6 +46,8 @@ class Module {
   ~Module();
 
   void* function(const std::string& name) const;  // a CUfunction; UserError where missing
+  // The bytes of __device__ variable `name` (UserError where the module has none).
+  std::vector<char> global(const std::string& name) const;
 
  private:
   const DriverApi* api_ = nullptr;

@@ -1,10 +1,12 @@
 #include "runtime/cuda/model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "orchid/cuda_abi.h"
 #include "runtime/checksum.h"
 #include "runtime/weights.h"
 #include "support/error.h"
@@ -47,6 +49,7 @@ std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
   ORCHID_USER_CHECK(cubin != nullptr) << source << ": no code for this GPU (" << dev.name() << ", compute capability "
                                       << dev.major() << "." << dev.minor() << "); the artifact has " << archs;
   m->module_ = dev.load(read_file(join(m->dir_, cubin->file), cubin->checksum));
+  m->check_steps(source);
   for (const PlanStep& s : m->plan_.steps) m->functions_.push_back(m->module_.function(cuda_function_name(s.kernel)));
   const PlanWeights& w = m->plan_.weights;
   AlignedBuffer host = read_weights(join(m->dir_, w.file), w.bytes, w.checksum);
@@ -56,6 +59,29 @@ std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
   m->stream_ = dev.stream();
   m->capture();
   return m;
+}
+
+// Every step launches its kernel as the kernel was generated for (the module's descriptor,
+// include/orchid/cuda_abi.h): an edited plan.json must not launch a kernel on the wrong number
+// of arguments, blocks or threads, or with less shared memory or scratch than it uses.
+void CudaModel::check_steps(const std::string& source) const {
+  std::vector<char> bytes = module_.global(ORCHID_CUDA_MODULE_DESCRIPTOR);
+  std::vector<int64_t> d(bytes.size() / sizeof(int64_t));
+  std::memcpy(d.data(), bytes.data(), d.size() * sizeof(int64_t));
+  ORCHID_USER_CHECK(!d.empty() && d[0] >= 0 && d.size() == 1 + static_cast<size_t>(d[0]) * ORCHID_CUDA_DESCRIPTOR_FIELDS)
+      << source << ": the module's kernel descriptor is malformed";
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep& s = plan_.steps[i];
+    ORCHID_USER_CHECK(s.kernel < d[0]) << source << ": steps[" << i << "] ('" << s.name << "'): kernel " << s.kernel
+                                       << " is not in the module (it has " << d[0] << ")";
+    const int64_t* k = &d[1 + static_cast<size_t>(s.kernel) * ORCHID_CUDA_DESCRIPTOR_FIELDS];
+    bool same = k[0] == static_cast<int64_t>(s.args.size()) && k[1] == s.tasks && k[2] == s.threads &&
+                k[3] == s.shared_bytes && k[4] == s.scratch_bytes;
+    ORCHID_USER_CHECK(same) << source << ": steps[" << i << "] ('" << s.name << "'): args, tasks, threads, "
+                            << "shared_bytes, scratch_bytes differ from the kernel's (" << k[0] << " args, " << k[1]
+                            << " blocks, " << k[2] << " threads, " << k[3] << " shared bytes, " << k[4]
+                            << " scratch bytes)";
+  }
 }
 
 // The arena, the caller's inputs and outputs on the device, an error word and global scratch
@@ -125,6 +151,7 @@ std::vector<ir::Tensor> CudaModel::run(const std::vector<ir::Tensor>& inputs) {
   }
   std::vector<int64_t> zero(plan_.steps.size(), 0);
   dev.upload(errors_, zero.data(), zero.size() * sizeof(int64_t));
+  dev.synchronize();  // the copies are done before the graph's stream reads them
   dev.launch(graph_, stream_);
   dev.synchronize();
   std::vector<int64_t> errors(plan_.steps.size());

@@ -35,6 +35,7 @@ class CudaModel {
 
  private:
   CudaModel() = default;
+  void check_steps(const std::string& source) const;
   void allocate();
   uint64_t address(const BufferHome& home) const;  // on the device
   void capture();
