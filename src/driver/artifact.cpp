@@ -44,6 +44,7 @@ void write_artifact(BuiltArtifact& a, const std::string& dir) {
     a.plan.libraries[j].checksum = runtime::checksum_file(to.string());
   }
   write_text(fs::path(dir) / kGraphFileName, a.graph_oir);
+  for (const auto& [file, text] : a.sources) write_text(fs::path(dir) / file, text);
   runtime::write_plan(a.plan, dir);
 }
 

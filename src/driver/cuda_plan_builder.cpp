@@ -86,6 +86,7 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
     a.steps.push_back({s.kind, static_cast<int>(s.kernel.nodes.size()), codegen::cuda::schedule_str(sched)});
   }
   std::string source = codegen::cuda::module_source(kernels);
+  a.sources.push_back({"kernels.cu", source});
   for (const std::string& arch : codegen::cuda::cuda_architectures()) {
     a.libraries.push_back(cubin_for(source, arch, o.compiler.cache_dir));
     a.plan.libraries.push_back({"kernels." + arch + ".cubin", 0, arch});

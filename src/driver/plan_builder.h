@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/cpu/compiler.h"
@@ -41,6 +42,8 @@ struct BuiltArtifact {
   std::vector<StepInfo> steps;                    // per plan step
   std::vector<size_t> choice_steps;               // per step choice: its plan step (SIZE_MAX: an alias)
   std::string graph_oir;
+  // Sources kept beside the compiled kernels, for reading (CUDA: kernels.cu), by file name.
+  std::vector<std::pair<std::string, std::string>> sources;
   LayoutSummary layouts;
 };
 

@@ -73,11 +73,11 @@ std::vector<std::string> files_below(const fs::path& dir) {
   return out;
 }
 
-// No kernel object of the artifact (shared objects, CUBINs) holds a model name.
+// No kernel of the artifact (shared objects, CUBINs, the CUDA source) holds a model name.
 void expect_kernels_free_of_names(const fs::path& out) {
   for (const fs::directory_entry& e : fs::directory_iterator(out)) {
     std::string ext = e.path().extension().string();
-    if (ext != ".so" && ext != ".cubin") continue;
+    if (ext != ".so" && ext != ".cubin" && ext != ".cu") continue;
     std::string bytes = read_bytes(e.path());
     for (const std::string& name : hostile_names())
       EXPECT_EQ(bytes.find(name.substr(0, 24)), std::string::npos) << e.path() << " holds '" << name.substr(0, 24) << "'";

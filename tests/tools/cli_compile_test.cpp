@@ -111,7 +111,7 @@ TEST(CliCompile, CompileForCudaWithOrWithoutAGpu) {
   auto c = orchid_cli({"compile", model, "-o", out, "--target", "cuda", "--cache-dir", object_cache()});
   ASSERT_EQ(c.exit_code, 0) << c.output;
   EXPECT_TRUE(contains(c.output, "- device: NVIDIA GPU (CUDA; CUBIN for sm_80, sm_90a)"));
-  for (const char* f : {"plan.json", "weights.bin", "graph.oir", "kernels.sm_80.cubin", "kernels.sm_90a.cubin"})
+  for (const char* f : {"plan.json", "weights.bin", "graph.oir", "kernels.sm_80.cubin", "kernels.sm_90a.cubin", "kernels.cu"})
     EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
   nlohmann::json plan = read_json(fs::path(out) / "plan.json");
   EXPECT_EQ(plan.at("device"), "cuda");
