@@ -126,6 +126,18 @@ TEST(CliCompile, CompileForCudaWithOrWithoutAGpu) {
     EXPECT_EQ(run.exit_code, 1);
     EXPECT_TRUE(contains(run.output, "orchid: error: no GPU to run on: "));
   }
+  // A damaged CUBIN is refused by name, GPU or not.
+  {
+    std::fstream f(fs::path(out) / "kernels.sm_80.cubin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(100);
+    char byte = static_cast<char>(f.get() ^ 0xff);
+    f.seekp(100);
+    f.put(byte);
+  }
+  auto damaged = orchid_cli({"run", out});
+  EXPECT_EQ(damaged.exit_code, 1);
+  EXPECT_TRUE(contains(damaged.output, "kernels.sm_80.cubin: checksum differs from plan.json"));
+
   auto optimal = orchid_cli({"compile", model, "-o", dir.file("b"), "--target", "cuda", "--orchestrate", "optimal"});
   EXPECT_EQ(optimal.exit_code, 1);
   EXPECT_TRUE(contains(optimal.output, "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy"));

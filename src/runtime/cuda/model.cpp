@@ -39,20 +39,24 @@ std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
   m->plan_ = read_plan(m->dir_);
   ORCHID_USER_CHECK(m->plan_.device == PlanDevice::Cuda)
       << source << ": the artifact is built for the CPU (device cpu), not for a GPU";
-  const Device& dev = Device::get();
-  const PlanLibrary* cubin = nullptr;
-  std::string archs;
-  for (const PlanLibrary& l : m->plan_.libraries) {
-    if (l.arch == dev.arch()) cubin = &l;
-    archs += (archs.empty() ? "" : ", ") + l.arch;
-  }
-  ORCHID_USER_CHECK(cubin != nullptr) << source << ": no code for this GPU (" << dev.name() << ", compute capability "
-                                      << dev.major() << "." << dev.minor() << "); the artifact has " << archs;
-  m->module_ = dev.load(read_file(join(m->dir_, cubin->file), cubin->checksum));
-  m->check_steps(source);
-  for (const PlanStep& s : m->plan_.steps) m->functions_.push_back(m->module_.function(cuda_function_name(s.kernel)));
+  // Every file is checked before a GPU is asked for: a damaged artifact says so anywhere.
+  std::vector<std::vector<char>> cubins;
+  for (const PlanLibrary& l : m->plan_.libraries) cubins.push_back(read_file(join(m->dir_, l.file), l.checksum));
   const PlanWeights& w = m->plan_.weights;
   AlignedBuffer host = read_weights(join(m->dir_, w.file), w.bytes, w.checksum);
+  const Device& dev = Device::get();
+  size_t cubin = cubins.size();
+  std::string archs;
+  for (size_t i = 0; i < m->plan_.libraries.size(); ++i) {
+    if (m->plan_.libraries[i].arch == dev.arch()) cubin = i;
+    archs += (archs.empty() ? "" : ", ") + m->plan_.libraries[i].arch;
+  }
+  ORCHID_USER_CHECK(cubin < cubins.size()) << source << ": no code for this GPU (" << dev.name()
+                                           << ", compute capability " << dev.major() << "." << dev.minor()
+                                           << "); the artifact has " << archs;
+  m->module_ = dev.load(cubins[cubin]);
+  m->check_steps(source);
+  for (const PlanStep& s : m->plan_.steps) m->functions_.push_back(m->module_.function(cuda_function_name(s.kernel)));
   m->weights_ = dev.alloc(static_cast<size_t>(w.bytes));
   dev.upload(m->weights_, host.data(), static_cast<size_t>(w.bytes));
   m->allocate();
