@@ -338,9 +338,14 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
     NodeLowering& nl = kl.nodes[i];
     if (nl.inlined) continue;
     const ir::Primitive& p = g.node(nl.node);
-    Dims most(p.domain.size(), 0);
+    Dims& most = nl.most;
+    most.assign(p.domain.size(), 0);
+    nl.uniform.assign(p.domain.size(), true);
     for (const Region& r : tr.node[i])
-      for (size_t d = 0; d < most.size(); ++d) most[d] = std::max(most[d], r.shape()[d]);
+      for (size_t d = 0; d < most.size(); ++d) {
+        most[d] = std::max(most[d], r.shape()[d]);
+        nl.uniform[d] = nl.uniform[d] && r.shape()[d] == tr.node[i][0].shape()[d];
+      }
     std::optional<GemmFactors> f = uses_gemm(g, p, kl.schedule) ? gemm_factors(g, p) : std::nullopt;
     if (f && most[f->m] > 0 && most[f->n] > 0) place_gemm(p, *f, direct_b_rows(g, kl, p, *f), most, nl, offset);
     for (ValueId v : p.outputs) {

@@ -40,6 +40,10 @@ struct NodeLowering {
   ir::NodeId node;
   bool inlined = false;
   std::vector<TaskBound> lo, hi;  // computed region per dim (empty region: lo == hi)
+  // Computed nodes: the largest extent of the region per dim over the tasks, and whether every
+  // task's region has the same extent there.
+  ir::Dims most;
+  std::vector<bool> uniform;
   std::map<ir::ValueId, ValueHome> homes;  // per output of the node
   // An elementwise primitive computing rows: the reduction along them (sum of softmax's exp)
   // computed in the same loop, from the values as they are computed (its index in

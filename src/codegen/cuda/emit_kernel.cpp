@@ -19,45 +19,12 @@ namespace orchid::codegen::cuda {
 
 using cpu::KernelLowering;
 using cpu::NodeLowering;
-using cpu::TaskBound;
 using cpu::detail::ExprEmitter;
 using cpu::detail::Writer;
 using ir::DType;
 using ir::ValueId;
 
 namespace {
-
-int64_t bound_at(const TaskBound& b, const KernelLowering& kl, int64_t task, const ir::Dims& coords) {
-  if (!b.affine) return kl.table[static_cast<size_t>(task * kl.table_columns + b.column)];
-  int64_t x = b.c;
-  for (size_t d = 0; d < b.step.size(); ++d) x += b.step[d] * coords[d];
-  return std::clamp(x, b.lo, b.hi);
-}
-
-// The extents of a node's region over the tasks, per dim: the largest, and whether every task
-// has it.
-struct Box {
-  ir::Dims most;
-  std::vector<bool> uniform;
-};
-
-Box region_box(const KernelLowering& kl, const NodeLowering& nl) {
-  Box b;
-  size_t n = nl.lo.size();
-  b.most.assign(n, 0);
-  b.uniform.assign(n, true);
-  std::vector<int64_t> first(n, -1);
-  for (int64_t t = 0; t < kl.tasks; ++t) {
-    ir::Dims coords = cpu::grid_coords(t, kl.grid);
-    for (size_t d = 0; d < n; ++d) {
-      int64_t e = std::max<int64_t>(0, bound_at(nl.hi[d], kl, t, coords) - bound_at(nl.lo[d], kl, t, coords));
-      b.most[d] = std::max(b.most[d], e);
-      if (first[d] < 0) first[d] = e;
-      if (e != first[d]) b.uniform[d] = false;
-    }
-  }
-  return b;
-}
 
 // The order in which a block's consecutive threads walk a region's dims, slowest first:
 // row-major (consecutive threads on consecutive elements of the innermost dim, whose loads and
@@ -72,35 +39,57 @@ std::vector<size_t> walk_order(const NodeLowering& nl, size_t rank) {
   return order;
 }
 
-// v<d> = lo<d> + the index along dim d of element `i` of the box, the dims walked in `order`
-// (slowest first; divisions by constants); and the condition under which that element lies
-// outside the task's region (a task with a smaller region than the largest; "" where none
-// can).
-std::string decode_element(const ir::Dims& box, const std::vector<size_t>& order, const std::vector<std::string>& lo,
-                           const std::vector<std::string>& hi, const std::vector<bool>& check, const std::string& i,
+// A region the block's threads walk: the largest extent per dim over the tasks (`box`), the
+// variables holding its bounds in the task, and the dims where some task's region is smaller
+// (elements past its bound are skipped there).
+struct Span {
+  ir::Dims box;
+  std::vector<std::string> lo, hi;
+  std::vector<bool> check;
+};
+
+// A computed node's region (lowering: NodeLowering::most and uniform).
+Span node_span(const NodeLowering& nl) {
+  Span sp;
+  sp.box = nl.most;
+  for (size_t d = 0; d < nl.most.size(); ++d) {
+    sp.lo.push_back(cpu::detail::region_lo(nl.node, d));
+    sp.hi.push_back(cpu::detail::region_hi(nl.node, d));
+    sp.check.push_back(!nl.uniform[d]);
+  }
+  return sp;
+}
+
+std::vector<size_t> all_dims(size_t rank) {
+  std::vector<size_t> order(rank);
+  for (size_t d = 0; d < rank; ++d) order[d] = d;
+  return order;
+}
+
+// v<d> = lo<d> + the index along dim d of element `i` of the box restricted to the dims of
+// `order` (walked slowest first; divisions by constants); and the condition under which that
+// element lies outside the task's region ("" where it never can).
+std::string decode_element(const Span& sp, const std::vector<size_t>& order, const std::string& i,
                            const std::string& int_type, Writer& w) {
-  if (!box.empty()) w.line(int_type + " rest = " + i + ";");
+  if (!order.empty()) w.line(int_type + " rest = " + i + ";");
+  std::string outside;
   for (size_t j = order.size(); j-- > 0;) {
     size_t d = order[j];
-    std::string v = "v" + std::to_string(d), e = std::to_string(box[d]);
-    std::string at = j == 0 ? "rest" : "rest % " + e;
-    w.line("const int64_t " + v + " = " + lo[d] + " + " + at + ";");
+    std::string v = "v" + std::to_string(d), e = std::to_string(sp.box[d]);
+    w.line("const int64_t " + v + " = " + sp.lo[d] + " + " + (j == 0 ? "rest" : "rest % " + e) + ";");
     if (j > 0) w.line("rest /= " + e + ";");
+    if (sp.check[d]) outside = v + " >= " + sp.hi[d] + (outside.empty() ? "" : " || " + outside);
   }
-  std::string outside;
-  for (size_t d = 0; d < box.size(); ++d)
-    if (check[d]) outside += (outside.empty() ? "" : " || ") + std::string("v") + std::to_string(d) + " >= " + hi[d];
   return outside;
 }
 
 // for (i = threadIdx.x; i < volume of the box; i += blockDim.x), the element decoded, those
 // outside the region skipped.
-void open_threads(const ir::Dims& box, const std::vector<size_t>& order, const std::vector<std::string>& lo,
-                  const std::vector<std::string>& hi, const std::vector<bool>& check, Writer& w) {
-  int64_t volume = ir::numel(box);
+void open_threads(const Span& sp, const std::vector<size_t>& order, Writer& w) {
+  int64_t volume = ir::numel(sp.box);
   std::string it = volume <= INT_MAX - 1024 ? "int" : "int64_t";  // i + blockDim.x must not overflow
   w.open("for (" + it + " i = threadIdx.x; i < " + std::to_string(volume) + "; i += blockDim.x) {");
-  std::string outside = decode_element(box, order, lo, hi, check, "i", it, w);
+  std::string outside = decode_element(sp, order, "i", it, w);
   if (!outside.empty()) w.line("if (" + outside + ") continue;");
 }
 
@@ -179,10 +168,9 @@ std::string shuffled(const std::string& ct, const std::string& x, const std::str
 // partial results by warp shuffles and, for groups wider than a warp, through shared memory;
 // its first thread stores. The loop over elements runs alike in every thread of the block, so
 // that the barriers inside it are reached by all.
-void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Box& box,
-                          const std::vector<std::string>& lo, const std::vector<std::string>& hi,
-                          const std::vector<bool>& check, int gsize, int threads, ExprEmitter& ex, Writer& w) {
-  int64_t volume = ir::numel(box.most), groups = threads / gsize, terms = ir::numel(p.reduce_domain);
+void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Span& sp,
+                          int gsize, int threads, ExprEmitter& ex, Writer& w) {
+  int64_t volume = ir::numel(sp.box), groups = threads / gsize, terms = ir::numel(p.reduce_domain);
   std::string gs = std::to_string(gsize);
   Partials pt = partials_of(g, p);
   w.open("{");
@@ -196,7 +184,7 @@ void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const Node
   }
   w.open("for (int base = 0; base < " + std::to_string(volume) + "; base += " + std::to_string(groups) + ") {");
   w.line("const int e = base + threadIdx.x / " + gs + ";");
-  std::string outside = decode_element(box.most, walk_order(nl, box.most.size()), lo, hi, check, "e", "int", w);
+  std::string outside = decode_element(sp, walk_order(nl, sp.box.size()), "e", "int", w);
   w.line("const bool live = e < " + std::to_string(volume) + (outside.empty() ? "" : " && !(" + outside + ")") + ";");
   ExprEmitter::Scope s = cpu::detail::scope_of(p);
   cpu::detail::ElementCode c = cpu::detail::element_code(g, p, ex, s);
@@ -267,33 +255,30 @@ ir::Dims padded_strides(const ir::Dims& box) {
 // A transposing layout primitive computed through a tile in shared memory: the block's threads
 // compute the elements walking the dim the primitive reads along (contiguous loads) into the
 // tile, then store them walking the output's rows (contiguous stores).
-void emit_staged_transpose(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Box& box,
-                           const std::vector<std::string>& lo, const std::vector<std::string>& hi,
-                           const std::vector<bool>& check, ExprEmitter& ex, Writer& w) {
+void emit_staged_transpose(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Span& sp,
+                           ExprEmitter& ex, Writer& w) {
   DType t = g.type(p.outputs[0]).dtype;
-  ir::Dims st = padded_strides(box.most);
+  ir::Dims st = padded_strides(sp.box);
   std::string tile = "tile" + std::to_string(nl.node.v), at = "0";
-  for (size_t d = 0; d < st.size(); ++d) at += " + (v" + std::to_string(d) + " - " + lo[d] + ") * " + std::to_string(st[d]);
+  for (size_t d = 0; d < st.size(); ++d) at += " + (v" + std::to_string(d) + " - " + sp.lo[d] + ") * " + std::to_string(st[d]);
   w.open("{");
-  w.line("__shared__ " + cpu::detail::compute_type(t) + " " + tile + "[" + std::to_string(st[0] * box.most[0]) + "];");
+  w.line("__shared__ " + cpu::detail::compute_type(t) + " " + tile + "[" + std::to_string(st[0] * sp.box[0]) + "];");
   ExprEmitter::Scope s = cpu::detail::scope_of(p);
-  open_threads(box.most, walk_order(nl, box.most.size()), lo, hi, check, w);
+  open_threads(sp, walk_order(nl, sp.box.size()), w);
   w.line(tile + "[" + at + "] = " + ex.expr(p.bodies[0], s) + ";");
   w.close();
   w.line("__syncthreads();");
-  std::vector<size_t> rows;
-  for (size_t d = 0; d < box.most.size(); ++d) rows.push_back(d);
-  open_threads(box.most, rows, lo, hi, check, w);
+  open_threads(sp, all_dims(sp.box.size()), w);
   w.line(cpu::detail::store(g, ex, p.outputs[0], s, tile + "[" + at + "]"));
   w.close();
   w.close();
 }
 
 // Whether a node is staged through shared memory (emit_staged_transpose), and how many bytes.
-int64_t staged_bytes(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Box& box) {
-  if (nl.transpose_dim < 0 || p.bodies.size() != 1 || box.most.size() < 2) return 0;
-  ir::Dims st = padded_strides(box.most);
-  int64_t bytes = st[0] * box.most[0] * compute_bytes(cpu::detail::compute_type(g.type(p.outputs[0]).dtype));
+int64_t staged_bytes(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl) {
+  if (nl.transpose_dim < 0 || p.bodies.size() != 1 || nl.most.size() < 2) return 0;
+  ir::Dims st = padded_strides(nl.most);
+  int64_t bytes = st[0] * nl.most[0] * compute_bytes(cpu::detail::compute_type(g.type(p.outputs[0]).dtype));
   return bytes <= kStagedTransposeBytes ? bytes : 0;
 }
 
@@ -306,15 +291,15 @@ constexpr int64_t kGemmTerms = 16;
 // more columns than the block has threads, at most 64 rows per thread (accumulators in
 // registers) and tiles of at most 16 KiB.
 // The shared memory of a tiled product's two staged blocks (emit_tiled_gemm).
-int64_t gemm_bytes(const Box& box, const cpu::GemmFactors& f, int threads) {
-  int64_t mt = box.most[f.m], nt = box.most[f.n], groups = threads / nt, per = (mt + groups - 1) / groups;
+int64_t gemm_bytes(const ir::Dims& box, const cpu::GemmFactors& f, int threads) {
+  int64_t mt = box[f.m], nt = box[f.n], groups = threads / nt, per = (mt + groups - 1) / groups;
   return 4 * (kGemmTerms * (mt + 1) + groups * per + kGemmTerms * nt);
 }
 
-std::optional<cpu::GemmFactors> tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const Box& box, int threads) {
+std::optional<cpu::GemmFactors> tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const ir::Dims& box, int threads) {
   std::optional<cpu::GemmFactors> f = cpu::gemm_factors(g, p);
   if (!f) return std::nullopt;
-  int64_t mt = box.most[f->m], nt = box.most[f->n];
+  int64_t mt = box[f->m], nt = box[f->n];
   if (mt < 8 || nt < 4 || nt > threads) return std::nullopt;
   int64_t groups = threads / nt, per = (mt + groups - 1) / groups;
   if (per > 64 || gemm_bytes(box, *f, threads) > 16 * 1024) return std::nullopt;
@@ -328,32 +313,25 @@ std::optional<cpu::GemmFactors> tiled_gemm(const ir::Graph& g, const ir::Primiti
 // and each thread accumulates a strip of rows of one column in registers. The factors are
 // expressions: transposes, broadcasts, a conv's window and padding, inlined producers.
 void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const cpu::GemmFactors& f,
-                     const Box& box, const std::vector<std::string>& lo, const std::vector<std::string>& hi,
-                     const std::vector<bool>& check, int threads, ExprEmitter& ex, Writer& w, int64_t* static_shared) {
-  const int64_t mt = box.most[f.m], nt = box.most[f.n], groups = threads / nt, per = (mt + groups - 1) / groups;
+                     const Span& sp, int threads, ExprEmitter& ex, Writer& w, int64_t* static_shared) {
+  const std::vector<std::string>& lo = sp.lo;
+  const std::vector<std::string>& hi = sp.hi;
+  const int64_t mt = sp.box[f.m], nt = sp.box[f.n], groups = threads / nt, per = (mt + groups - 1) / groups;
   const int64_t terms = ir::numel(p.reduce_domain), kc = kGemmTerms, lda = mt + 1;
   std::string id = std::to_string(nl.node.v), as = "ga" + id, bs = "gb" + id;
   std::string m = std::to_string(f.m), n = std::to_string(f.n);
-  ir::Dims outer_box;
-  std::vector<size_t> outer;
-  for (size_t d = 0; d < box.most.size(); ++d)
-    if (d != f.m && d != f.n) outer.push_back(d), outer_box.push_back(box.most[d]);
+  std::vector<size_t> outer;  // the batch and middle dims, one index per pass
+  int64_t passes = 1;
+  for (size_t d = 0; d < sp.box.size(); ++d)
+    if (d != f.m && d != f.n) outer.push_back(d), passes *= sp.box[d];
   int64_t a_size = kc * lda + groups * per, b_size = kc * nt;
   *static_shared += 4 * (a_size + b_size);
   w.open("{");
   w.line("__shared__ float " + as + "[" + std::to_string(a_size) + "];");
   w.line("__shared__ float " + bs + "[" + std::to_string(b_size) + "];");
   w.line("const int tcol = threadIdx.x % " + std::to_string(nt) + ", tgrp = threadIdx.x / " + std::to_string(nt) + ";");
-  w.open("for (int q = 0; q < " + std::to_string(ir::numel(outer_box)) + "; ++q) {");
-  std::string skip;
-  if (!outer.empty()) w.line("int rest = q;");
-  for (size_t j = outer.size(); j-- > 0;) {
-    size_t d = outer[j];
-    std::string e = std::to_string(box.most[d]);
-    w.line("const int64_t v" + std::to_string(d) + " = " + lo[d] + " + " + (j == 0 ? "rest" : "rest % " + e) + ";");
-    if (j > 0) w.line("rest /= " + e + ";");
-    if (check[d]) skip += (skip.empty() ? "" : " || ") + std::string("v") + std::to_string(d) + " >= " + hi[d];
-  }
+  w.open("for (int q = 0; q < " + std::to_string(passes) + "; ++q) {");
+  std::string skip = decode_element(sp, outer, "q", "int", w);
   if (!skip.empty()) w.line("if (" + skip + ") continue;");
   w.line("float acc[" + std::to_string(per) + "] = {};");
   ExprEmitter::Scope s = cpu::detail::scope_of(p);
@@ -417,42 +395,35 @@ void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLower
 }
 
 // One computed primitive's code; `static_shared` grows by the shared memory it declares.
-void emit_block_loop(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, int threads,
+void emit_block_loop(const ir::Graph& g, const NodeLowering& nl, int threads,
                      ExprEmitter& ex, Writer& w, int64_t* static_shared) {
   const ir::Primitive& p = g.node(nl.node);
   w.line("// primitive " + std::to_string(nl.node.v) + ": " + std::string(ir::prim_op_name(p.op)));
-  Box box = region_box(kl, nl);
-  std::vector<std::string> lo, hi;
-  for (size_t d = 0; d < p.domain.size(); ++d) {
-    lo.push_back(cpu::detail::region_lo(nl.node, d));
-    hi.push_back(cpu::detail::region_hi(nl.node, d));
-  }
-  std::vector<bool> check;
-  for (bool u : box.uniform) check.push_back(!u);
+  Span sp = node_span(nl);
   auto fits = [&](int64_t bytes) { return *static_shared + bytes <= kStaticSharedBudget; };
-  std::optional<cpu::GemmFactors> f = tiled_gemm(g, p, box, threads);
-  if (f && fits(gemm_bytes(box, *f, threads))) {
-    emit_tiled_gemm(g, p, nl, *f, box, lo, hi, check, threads, ex, w, static_shared);
+  std::optional<cpu::GemmFactors> f = tiled_gemm(g, p, nl.most, threads);
+  if (f && fits(gemm_bytes(nl.most, *f, threads))) {
+    emit_tiled_gemm(g, p, nl, *f, sp, threads, ex, w, static_shared);
     w.line("__syncthreads();");
     return;
   }
-  int gsize = p.reduce == ir::ReduceOp::None ? 1 : group_size(g, p, ir::numel(box.most), threads);
+  int gsize = p.reduce == ir::ReduceOp::None ? 1 : group_size(g, p, ir::numel(nl.most), threads);
   int64_t partial_bytes = 32 * 8 * static_cast<int64_t>(partials_of(g, p).names.size());
   if (gsize > 32 && !fits(partial_bytes)) gsize = 32;  // merged by shuffles alone
   if (gsize > 1) {
-    emit_group_reduction(g, p, nl, box, lo, hi, check, gsize, threads, ex, w);
+    emit_group_reduction(g, p, nl, sp, gsize, threads, ex, w);
     w.line("__syncthreads();");
     if (gsize > 32) *static_shared += partial_bytes;
     return;
   }
-  int64_t staged = p.reduce == ir::ReduceOp::None ? staged_bytes(g, p, nl, box) : 0;
+  int64_t staged = p.reduce == ir::ReduceOp::None ? staged_bytes(g, p, nl) : 0;
   if (staged > 0 && fits(staged)) {
-    emit_staged_transpose(g, p, nl, box, lo, hi, check, ex, w);
+    emit_staged_transpose(g, p, nl, sp, ex, w);
     w.line("__syncthreads();");
     *static_shared += staged;
     return;
   }
-  open_threads(box.most, walk_order(nl, box.most.size()), lo, hi, check, w);
+  open_threads(sp, walk_order(nl, sp.box.size()), w);
   ExprEmitter::Scope s = cpu::detail::scope_of(p);
   if (p.reduce == ir::ReduceOp::None) {
     for (size_t k = 0; k < p.bodies.size(); ++k)
@@ -478,20 +449,17 @@ void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex
   cpu::detail::emit_tile_bounds(g, kl, v, w);
   std::string owner = cpu::detail::tile_owner(g, kl, v);
   w.open(owner.empty() ? "{" : "if (" + owner + ") {");
-  ir::Dims box;
-  std::vector<std::string> lo, hi, idx;
-  std::vector<bool> check;
+  Span tile;  // the output's tile (emit_tile_bounds: c<j>_lo, c<j>_hi)
+  std::vector<std::string> idx;
   for (size_t j = 0; j < shape.size(); ++j) {
     bool tiled = tl.align[j] >= 0;
-    box.push_back(tiled ? std::min(tl.tile[j], shape[j]) : shape[j]);
-    check.push_back(tiled && shape[j] % box.back() != 0);
-    lo.push_back("c" + std::to_string(j) + "_lo");
-    hi.push_back("c" + std::to_string(j) + "_hi");
+    tile.box.push_back(tiled ? std::min(tl.tile[j], shape[j]) : shape[j]);
+    tile.check.push_back(tiled && shape[j] % tile.box.back() != 0);
+    tile.lo.push_back("c" + std::to_string(j) + "_lo");
+    tile.hi.push_back("c" + std::to_string(j) + "_hi");
     idx.push_back("v" + std::to_string(j));
   }
-  std::vector<size_t> order;
-  for (size_t j = 0; j < shape.size(); ++j) order.push_back(j);
-  open_threads(box, order, lo, hi, check, w);
+  open_threads(tile, all_dims(shape.size()), w);
   w.line(cpu::detail::output_element(g, kl, v, idx) + " = " + ex.element(v, idx) + ";");
   w.close();
   w.close();
@@ -551,7 +519,7 @@ CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Sche
     int64_t static_shared = 0;
     body.open("{");
     for (const NodeLowering& nl : kl.nodes)
-      if (!nl.inlined) emit_block_loop(g, kl, nl, s.threads, ex, body, &static_shared);
+      if (!nl.inlined) emit_block_loop(g, nl, s.threads, ex, body, &static_shared);
     for (const NodeLowering& nl : kl.nodes)
       for (const auto& [v, h] : nl.homes)
         if (h.copy_out) emit_copy_out(g, kl, ex, v, body);
