@@ -1,15 +1,9 @@
 // Building a CUDA artifact's plan (cuda_plan_builder.h).
 #include "driver/cuda_plan_builder.h"
 
-#include <filesystem>
-#include <fstream>
-
-#include <unistd.h>
-
 #include "driver/plan_buffers.h"
 #include "ir/printer.h"
 #include "support/error.h"
-#include "support/sha256.h"
 
 #ifdef ORCHID_HAVE_CUDA
 #include "codegen/cuda/codegen.h"
@@ -19,39 +13,11 @@
 
 namespace orchid::driver {
 
-namespace fs = std::filesystem;
-
 #ifdef ORCHID_HAVE_CUDA
 
 bool cuda_codegen_built() { return true; }
 
 bool cuda_device_present(std::string* why) { return runtime::cuda::Device::available(why); }
-
-namespace {
-
-// The module's CUBIN for `arch`, from the cache or compiled into it (written under a
-// temporary name, then renamed: concurrent compiles never see half a file).
-fs::path cubin_for(const std::string& source, const std::string& arch, const fs::path& cache_dir) {
-  const codegen::cuda::Nvrtc& nvrtc = codegen::cuda::Nvrtc::get();
-  std::string key = sha256_hex(source + "\n" + arch + "\nnvrtc " + nvrtc.version() + "\ncodegen " +
-                               std::to_string(codegen::cuda::kCudaCodegenVersion));
-  fs::create_directories(cache_dir);
-  fs::path path = cache_dir / ("cuda-" + key.substr(0, 32) + "." + arch + ".cubin");
-  if (fs::exists(path)) return path;
-  std::vector<char> cubin = nvrtc.compile(source, arch);
-  fs::path tmp = path;
-  tmp += ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-    out.close();  // flushed, and checked, before the file can enter the cache
-    ORCHID_USER_CHECK(out) << tmp.string() << ": cannot write";
-  }
-  fs::rename(tmp, path);
-  return path;
-}
-
-}  // namespace
 
 BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& o) {
   std::string why;
@@ -88,7 +54,7 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
   std::string source = codegen::cuda::module_source(kernels);
   a.sources.push_back({"kernels.cu", source});
   for (const std::string& arch : codegen::cuda::cuda_architectures()) {
-    a.libraries.push_back(cubin_for(source, arch, o.compiler.cache_dir));
+    a.libraries.push_back(codegen::cuda::Nvrtc::get().compile_cached(source, arch, o.compiler.cache_dir));
     a.plan.libraries.push_back({"kernels." + arch + ".cubin", 0, arch});
   }
   for (ir::ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));

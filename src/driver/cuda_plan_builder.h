@@ -1,7 +1,7 @@
 // From a primitive graph and its implemented kernels to a CUDA artifact's contents (plan.h,
 // device cuda): every generated step a CUDA kernel under its default CUDA schedule, all of
 // them one module compiled with NVRTC to a CUBIN per architecture (sm_80, sm_90a) — no GPU
-// needed. CUBINs are cached by content in the object cache, so a recompile runs no NVRTC. The
+// needed. CUBINs are cached by content in the object cache (Nvrtc::compile_cached), so a recompile runs no NVRTC. The
 // module's source is kept in the artifact as kernels.cu, for reading.
 #pragma once
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "driver/artifact.h"
 #include "ir/parser.h"
@@ -29,18 +30,26 @@ ir::Graph artifact_graph(const std::string& dir) {
   return ir::parse_graph_file((std::filesystem::path(dir) / driver::kGraphFileName).string());
 }
 
-std::vector<double> bench_times(runtime::Session& s, const std::vector<const void*>& in,
-                                const std::vector<void*>& out, const BenchOptions& b) {
-  for (int i = 0; i < 2; ++i) s.run(in, out);
+// Times of runs (ms each, by `run_ms`) after two warm-up runs, until both --min-runs and
+// --min-time are met.
+std::vector<double> bench_times(const std::function<double()>& run_ms, const BenchOptions& b) {
+  for (int i = 0; i < 2; ++i) run_ms();
   std::vector<double> ms;
   auto start = std::chrono::steady_clock::now();
   while (static_cast<int>(ms.size()) < b.min_runs ||
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < b.min_time) {
-    auto t0 = std::chrono::steady_clock::now();
-    s.run(in, out);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < b.min_time)
+    ms.push_back(run_ms());
   return ms;
+}
+
+// The artifact's outputs: a summary line each, and .npy files where --output-dir asks.
+void report_outputs(const std::string& dir, const std::string& device, const runtime::Plan& plan, const ir::Graph& g,
+                    const std::vector<ir::Tensor>& outs, const RunIo& io) {
+  std::printf("artifact %s%s: %zu steps, %zu inputs, %zu outputs\n", dir.c_str(), device.c_str(), plan.steps.size(),
+              plan.inputs.size(), plan.outputs.size());
+  for (size_t k = 0; k < outs.size(); ++k)
+    std::printf("  %s: %s\n", plan.buffers[plan.outputs[k]].name.c_str(), summarize(outs[k]).c_str());
+  if (!io.output_dir.empty()) write_outputs(g, outs, io.output_dir);
 }
 
 void print_bench(const std::vector<double>& ms, bool json) {
@@ -94,20 +103,10 @@ int run_cuda_artifact(const std::string& dir, const RunIo& io, const BenchOption
     runtime::write_chrome_trace(b.profile, plan, spans);
   }
   if (b.bench) {
-    std::vector<double> ms;
-    auto start = std::chrono::steady_clock::now();
-    model->time_ms(2, 0);
-    while (static_cast<int>(ms.size()) < b.min_runs ||
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < b.min_time)
-      ms.push_back(model->time_ms(0, 1));
-    print_bench(ms, b.json);
+    print_bench(bench_times([&] { return model->time_ms(0, 1); }, b), b.json);
     if (b.json) return 0;
   }
-  std::printf("artifact %s (CUDA): %zu steps, %zu inputs, %zu outputs\n", dir.c_str(), plan.steps.size(),
-              plan.inputs.size(), plan.outputs.size());
-  for (size_t k = 0; k < outs.size(); ++k)
-    std::printf("  %s: %s\n", plan.buffers[plan.outputs[k]].name.c_str(), summarize(outs[k]).c_str());
-  if (!io.output_dir.empty()) write_outputs(g, outs, io.output_dir);
+  report_outputs(dir, " (CUDA)", plan, g, outs, io);
   return 0;
 #else
   (void)io;
@@ -149,16 +148,17 @@ int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b)
   session.run(in, out, b.profile.empty() ? nullptr : &spans);
   if (!b.profile.empty()) runtime::write_chrome_trace(b.profile, plan, spans);
   if (b.bench) {
-    print_bench(bench_times(session, in, out, b), b.json);
+    auto run_ms = [&] {
+      auto t0 = std::chrono::steady_clock::now();
+      session.run(in, out);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    print_bench(bench_times(run_ms, b), b.json);
     if (b.json) return 0;
   }
   for (size_t k = 0; k < outs.size(); ++k)
     std::copy_n(out_bufs[k].data(), outs[k].bytes().size(), outs[k].data());
-  std::printf("artifact %s: %zu steps, %zu inputs, %zu outputs\n", dir.c_str(), plan.steps.size(), plan.inputs.size(),
-              plan.outputs.size());
-  for (size_t k = 0; k < outs.size(); ++k)
-    std::printf("  %s: %s\n", plan.buffers[plan.outputs[k]].name.c_str(), summarize(outs[k]).c_str());
-  if (!io.output_dir.empty()) write_outputs(g, outs, io.output_dir);
+  report_outputs(dir, "", plan, g, outs, io);
   return 0;
 }
 

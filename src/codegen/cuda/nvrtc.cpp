@@ -1,14 +1,19 @@
 #include "codegen/cuda/nvrtc.h"
 
 #include <nvrtc.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <memory>
-#include <mutex>
 
+#include "codegen/cuda/codegen.h"
 #include "support/error.h"
+#include "support/sha256.h"
 #include "support/shared_library.h"
 
 namespace orchid::codegen::cuda {
+
+namespace fs = std::filesystem;
 
 struct Nvrtc::Api {
   SharedLibrary lib;
@@ -80,6 +85,25 @@ std::string Nvrtc::version() const {
   int major = 0, minor = 0;
   api_->version(&major, &minor);
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+fs::path Nvrtc::compile_cached(const std::string& source, const std::string& arch, const fs::path& cache_dir) const {
+  std::string key = sha256_hex(source + "\n" + arch + "\nnvrtc " + version() + "\ncodegen " +
+                               std::to_string(kCudaCodegenVersion));
+  fs::create_directories(cache_dir);
+  fs::path path = cache_dir / ("cuda-" + key.substr(0, 32) + "." + arch + ".cubin");
+  if (fs::exists(path)) return path;
+  std::vector<char> cubin = compile(source, arch);
+  fs::path tmp = path;
+  tmp += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+    out.close();  // flushed, and checked, before the file can enter the cache
+    ORCHID_USER_CHECK(out) << tmp.string() << ": cannot write";
+  }
+  fs::rename(tmp, path);  // atomic: other processes see no file or a whole one
+  return path;
 }
 
 std::vector<char> Nvrtc::compile(const std::string& source, const std::string& arch) const {

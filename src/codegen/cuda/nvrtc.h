@@ -2,6 +2,7 @@
 // compile needs the CUDA toolkit. Needs no GPU: code for any architecture is built anywhere.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ class Nvrtc {
   // CUBIN of `source` for `arch` (cuda_architectures()). A source NVRTC rejects is an
   // InternalError carrying its log (generated code must compile).
   std::vector<char> compile(const std::string& source, const std::string& arch) const;
+  // The same through a cache of CUBINs keyed by content (source, architecture, NVRTC and
+  // codegen versions) in `cache_dir`: the path of the CUBIN, compiled only where missing
+  // (written under a temporary name, then renamed).
+  std::filesystem::path compile_cached(const std::string& source, const std::string& arch,
+                                       const std::filesystem::path& cache_dir) const;
   // NVRTC's version, "13.0".
   std::string version() const;
 
