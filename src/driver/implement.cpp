@@ -25,7 +25,10 @@ ir::Graph kernel_graph(const ir::Graph& g, const StepChoice& s) {
 
 namespace {
 
-StepKind choose(const ir::Graph& g, const StepChoice& s) {
+// Whether oneDNN is one of the implementations to choose from (the CPU), or not (a GPU).
+enum class Libraries { OneDnn, None };
+
+StepKind choose(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   int linear = 0;
   for (ir::NodeId n : s.kernel.nodes) {
     ir::PrimKind k = g.node(n).kind();
@@ -33,17 +36,17 @@ StepKind choose(const ir::Graph& g, const StepChoice& s) {
     linear += k == ir::PrimKind::Linear;
   }
   if (s.kernel.nodes.size() == 1 && g.node(s.kernel.nodes[0]).op == ir::PrimOp::View) return StepKind::Alias;
-  if (linear == 1 && runtime::library_step_unsupported("onednn", kernel_graph(g, s)).empty())
+  if (libs == Libraries::OneDnn && linear == 1 && runtime::library_step_unsupported("onednn", kernel_graph(g, s)).empty())
     return StepKind::OneDnn;
   return StepKind::Generated;
 }
 
-StepChoice make_choice(const ir::Graph& g, tile::Kernel k) {
+StepChoice make_choice(const ir::Graph& g, tile::Kernel k, Libraries libs = Libraries::OneDnn) {
   StepChoice s;
   s.kernel = std::move(k);
   std::sort(s.kernel.nodes.begin(), s.kernel.nodes.end());
   s.inputs = tile::kernel_inputs(g, s.kernel);
-  s.kind = choose(g, s);
+  s.kind = choose(g, s, libs);
   return s;
 }
 
@@ -104,21 +107,21 @@ std::optional<size_t> trailing_view(const ir::Graph& g, const StepChoice& s) {
 // instead. Computed, a view costs a copy with index arithmetic (a reshape's divisions) per
 // element; as an alias it costs nothing. The rest is implemented anew (a matmul and its
 // post-ops without the view may go to oneDNN).
-std::vector<StepChoice> split_trailing_views(const ir::Graph& g, StepChoice s) {
+std::vector<StepChoice> split_trailing_views(const ir::Graph& g, StepChoice s, Libraries libs = Libraries::OneDnn) {
   std::vector<StepChoice> after;
   while (s.kernel.nodes.size() > 1) {
     std::optional<size_t> i = trailing_view(g, s);
     if (!i) break;
     ir::NodeId node = s.kernel.nodes[*i];
     ir::ValueId view = g.node(node).outputs[0], source = g.node(node).inputs[0];
-    after.insert(after.begin(), make_choice(g, tile::Kernel{{node}, {view}}));
+    after.insert(after.begin(), make_choice(g, tile::Kernel{{node}, {view}}, libs));
     std::vector<ir::NodeId> nodes = s.kernel.nodes;
     nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(*i));
     std::vector<ir::ValueId> kept;
     for (ir::ValueId o : s.kernel.outputs)
       if (o != view && std::find(kept.begin(), kept.end(), o) == kept.end()) kept.push_back(o);
     if (std::find(kept.begin(), kept.end(), source) == kept.end()) kept.push_back(source);
-    s = make_choice(g, tile::Kernel{nodes, kept});
+    s = make_choice(g, tile::Kernel{nodes, kept}, libs);
   }
   std::vector<StepChoice> out{s};
   out.insert(out.end(), after.begin(), after.end());
@@ -149,19 +152,16 @@ namespace orchid::driver {
 std::vector<StepChoice> implement_for_cuda(const ir::Graph& g, const std::vector<tile::Kernel>& kernels) {
   std::vector<StepChoice> out;
   for (const tile::Kernel& k : kernels) {
-    StepChoice s = make_choice(g, k);
+    StepChoice s = make_choice(g, k, Libraries::None);
     if (s.kind == StepKind::Reference)
       for (ir::NodeId n : s.kernel.nodes)
         ORCHID_SUPPORTED(g.node(n).kind() != ir::PrimKind::Opaque)
             << "node '" << g.node(n).name << "': routine "
             << ir::opaque_routine_name(std::get<ir::OpaqueAttrs>(g.node(n).attrs).routine)
             << " has no CUDA implementation yet (it runs on the CPU only)";
-    if (s.kind == StepKind::OneDnn) s.kind = StepKind::Generated;
-    std::vector<StepChoice> steps = s.kind == StepKind::Generated ? split_trailing_views(g, std::move(s)) : std::vector{s};
-    for (StepChoice& q : steps) {
-      if (q.kind == StepKind::OneDnn) q.kind = StepKind::Generated;
-      out.push_back(std::move(q));
-    }
+    std::vector<StepChoice> steps =
+        s.kind == StepKind::Generated ? split_trailing_views(g, std::move(s), Libraries::None) : std::vector{s};
+    for (StepChoice& q : steps) out.push_back(std::move(q));
   }
   return out;
 }

@@ -179,14 +179,19 @@ std::vector<ir::Tensor> CudaModel::run(const std::vector<ir::Tensor>& inputs) {
   return out;
 }
 
+double CudaModel::median_ms(int repeats, const std::function<void()>& launches) const {
+  const Device& dev = Device::get();
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) t.push_back(dev.time_ms(launches, stream_.handle()));
+  std::sort(t.begin(), t.end());
+  return t.empty() ? 0 : t[t.size() / 2];
+}
+
 double CudaModel::time_ms(int warmup, int repeats) {
   const Device& dev = Device::get();
   for (int i = 0; i < warmup; ++i) dev.launch(graph_, stream_);
   dev.synchronize();
-  std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) t.push_back(dev.time_ms([&] { dev.launch(graph_, stream_); }, stream_.handle()));
-  std::sort(t.begin(), t.end());
-  return t.empty() ? 0 : t[t.size() / 2];
+  return median_ms(repeats, [&] { dev.launch(graph_, stream_); });
 }
 
 std::vector<double> CudaModel::step_times_ms(int repeats) {
@@ -199,10 +204,7 @@ std::vector<double> CudaModel::step_times_ms(int repeats) {
     };
     launch();
     dev.synchronize();
-    std::vector<double> t;
-    for (int r = 0; r < repeats; ++r) t.push_back(dev.time_ms(launch, stream_.handle()));
-    std::sort(t.begin(), t.end());
-    out.push_back(t.empty() ? 0 : t[t.size() / 2]);
+    out.push_back(median_ms(repeats, launch));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 // in order on one stream — captured into a CUDA graph, so that a run is one launch.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,8 @@ class CudaModel {
   void allocate();
   uint64_t address(const BufferHome& home) const;  // on the device
   void capture();
+  // The median of `repeats` timings (CUDA events on the model's stream) of `launches`; 0 for none.
+  double median_ms(int repeats, const std::function<void()>& launches) const;
 
   std::string dir_;
   Plan plan_;
