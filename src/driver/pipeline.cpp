@@ -73,15 +73,16 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   CompileResult result;
   result.out_dir = directory_name(o.out_dir);
   check_publishable(result.out_dir);  // refuse before the work, not after it
+  bool cuda = o.device == runtime::PlanDevice::Cuda;
+  ORCHID_USER_CHECK(!cuda || o.strategy != orchestrate::Strategy::Optimal)
+      << "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy";
   // 2. Clean-ups: weights' own primitives folded, scalar constants inlined, transposes read by
   //    matmuls folded into their trans flags, BatchNorm folded into Conv, dead code removed.
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
   // 3. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
   //    every convex candidate with measured costs (optimal).
-  bool cuda = o.device == runtime::PlanDevice::Cuda;
   std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] {
     if (o.strategy != orchestrate::Strategy::Optimal) return orchestrate::orchestrate(g, o.strategy);
-    ORCHID_USER_CHECK(!cuda) << "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy";
     OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure);
     result.orchestration = p.notes;
     return p.kernels;

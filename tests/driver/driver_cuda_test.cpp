@@ -32,7 +32,6 @@ CompileOptions cuda_options(const std::string& out_dir) {
 }
 
 void skip_without_cuda_codegen() {
-  std::string why;
   if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
 }
 
