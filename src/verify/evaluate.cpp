@@ -1,0 +1,506 @@
+#include "verify/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "ir/tensor.h"
+#include "support/error.h"
+#include "support/hash.h"
+
+namespace orchid::verify {
+
+using ir::DType;
+using ir::Expr;
+using ir::ExprOp;
+
+namespace {
+
+uint64_t splitmix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t mix(uint64_t h, uint64_t v) { return splitmix(h ^ splitmix(v)); }
+uint64_t mix(uint64_t h, FElem a) { return mix(mix(h, a.p), a.q); }
+
+FElem random_elem(uint64_t h) {
+  uint64_t a = splitmix(h);
+  return {a % kP, splitmix(a) % kQ};
+}
+
+uint64_t tag(const Draw& d, std::string_view what) { return mix(d.salt, fnv1a64(what)); }
+
+FElem special(const Draw& d, double v) {
+  return random_elem(tag(d, std::isnan(v) ? "nan" : v > 0 ? "+inf" : "-inf"));
+}
+
+FElem scalar_elem(double v, const Draw& d) { return std::isfinite(v) ? f_exact(v) : special(d, v); }
+
+bool elem_less(FElem a, FElem b) { return a.p != b.p ? a.p < b.p : a.q < b.q; }
+
+// A function of the set of `vals` (a single value is its own image).
+FElem set_fn(uint64_t t, std::vector<FElem> vals) {
+  std::sort(vals.begin(), vals.end(), elem_less);
+  vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
+  if (vals.size() == 1) return vals[0];
+  for (FElem v : vals) t = mix(t, v);
+  return random_elem(t);
+}
+
+// ---------------------------------------------------------------- exact integers
+
+bool unsigned_order(DType t) { return t == DType::U64; }
+
+bool int_less(int64_t a, int64_t b, DType t) {
+  return unsigned_order(t) ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
+}
+
+int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
+auto u(int64_t v) { return static_cast<uint64_t>(v); }
+
+int64_t int_div(int64_t a, int64_t b, DType t, bool floor) {
+  if (b == 0) return 0;
+  if (unsigned_order(t)) return wrap(u(a) / u(b));
+  if (a == std::numeric_limits<int64_t>::min() && b == -1) return a;
+  int64_t q = a / b;
+  if (floor && a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t int_binary(ExprOp op, int64_t a, int64_t b, DType t) {
+  switch (op) {
+    case ExprOp::Add: return wrap(u(a) + u(b));
+    case ExprOp::Sub: return wrap(u(a) - u(b));
+    case ExprOp::Mul: return wrap(u(a) * u(b));
+    case ExprOp::Div: return int_div(a, b, t, false);
+    case ExprOp::FloorDiv: return int_div(a, b, t, true);
+    case ExprOp::Mod: return b == 0 ? 0 : wrap(u(a) - u(int_div(a, b, t, true)) * u(b));
+    case ExprOp::Rem: return b == 0 ? 0 : wrap(u(a) - u(int_div(a, b, t, false)) * u(b));
+    case ExprOp::Max: return int_less(a, b, t) ? b : a;
+    case ExprOp::Min: return int_less(b, a, t) ? b : a;
+    case ExprOp::And: return a & b;
+    case ExprOp::Or: return a | b;
+    case ExprOp::Xor: return a ^ b;
+    case ExprOp::Shl: return b < 0 || b > 63 ? 0 : wrap(u(a) << b);
+    case ExprOp::Shr:
+      if (unsigned_order(t)) return b < 0 || b > 63 ? 0 : wrap(u(a) >> b);
+      return b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b;
+    default: break;
+  }
+  ORCHID_CHECK(false) << "integer operator " << ir::expr_op_name(op);
+  return {};
+}
+
+int64_t int_unary(ExprOp op, int64_t a, DType t) {
+  switch (op) {
+    case ExprOp::Neg: return wrap(0 - u(a));
+    case ExprOp::Abs: return unsigned_order(t) || a >= 0 ? a : wrap(0 - u(a));
+    case ExprOp::Sign: return unsigned_order(t) ? a != 0 : (a > 0) - (a < 0);
+    case ExprOp::Not: return ir::is_bool(t) ? !a : ~a;
+    default: break;
+  }
+  ORCHID_CHECK(false) << "integer operator " << ir::expr_op_name(op);
+  return {};
+}
+
+bool compare(ir::CmpOp c, bool less, bool greater) {
+  switch (c) {
+    case ir::CmpOp::Eq: return !less && !greater;
+    case ir::CmpOp::Ne: return less || greater;
+    case ir::CmpOp::Lt: return less;
+    case ir::CmpOp::Le: return !greater;
+    case ir::CmpOp::Gt: return greater;
+    case ir::CmpOp::Ge: return !less;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- one primitive
+
+struct S {
+  FElem f;
+  int64_t i = 0;
+};
+
+class NodeEval {
+ public:
+  NodeEval(const ir::Graph& g, const Analysis& an, int32_t node, std::vector<FTensor>& values,
+           const Draw& d, int64_t& work)
+      : g_(g), p_(g.node(ir::NodeId{node})), opaque_exps_(an.opaque_exps[static_cast<size_t>(node)]),
+        opaque_maxsum_(an.opaque_maxsum[static_cast<size_t>(node)]), values_(values), d_(d),
+        work_(work), name_(g.value(p_.outputs.front()).name) {
+    for (ir::ValueId v : p_.inputs) {
+      const FTensor& t = values[static_cast<size_t>(v.v)];
+      ins_.push_back(&t);
+      std::vector<int64_t> st(t.type.shape.size(), 1);
+      for (size_t k = st.size(); k-- > 1;) st[k - 1] = st[k] * t.type.shape[k];
+      strides_.push_back(std::move(st));
+    }
+  }
+
+  void run();
+
+ private:
+  S eval(const Expr& e);
+  S load(const Expr& e);
+  S float_unary(const Expr& e, FElem a);
+  S float_binary(const Expr& e, FElem a, FElem b);
+  bool float_compare(ir::CmpOp c, FElem a, FElem b);
+  S cast(const Expr& e, S a);
+  FElem opaque_fn(std::string_view what, FElem a, FElem b = {}) {
+    return random_elem(mix(mix(tag(d_, what), a), b));
+  }
+  FElem div(FElem a, FElem b) {
+    if (!f_invertible(b)) throw ZeroDivisor(name_);
+    return f_div(a, b);
+  }
+  FElem constant(const Expr& e);
+  void combine(int64_t out_index, const std::vector<std::vector<S>>& terms);
+  void combine_float(int64_t o, size_t k, const std::vector<S>& t);
+  void combine_int(int64_t o, size_t k, const std::vector<S>& t, DType dt);
+  void store(size_t k, int64_t o, S v);
+
+  const ir::Graph& g_;
+  const ir::Primitive& p_;
+  const std::unordered_set<const ir::ExprNode*>& opaque_exps_;
+  bool opaque_maxsum_;
+  std::vector<FTensor>& values_;
+  const Draw& d_;
+  int64_t& work_;
+  std::string name_;
+  std::vector<const FTensor*> ins_;
+  std::vector<std::vector<int64_t>> strides_;
+  std::vector<int64_t> ivars_, rvars_;
+  std::unordered_map<const ir::ExprNode*, FElem> constants_;
+};
+
+FElem NodeEval::constant(const Expr& e) {
+  auto it = constants_.find(e.get());
+  if (it != constants_.end()) return it->second;
+  FElem v = scalar_elem(e->value.f, d_);
+  constants_.emplace(e.get(), v);
+  return v;
+}
+
+S NodeEval::load(const Expr& e) {
+  if (e->predicated && eval(e->args.back()).i == 0) {
+    if (ir::is_float(e.dtype())) return {scalar_elem(e->value.f, d_), 0};
+    return {{}, e->value.i};
+  }
+  auto slot = static_cast<size_t>(e->index);
+  const FTensor& in = *ins_.at(slot);
+  int64_t flat = 0;
+  for (size_t k = 0; k < in.type.shape.size(); ++k) {
+    int64_t x = eval(e.arg(k)).i;
+    if (x < 0 || x >= in.type.shape[k])
+      throw Undecidable("%" + name_ + ": index " + std::to_string(x) + " out of bounds of dim " +
+                        std::to_string(k) + " of its input " + std::to_string(slot) +
+                        " (an index computed from floats?)");
+    flat += x * strides_[slot][k];
+  }
+  if (ir::is_float(in.type.dtype)) return {in.f[static_cast<size_t>(flat)], 0};
+  return {{}, in.i[static_cast<size_t>(flat)]};
+}
+
+S NodeEval::float_unary(const Expr& e, FElem a) {
+  bool opaque = opaque_exps_.count(e.get()) != 0;
+  switch (e.op()) {
+    case ExprOp::Neg: return {f_neg(a)};
+    case ExprOp::Recip: return {div(f_int(1), a)};
+    case ExprOp::Exp:
+      if (!opaque) return {f_exp(a, d_.omega)};
+      break;
+    case ExprOp::Sigmoid:  // 1 / (1 + e^-x)
+      if (!opaque) return {div(f_int(1), f_add(f_int(1), f_exp(f_neg(a), d_.omega)))};
+      break;
+    case ExprOp::Tanh:  // (e^2x − 1) / (e^2x + 1)
+      if (!opaque) {
+        FElem e2 = f_exp(f_add(a, a), d_.omega);
+        return {div(f_sub(e2, f_int(1)), f_add(e2, f_int(1)))};
+      }
+      break;
+    default: break;
+  }
+  return {opaque_fn(ir::expr_op_name(e.op()), a)};
+}
+
+S NodeEval::float_binary(const Expr& e, FElem a, FElem b) {
+  switch (e.op()) {
+    case ExprOp::Add: return {f_add(a, b)};
+    case ExprOp::Sub: return {f_sub(a, b)};
+    case ExprOp::Mul: return {f_mul(a, b)};
+    case ExprOp::Div: return {div(a, b)};
+    case ExprOp::Max:
+    case ExprOp::Min: return {set_fn(tag(d_, ir::expr_op_name(e.op())), {a, b})};
+    case ExprOp::Pow:
+      if (e.arg(1).op() == ExprOp::Const) {
+        double n = e.arg(1)->value.f;
+        if (n == std::trunc(n) && std::abs(n) <= 16) {
+          FElem r = f_int(1);
+          for (int k = 0; k < static_cast<int>(std::abs(n)); ++k) r = f_mul(r, a);
+          return {n < 0 ? div(f_int(1), r) : r};
+        }
+      }
+      break;
+    default: break;
+  }
+  return {opaque_fn(ir::expr_op_name(e.op()), a, b)};
+}
+
+// eq/ne are exact; the order comparisons are one random relation "a < b".
+bool NodeEval::float_compare(ir::CmpOp c, FElem a, FElem b) {
+  auto lt = [&](FElem x, FElem y) { return !(x == y) && (mix(mix(tag(d_, "lt"), x), y) & 1); };
+  switch (c) {
+    case ir::CmpOp::Eq: return a == b;
+    case ir::CmpOp::Ne: return !(a == b);
+    case ir::CmpOp::Lt: return lt(a, b);
+    case ir::CmpOp::Le: return !lt(b, a);
+    case ir::CmpOp::Gt: return lt(b, a);
+    case ir::CmpOp::Ge: return !lt(a, b);
+  }
+  return false;
+}
+
+S NodeEval::cast(const Expr& e, S a) {
+  DType from = e.arg(0).dtype();
+  DType to = e.dtype();
+  if (ir::is_float(from) && ir::is_float(to)) return a;
+  if (ir::is_float(to)) {
+    FElem v = unsigned_order(from) && a.i < 0 ? f_exact(static_cast<double>(u(a.i))) : f_int(a.i);
+    return {v};
+  }
+  if (!ir::is_float(from)) return {{}, ir::wrap_to_dtype(a.i, to)};
+  if (ir::is_bool(to)) return {{}, a.f.p != 0};
+  return {{}, ir::wrap_to_dtype(static_cast<int64_t>(opaque_fn("cast", a.f).p & 0xff), to)};
+}
+
+S NodeEval::eval(const Expr& e) {
+  if (--work_ < 0) throw Undecidable("%" + name_ + ": the evaluation exceeds its work budget");
+  bool fl = ir::is_float(e.dtype());
+  switch (ir::expr_op_category(e.op())) {
+    case ir::ExprCategory::Leaf:
+      if (e.op() == ExprOp::Var)
+        return {{}, (e->var_kind == ir::VarKind::Domain ? ivars_ : rvars_)[static_cast<size_t>(e->index)]};
+      return fl ? S{constant(e), 0} : S{{}, e->value.i};
+    case ir::ExprCategory::Load: return load(e);
+    case ir::ExprCategory::Unary: {
+      S a = eval(e.arg(0));
+      if (e.op() == ExprOp::IsNan || e.op() == ExprOp::IsInf) {
+        bool nan = a.f == special(d_, NAN);
+        bool inf = a.f == special(d_, INFINITY) || a.f == special(d_, -INFINITY);
+        return {{}, e.op() == ExprOp::IsNan ? nan : inf};
+      }
+      return fl ? float_unary(e, a.f) : S{{}, int_unary(e.op(), a.i, e.dtype())};
+    }
+    case ir::ExprCategory::Binary: {
+      S a = eval(e.arg(0));
+      S b = eval(e.arg(1));
+      return fl ? float_binary(e, a.f, b.f) : S{{}, int_binary(e.op(), a.i, b.i, e.dtype())};
+    }
+    case ir::ExprCategory::Compare: {
+      S a = eval(e.arg(0));
+      S b = eval(e.arg(1));
+      ir::CmpOp c = *ir::compare_kind(e.op());
+      DType t = e.arg(0).dtype();
+      if (ir::is_float(t)) return {{}, float_compare(c, a.f, b.f)};
+      return {{}, compare(c, int_less(a.i, b.i, t), int_less(b.i, a.i, t))};
+    }
+    case ir::ExprCategory::Select: return eval(e.arg(0)).i != 0 ? eval(e.arg(1)) : eval(e.arg(2));
+    case ir::ExprCategory::Cast: return cast(e, eval(e.arg(0)));
+  }
+  ORCHID_CHECK(false) << "expression category";
+  return {};
+}
+
+void NodeEval::store(size_t k, int64_t o, S v) {
+  FTensor& out = values_[static_cast<size_t>(p_.outputs[k].v)];
+  if (ir::is_float(out.type.dtype)) {
+    out.f[static_cast<size_t>(o)] = v.f;
+  } else {
+    out.i[static_cast<size_t>(o)] = ir::wrap_to_dtype(v.i, out.type.dtype);
+  }
+}
+
+void NodeEval::combine_float(int64_t o, size_t k, const std::vector<S>& t) {
+  std::vector<FElem> v;
+  for (const S& s : t) v.push_back(s.f);
+  auto n = static_cast<int64_t>(v.size());
+  FElem acc;
+  switch (p_.reduce) {
+    case ir::ReduceOp::Sum:
+      acc = f_int(0);
+      for (FElem x : v) acc = f_add(acc, x);
+      return store(k, o, {acc});
+    case ir::ReduceOp::Prod:
+      acc = f_int(1);
+      for (FElem x : v) acc = f_mul(acc, x);
+      return store(k, o, {acc});
+    case ir::ReduceOp::Max:
+    case ir::ReduceOp::Min:
+      if (v.empty()) return store(k, o, {special(d_, p_.reduce == ir::ReduceOp::Max ? -INFINITY : INFINITY)});
+      return store(k, o, {set_fn(tag(d_, ir::reduce_op_name(p_.reduce)), v)});
+    case ir::ReduceOp::Welford: {
+      if (v.empty()) return store(0, o, {special(d_, NAN)}), store(1, o, {special(d_, NAN)});
+      FElem s = f_int(0), s2 = f_int(0);
+      for (FElem x : v) s = f_add(s, x), s2 = f_add(s2, f_mul(x, x));
+      FElem mean = f_div(s, f_int(n));
+      store(0, o, {mean});
+      return store(1, o, {f_sub(f_div(s2, f_int(n)), f_mul(mean, mean))});
+    }
+    case ir::ReduceOp::MaxSum: {
+      if (v.empty()) return store(0, o, {special(d_, -INFINITY)}), store(1, o, {f_int(0)});
+      FElem m = set_fn(tag(d_, "max"), v);
+      store(0, o, {m});
+      if (opaque_maxsum_) {
+        std::sort(v.begin(), v.end(), elem_less);
+        uint64_t h = tag(d_, "maxsum");
+        for (FElem x : v) h = mix(h, x);
+        return store(1, o, {random_elem(h)});
+      }
+      acc = f_int(0);
+      for (FElem x : v) acc = f_add(acc, f_exp(f_sub(x, m), d_.omega));
+      return store(1, o, {acc});
+    }
+    case ir::ReduceOp::None:
+    case ir::ReduceOp::ArgMax:
+    case ir::ReduceOp::ArgMin: break;
+  }
+  ORCHID_CHECK(false) << "float combiner " << ir::reduce_op_name(p_.reduce);
+  return;
+}
+
+void NodeEval::combine_int(int64_t o, size_t k, const std::vector<S>& t, DType dt) {
+  int64_t acc = p_.reduce == ir::ReduceOp::Prod ? 1 : 0;
+  if (p_.reduce == ir::ReduceOp::Max) acc = ir::dtype_lowest(dt);
+  if (p_.reduce == ir::ReduceOp::Min) acc = ir::dtype_highest(dt);
+  for (const S& s : t) {
+    if (p_.reduce == ir::ReduceOp::Sum) acc = wrap(u(acc) + u(s.i));
+    if (p_.reduce == ir::ReduceOp::Prod) acc = wrap(u(acc) * u(s.i));
+    if (p_.reduce == ir::ReduceOp::Max && int_less(acc, s.i, dt)) acc = s.i;
+    if (p_.reduce == ir::ReduceOp::Min && int_less(s.i, acc, dt)) acc = s.i;
+  }
+  store(k, o, {{}, acc});
+}
+
+// argmax / argmin: a random position of the set of values (the value: that set's max / min),
+// or exactly for integer values.
+void arg_reduce(const ir::Primitive& p, const Draw& d, const std::vector<S>& vals,
+                const std::vector<S>& idx, DType dt, S* value, S* index) {
+  bool is_max = p.reduce == ir::ReduceOp::ArgMax;
+  *index = {{}, -1};
+  if (!ir::is_float(dt)) {
+    *value = {{}, is_max ? ir::dtype_lowest(dt) : ir::dtype_highest(dt)};
+    for (size_t r = 0; r < vals.size(); ++r) {
+      bool better = is_max ? int_less(value->i, vals[r].i, dt) : int_less(vals[r].i, value->i, dt);
+      if (better || index->i < 0) *value = vals[r], *index = idx[r];
+    }
+    return;
+  }
+  if (vals.empty()) {
+    *value = {special(d, is_max ? -INFINITY : INFINITY)};
+    return;
+  }
+  std::vector<FElem> set;
+  for (const S& s : vals) set.push_back(s.f);
+  *value = {set_fn(tag(d, is_max ? "max" : "min"), set)};
+  std::sort(set.begin(), set.end(), elem_less);
+  set.erase(std::unique(set.begin(), set.end()), set.end());
+  uint64_t h = tag(d, ir::reduce_op_name(p.reduce));
+  for (FElem v : set) h = mix(h, v);
+  FElem chosen = set[splitmix(h) % set.size()];
+  for (size_t r = 0; r < vals.size(); ++r)
+    if (vals[r].f == chosen) {
+      *index = idx[r];
+      return;
+    }
+}
+
+void NodeEval::combine(int64_t o, const std::vector<std::vector<S>>& terms) {
+  if (p_.reduce == ir::ReduceOp::ArgMax || p_.reduce == ir::ReduceOp::ArgMin) {
+    S value, index;
+    arg_reduce(p_, d_, terms[0], terms[1], p_.bodies[0].dtype(), &value, &index);
+    store(0, o, value);
+    return store(1, o, index);
+  }
+  if (p_.reduce == ir::ReduceOp::Welford || p_.reduce == ir::ReduceOp::MaxSum)
+    return combine_float(o, 0, terms[0]);
+  for (size_t k = 0; k < terms.size(); ++k) {
+    if (p_.reduce == ir::ReduceOp::None) {
+      store(k, o, terms[k][0]);
+    } else if (ir::is_float(p_.bodies[k].dtype())) {
+      combine_float(o, k, terms[k]);
+    } else {
+      combine_int(o, k, terms[k], g_.type(p_.outputs[k]).dtype);
+    }
+  }
+}
+
+// Advances the row-major odometer `v` over `dims`.
+void next(std::vector<int64_t>& v, const ir::Dims& dims) {
+  for (size_t k = v.size(); k-- > 0;) {
+    if (++v[k] < dims[k]) return;
+    v[k] = 0;
+  }
+}
+
+int64_t numel(const ir::Dims& dims) {
+  int64_t n = 1;
+  for (int64_t x : dims) n *= x;
+  return n;
+}
+
+void NodeEval::run() {
+  if (p_.kind() == ir::PrimKind::Opaque)
+    throw Undecidable("%" + name_ + ": opaque routine " +
+                      std::string(ir::opaque_routine_name(std::get<ir::OpaqueAttrs>(p_.attrs).routine)) +
+                      " has no finite-field semantics");
+  for (ir::ValueId v : p_.outputs) {
+    FTensor& t = values_[static_cast<size_t>(v.v)];
+    t.type = g_.type(v);
+    (ir::is_float(t.type.dtype) ? t.f.resize(static_cast<size_t>(t.type.numel()))
+                                : t.i.resize(static_cast<size_t>(t.type.numel())));
+  }
+  int64_t outs = numel(p_.domain);
+  int64_t reds = p_.reduce == ir::ReduceOp::None ? 1 : numel(p_.reduce_domain);
+  ivars_.assign(p_.domain.size(), 0);
+  std::vector<std::vector<S>> terms(p_.bodies.size());
+  for (int64_t o = 0; o < outs; ++o, next(ivars_, p_.domain)) {
+    rvars_.assign(p_.reduce_domain.size(), 0);
+    for (auto& t : terms) t.clear();
+    for (int64_t r = 0; r < reds; ++r, next(rvars_, p_.reduce_domain))
+      for (size_t k = 0; k < p_.bodies.size(); ++k) terms[k].push_back(eval(p_.bodies[k]));
+    combine(o, terms);
+  }
+}
+
+}  // namespace
+
+FTensor field_constant(const ir::Tensor& t, const Draw& draw) {
+  FTensor f{t.type(), {}, {}};
+  for (int64_t k = 0; k < t.numel(); ++k) {
+    if (ir::is_float(t.dtype())) {
+      f.f.push_back(scalar_elem(t.get_f64(k), draw));
+    } else {
+      f.i.push_back(t.get_i64(k));
+    }
+  }
+  return f;
+}
+
+std::vector<FTensor> evaluate(const ir::Graph& g, const Analysis& an,
+                              const std::vector<FTensor>& inputs, const Draw& draw, int64_t& work) {
+  ORCHID_CHECK(inputs.size() == g.inputs().size()) << "evaluate: input count";
+  std::vector<FTensor> values(static_cast<size_t>(g.num_values()));
+  for (size_t k = 0; k < inputs.size(); ++k) values[static_cast<size_t>(g.inputs()[k].v)] = inputs[k];
+  for (int32_t v = 0; v < g.num_values(); ++v)
+    if (g.values()[static_cast<size_t>(v)].origin == ir::ValueOrigin::Constant)
+      values[static_cast<size_t>(v)] = field_constant(g.constant(ir::ValueId{v}), draw);
+  for (int32_t n = 0; n < g.num_nodes(); ++n) NodeEval(g, an, n, values, draw, work).run();
+  return values;
+}
+
+}  // namespace orchid::verify
