@@ -143,12 +143,13 @@ Verdict check_equivalence(const ir::Graph& a, const ir::Graph& b, const CheckOpt
     return undecided(v, "k = " + std::to_string(v.k) + " needs " + std::to_string(*t) +
                             " tests, more than the limit of " + std::to_string(o.max_tests));
   Rng rng(o.seed);
-  std::vector<ir::Tensor> like = interp::random_inputs(a, o.seed);
   int64_t work = o.max_work;
   int consecutive = 0;
   while (v.tests_run < *t) {
     uint64_t g = 2 + rng.next() % (kP - 3);
     Draw d{mul_mod(g, g, kP), rng.next()};
+    // Integer inputs are sampled from the interpreter's valid ranges, afresh in every draw.
+    std::vector<ir::Tensor> like = interp::random_inputs(a, rng.next());
     std::vector<FTensor> ins;
     for (const ir::Tensor& l : like) ins.push_back(random_field_tensor(l, rng));
     std::vector<FTensor> va, vb;

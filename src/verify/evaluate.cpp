@@ -275,7 +275,10 @@ S NodeEval::cast(const Expr& e, S a) {
   }
   if (!ir::is_float(from)) return {{}, ir::wrap_to_dtype(a.i, to)};
   if (ir::is_bool(to)) return {{}, a.f.p != 0};
-  return {{}, ir::wrap_to_dtype(static_cast<int64_t>(opaque_fn("cast", a.f).p & 0xff), to)};
+  // Integers made from floats (truncation) follow no algebra a field can mirror, and what
+  // is computed from them can hide any difference: refused.
+  throw Undecidable("%" + name_ + ": a cast from " + std::string(ir::dtype_name(from)) + " to " +
+                    std::string(ir::dtype_name(to)) + " has no finite-field semantics");
 }
 
 S NodeEval::eval(const Expr& e) {

@@ -176,7 +176,7 @@ class BodyAnalyzer {
     Terms r = constant_terms();
     if (e.op() == ExprOp::Load) r = load_input(e);
     if (e.op() == ExprOp::Cast && ir::is_float(e.arg(0).dtype()) && !ir::is_bool(e.dtype()))
-      r = fresh("cast to an integer", true);
+      r = fresh("cast to an integer", true);  // refused by the evaluation
     if (auto c = ir::compare_kind(e.op()); c && ir::is_float(e.arg(0).dtype()) &&
                                            *c != ir::CmpOp::Eq && *c != ir::CmpOp::Ne)
       r = fresh(std::string(ir::expr_op_name(e.op())), true);
@@ -249,7 +249,17 @@ class BodyAnalyzer {
         break;
       default: break;
     }
-    return with_cond(with_cond(fresh(std::string(ir::expr_op_name(e.op())), false), a), b);
+    Terms r = with_cond(with_cond(fresh(std::string(ir::expr_op_name(e.op())), false), a), b);
+    if (e.op() == ExprOp::Max || e.op() == ExprOp::Min) return selecting(r, join(a, b));
+    return r;
+  }
+
+ public:
+  // max and min of a set with one element return it (evaluate.h): their result is exp-free
+  // only where their arguments are.
+  static Terms selecting(Terms fresh, const Terms& args) {
+    fresh.exp_free = args.exp_free;
+    return fresh;
   }
 
  public:
@@ -292,7 +302,9 @@ std::vector<Terms> reduce_terms(const ir::Primitive& p, const std::vector<Terms>
     case ir::ReduceOp::Min:
       for (size_t k = 0; k < bodies.size(); ++k) {
         bool f = ir::is_float(p.bodies[k].dtype());
-        Terms t = f ? body.fresh(std::string(ir::reduce_op_name(p.reduce)) + " reduction", false)
+        Terms t = f ? BodyAnalyzer::selecting(
+                          body.fresh(std::string(ir::reduce_op_name(p.reduce)) + " reduction", false),
+                          bodies[k])
                     : bodies[k];
         t.uninterpreted = t.uninterpreted || bodies[k].uninterpreted;
         out.push_back(t);
@@ -300,8 +312,8 @@ std::vector<Terms> reduce_terms(const ir::Primitive& p, const std::vector<Terms>
       return out;
     case ir::ReduceOp::ArgMax:
     case ir::ReduceOp::ArgMin: {
-      Terms v = body.fresh(std::string(ir::reduce_op_name(p.reduce)), true);
-      v.uninterpreted = true;
+      Terms v = BodyAnalyzer::selecting(body.fresh(std::string(ir::reduce_op_name(p.reduce)), true),
+                                        bodies[0]);
       return {v, v};
     }
     case ir::ReduceOp::Welford: {
@@ -311,8 +323,7 @@ std::vector<Terms> reduce_terms(const ir::Primitive& p, const std::vector<Terms>
       return {mean, add_terms(sq, mul_terms(mean, mean))};
     }
     case ir::ReduceOp::MaxSum: {
-      Terms m = body.fresh("max reduction", false);
-      m.uninterpreted = true;
+      Terms m = BodyAnalyzer::selecting(body.fresh("max reduction", false), bodies[0]);
       opaque_maxsum = !bodies[0].exp_free;
       if (!bodies[0].exp_free) return {m, body.fresh("maxsum of exp terms", false)};
       Terms s = sum_terms(exp_terms(add_terms(bodies[0], m), 1, 1), n);
@@ -333,6 +344,14 @@ Analysis analyze(const ir::Graph& g) {
     const ir::Value& val = g.values()[static_cast<size_t>(v)];
     if (val.origin == ir::ValueOrigin::Constant) an.values[static_cast<size_t>(v)] = constant_terms();
     if (!ir::is_float(val.type.dtype)) an.values[static_cast<size_t>(v)] = constant_terms();
+  }
+  // Integer and bool inputs are not symbols but samples of their valid range: what they
+  // decide is seen in a test only when the sample shows it, as for a narrow function.
+  for (ir::ValueId v : g.inputs()) {
+    if (ir::is_float(g.type(v).dtype)) continue;
+    an.values[static_cast<size_t>(v.v)].uninterpreted = true;
+    an.narrow = true;
+    an.sites.push_back({g.value(v).name, "sampled integer input"});
   }
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Primitive& p = g.node(ir::NodeId{n});

@@ -13,10 +13,11 @@
 // lt/le/gt/ge, floor, pow, a second exp on one path, a float → integer cast, … — is an
 // *uninterpreted function*: a seeded random function of its arguments' field values,
 // consistent within one test, so that graphs that apply it to equal arguments still compare.
-// Its result is a fresh value (Terms of an input). A uninterpreted function with few
-// possible results (a comparison, an argmax index, a float → integer cast) is "narrow": a
-// changed argument changes its result with probability ≥ 1/2 only, which the number of tests
-// accounts for.
+// Its result is a fresh value (Terms of an input). An uninterpreted function with few
+// possible results (a comparison, an argmax index) is "narrow": a changed argument changes
+// its result with probability about 1/2 only, which the number of tests accounts for; so are
+// integer and bool graph inputs, which are sampled from their valid range in each test rather
+// than symbols. A float → integer cast is refused by the evaluation (evaluate.cpp).
 #pragma once
 
 #include <cstdint>
