@@ -175,5 +175,26 @@ TEST(Cli, ModelErrorsNameFileNodeAndOp) {
   EXPECT_NE(shape.output.find("--shape 'x0': expected name=dims"), std::string::npos) << shape.output;
 }
 
+TEST(Cli, EquivExitCodesSayEquivalentDifferentUndecided) {
+  std::string a = ORCHID_SOURCE_DIR "/examples/equiv/attention.oir";
+  std::string b = ORCHID_SOURCE_DIR "/examples/equiv/attention_merged.oir";
+  auto same = orchid_cli({"equiv", a, b});
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("equivalent (1493 of 1493 tests; k = 72"), std::string::npos) << same.output;
+  TempDir dir;
+  std::ifstream in(b);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("add(i1, 5)"), 10, "add(i1, 4)");
+  auto diff = orchid_cli({"equiv", a, dir.file("wrong.oir", text)});
+  EXPECT_EQ(diff.exit_code, 3) << diff.output;
+  EXPECT_NE(diff.output.find("different: output 0 (%o) differs at ["), std::string::npos) << diff.output;
+  auto few = orchid_cli({"equiv", a, b, "--max-tests", "100"});
+  EXPECT_EQ(few.exit_code, 4) << few.output;
+  EXPECT_NE(few.output.find("needs 1493 tests, more than the limit of 100"), std::string::npos) << few.output;
+  auto missing = orchid_cli({"equiv", a, dir.file("absent.oir")});
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("absent.oir"), std::string::npos) << missing.output;
+}
+
 }  // namespace
 }  // namespace orchid

@@ -21,5 +21,6 @@ Command add_ir_run(CLI::App& app);
 Command add_target(CLI::App& app);
 Command add_compile(CLI::App& app);
 Command add_verify(CLI::App& app);
+Command add_equiv(CLI::App& app);
 
 }  // namespace orchid::cli
