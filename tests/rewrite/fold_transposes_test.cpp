@@ -6,6 +6,7 @@
 #include "interp/compare.h"
 #include "interp/interp.h"
 #include "interp/random_inputs.h"
+#include "verify/check.h"
 #include "ir/dce.h"
 #include "ir/parser.h"
 #include "rewrite/fold_transposes.h"
@@ -24,6 +25,9 @@ void expect_same_results(const ir::Graph& before, const ir::Graph& after) {
     ASSERT_EQ(want.size(), got.size());
     for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(interp::compare_tensors(got[k], want[k], 1e-12, 1e-12), "");
   }
+  // The rewrite is exact, so the finite-field check must find it equivalent too.
+  verify::Verdict v = verify::check_equivalence(before, after);
+  EXPECT_EQ(v.outcome, verify::Outcome::Equivalent) << verify::describe(v);
 }
 
 TEST(FoldTransposes, AttentionScoresReadKeysTransposed) {

@@ -5,6 +5,7 @@
 
 #include "interp/interp.h"
 #include "interp/random_inputs.h"
+#include "verify/check.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "rewrite/inline_scalars.h"
@@ -24,6 +25,9 @@ void expect_same_results(const ir::Graph& before, const ir::Graph& after) {
     ASSERT_EQ(want.size(), got.size());
     for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got[k], want[k]) << "output " << k << ", seed " << seed;
   }
+  // The rewrite is exact, so the finite-field check must find it equivalent too.
+  verify::Verdict v = verify::check_equivalence(before, after);
+  EXPECT_EQ(v.outcome, verify::Outcome::Equivalent) << verify::describe(v);
 }
 
 // g with its scalar constants inlined (which must change it), checked to compute what g did.
