@@ -29,9 +29,10 @@ Terms fresh_terms() { return Terms{1, 1, 1, 0, 0, true, true, 0, 0}; }
 
 constexpr uint64_t kReduceBits = 0xffffffff00000000ull;
 
+// A variable beyond the 32 of its kind stands for all of them (a bound, never too small).
 uint64_t var_bit(const ir::ExprNode& v) {
-  int shift = v.index + (v.var_kind == ir::VarKind::Reduce ? 32 : 0);
-  return shift < 64 ? uint64_t{1} << shift : 0;
+  if (v.index >= 32) return ~uint64_t{0};
+  return uint64_t{1} << (v.index + (v.var_kind == ir::VarKind::Reduce ? 32 : 0));
 }
 
 // The loop variables an index expression reads (through nested loads too).
@@ -200,7 +201,7 @@ class BodyAnalyzer {
     for (size_t k = 0; k < e->args.size(); ++k) {
       uint64_t v = vars_of(e.arg(k));
       t.vars |= v;
-      if (k < 64 && (dims >> k & 1)) t.den_vars |= v;
+      if (k < 32 ? (dims >> k & 1) != 0 : dims != 0) t.den_vars |= v;
       t = with_cond(t, expr(e.arg(k)));
     }
     return t;

@@ -276,5 +276,25 @@ TEST(Check, IndirectLoadsUseValidIntegerInputs) {
   EXPECT_EQ(v.outcome, Outcome::Equivalent);
 }
 
+TEST(Terms, SumsCrossMultiplyOnlyDenominatorsThatVaryWithTheReduction) {
+  ir::Graph shared = g(R"(
+  input %x : f32[2,3]
+  %e : f32[2,3] = elementwise(%x) { exp(%x[i0, i1]) }
+  %r : f32[2,1] = reduce sum(%e) over [3] { %e[i0, r0] }
+  %s : f32[2,1] = reduce sum(%e, %r) over [3] { div(%e[i0, r0], %r[i0, 0]) }
+  output %s)");
+  Terms t = analyze(shared).values[static_cast<size_t>(shared.outputs()[0].v)];
+  EXPECT_EQ(t.num, 3u);  // Σ_r e^x_r / R: one denominator, three terms over it
+  EXPECT_EQ(t.den, 3u);
+  ir::Graph varying = g(R"(
+  input %x : f32[2,3]
+  %s : f32[2,1] = reduce sum(%x) over [3] { sigmoid(%x[i0, r0]) }
+  output %s)");
+  Terms u = analyze(varying).values[static_cast<size_t>(varying.outputs()[0].v)];
+  EXPECT_EQ(u.num, 12u);  // Σ 1 / (1 + e^-x_r) over 3: 3 · 1 · 2² over 2³
+  EXPECT_EQ(u.den, 8u);
+  EXPECT_FALSE(u.exp_free);
+}
+
 }  // namespace
 }  // namespace orchid::verify
