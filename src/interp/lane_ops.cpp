@@ -66,11 +66,6 @@ void fcmp(const Ctx& c, F f) {
   int64_t* d = c.r.ip(c.in.dst);
   for (int64_t j = 0; j < c.n; ++j) d[j] = f(a[j], b[j]);
 }
-// Shifts by b outside [0, 63]: 0, or -1 for a negative a shifted right (docs/ir.md).
-int64_t shl_signed(int64_t a, int64_t b) {
-  return b < 0 || b > 63 ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
-}
-int64_t shr_signed(int64_t a, int64_t b) { return b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; }
 // Integral binary operator whose u64 form reads the operands unsigned.
 template <class FS, class FU>
 void i2u(const Ctx& c, FS fs, FU fu) {
@@ -100,27 +95,6 @@ void compare(const Ctx& c, F f) {
 }
 
 // ---- Scalar semantics (docs/ir.md). ----
-int64_t wneg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
-int64_t wsub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-int64_t sdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? wneg(a) : a / b; }
-int64_t sfloordiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return wneg(a);
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t smod(int64_t a, int64_t b) {
-  if (b == 0 || b == -1) return 0;
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-// Truncated remainder (C's %, the sign of the dividend); by 0 gives 0, and by -1 gives 0
-// (where C's i64 min % -1 would overflow).
-int64_t srem(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
-uint64_t udiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : a / b; }
-uint64_t umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b; }
 // Floored float modulo: fmod (exact) moved into the divisor's sign.
 double fmod_floored(double a, double b) {
   double r = std::fmod(a, b);
@@ -156,9 +130,6 @@ void select(const Ctx& c) {
     for (int64_t j = 0; j < c.n; ++j) d[j] = cond[j] ? a[j] : b[j];
   }
 }
-
-int64_t sabs(int64_t x) { return x < 0 ? wneg(x) : x; }
-int64_t ssign(int64_t x) { return (x > 0) - (x < 0); }
 
 }  // namespace
 
@@ -208,8 +179,8 @@ void exec_op(const Instr& in, RegFile& regs, int64_t n, Precision p) {
     case ExprOp::And: return i2(c, [](int64_t a, int64_t b) { return a & b; });
     case ExprOp::Or: return i2(c, [](int64_t a, int64_t b) { return a | b; });
     case ExprOp::Xor: return i2(c, [](int64_t a, int64_t b) { return a ^ b; });
-    case ExprOp::Shl: return i2u(c, shl_signed, [](uint64_t a, uint64_t b) { return b > 63 ? 0 : a << b; });
-    case ExprOp::Shr: return i2u(c, shr_signed, [](uint64_t a, uint64_t b) { return b > 63 ? 0 : a >> b; });
+    case ExprOp::Shl: return i2u(c, shl_signed, shl_unsigned);
+    case ExprOp::Shr: return i2u(c, shr_signed, shr_unsigned);
     case ExprOp::Eq: return compare(c, [](auto a, auto b) { return a == b; });
     case ExprOp::Ne: return compare(c, [](auto a, auto b) { return a != b; });
     case ExprOp::Lt: return compare(c, [](auto a, auto b) { return a < b; });

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "interp/int_ops.h"
 #include "interp/interp.h"
 #include "interp/program.h"
 
@@ -28,16 +29,6 @@ inline double nan_max(double a, double b) {
 }
 inline double nan_min(double a, double b) {
   return a != a ? a : b != b ? b : (b < a ? b : a);
-}
-inline int64_t wrap_add(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-inline int64_t wrap_mul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-// a < b in the order of integral dtype t (u64 unsigned, every other signed).
-inline bool int_less(int64_t a, int64_t b, bool is_u64) {
-  return is_u64 ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
 }
 
 }  // namespace orchid::interp::detail

@@ -5,9 +5,11 @@
 #include <limits>
 #include <unordered_map>
 
+#include "interp/int_ops.h"
 #include "ir/tensor.h"
 #include "support/error.h"
 #include "support/hash.h"
+#include "support/random.h"
 
 namespace orchid::verify {
 
@@ -17,19 +19,12 @@ using ir::ExprOp;
 
 namespace {
 
-uint64_t splitmix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-uint64_t mix(uint64_t h, uint64_t v) { return splitmix(h ^ splitmix(v)); }
+uint64_t mix(uint64_t h, uint64_t v) { return splitmix64(h ^ splitmix64(v)); }
 uint64_t mix(uint64_t h, FElem a) { return mix(mix(h, a.p), a.q); }
 
 FElem random_elem(uint64_t h) {
-  uint64_t a = splitmix(h);
-  return {a % kP, splitmix(a) % kQ};
+  uint64_t a = splitmix64(h);
+  return {a % kP, splitmix64(a) % kQ};
 }
 
 uint64_t tag(const Draw& d, std::string_view what) { return mix(d.salt, fnv1a64(what)); }
@@ -51,73 +46,7 @@ FElem set_fn(uint64_t t, std::vector<FElem> vals) {
   return random_elem(t);
 }
 
-// ---------------------------------------------------------------- exact integers
-
-bool unsigned_order(DType t) { return t == DType::U64; }
-
-bool int_less(int64_t a, int64_t b, DType t) {
-  return unsigned_order(t) ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
-}
-
-int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
-auto u(int64_t v) { return static_cast<uint64_t>(v); }
-
-int64_t int_div(int64_t a, int64_t b, DType t, bool floor) {
-  if (b == 0) return 0;
-  if (unsigned_order(t)) return wrap(u(a) / u(b));
-  if (a == std::numeric_limits<int64_t>::min() && b == -1) return a;
-  int64_t q = a / b;
-  if (floor && a % b != 0 && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t int_binary(ExprOp op, int64_t a, int64_t b, DType t) {
-  switch (op) {
-    case ExprOp::Add: return wrap(u(a) + u(b));
-    case ExprOp::Sub: return wrap(u(a) - u(b));
-    case ExprOp::Mul: return wrap(u(a) * u(b));
-    case ExprOp::Div: return int_div(a, b, t, false);
-    case ExprOp::FloorDiv: return int_div(a, b, t, true);
-    case ExprOp::Mod: return b == 0 ? 0 : wrap(u(a) - u(int_div(a, b, t, true)) * u(b));
-    case ExprOp::Rem: return b == 0 ? 0 : wrap(u(a) - u(int_div(a, b, t, false)) * u(b));
-    case ExprOp::Max: return int_less(a, b, t) ? b : a;
-    case ExprOp::Min: return int_less(b, a, t) ? b : a;
-    case ExprOp::And: return a & b;
-    case ExprOp::Or: return a | b;
-    case ExprOp::Xor: return a ^ b;
-    case ExprOp::Shl: return b < 0 || b > 63 ? 0 : wrap(u(a) << b);
-    case ExprOp::Shr:
-      if (unsigned_order(t)) return b < 0 || b > 63 ? 0 : wrap(u(a) >> b);
-      return b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b;
-    default: break;
-  }
-  ORCHID_CHECK(false) << "integer operator " << ir::expr_op_name(op);
-  return {};
-}
-
-int64_t int_unary(ExprOp op, int64_t a, DType t) {
-  switch (op) {
-    case ExprOp::Neg: return wrap(0 - u(a));
-    case ExprOp::Abs: return unsigned_order(t) || a >= 0 ? a : wrap(0 - u(a));
-    case ExprOp::Sign: return unsigned_order(t) ? a != 0 : (a > 0) - (a < 0);
-    case ExprOp::Not: return ir::is_bool(t) ? !a : ~a;
-    default: break;
-  }
-  ORCHID_CHECK(false) << "integer operator " << ir::expr_op_name(op);
-  return {};
-}
-
-bool compare(ir::CmpOp c, bool less, bool greater) {
-  switch (c) {
-    case ir::CmpOp::Eq: return !less && !greater;
-    case ir::CmpOp::Ne: return less || greater;
-    case ir::CmpOp::Lt: return less;
-    case ir::CmpOp::Le: return !greater;
-    case ir::CmpOp::Gt: return greater;
-    case ir::CmpOp::Ge: return !less;
-  }
-  return false;
-}
+bool is_u64(DType t) { return t == DType::U64; }
 
 // ---------------------------------------------------------------- one primitive
 
@@ -132,7 +61,8 @@ class NodeEval {
            const Draw& d, int64_t& work)
       : g_(g), p_(g.node(ir::NodeId{node})), opaque_exps_(an.opaque_exps[static_cast<size_t>(node)]),
         opaque_maxsum_(an.opaque_maxsum[static_cast<size_t>(node)]), values_(values), d_(d),
-        work_(work), name_(g.value(p_.outputs.front()).name) {
+        work_(work), name_(g.value(p_.outputs.front()).name), nan_(special(d, NAN)),
+        inf_(special(d, INFINITY)), minus_inf_(special(d, -INFINITY)) {
     for (ir::ValueId v : p_.inputs) {
       const FTensor& t = values[static_cast<size_t>(v.v)];
       ins_.push_back(&t);
@@ -172,6 +102,7 @@ class NodeEval {
   const Draw& d_;
   int64_t& work_;
   std::string name_;
+  FElem nan_, inf_, minus_inf_;  // the draw's non-finite constants
   std::vector<const FTensor*> ins_;
   std::vector<std::vector<int64_t>> strides_;
   std::vector<int64_t> ivars_, rvars_;
@@ -199,7 +130,7 @@ S NodeEval::load(const Expr& e) {
     if (x < 0 || x >= in.type.shape[k])
       throw Undecidable("%" + name_ + ": index " + std::to_string(x) + " out of bounds of dim " +
                         std::to_string(k) + " of its input " + std::to_string(slot) +
-                        " (an index computed from floats?)");
+                        " (integer inputs are sampled: one computed from them leaves the tensor)");
     flat += x * strides_[slot][k];
   }
   if (ir::is_float(in.type.dtype)) return {in.f[static_cast<size_t>(flat)], 0};
@@ -237,13 +168,10 @@ S NodeEval::float_binary(const Expr& e, FElem a, FElem b) {
     case ExprOp::Max:
     case ExprOp::Min: return {set_fn(tag(d_, ir::expr_op_name(e.op())), {a, b})};
     case ExprOp::Pow:
-      if (e.arg(1).op() == ExprOp::Const) {
-        double n = e.arg(1)->value.f;
-        if (n == std::trunc(n) && std::abs(n) <= 16) {
-          FElem r = f_int(1);
-          for (int k = 0; k < static_cast<int>(std::abs(n)); ++k) r = f_mul(r, a);
-          return {n < 0 ? div(f_int(1), r) : r};
-        }
+      if (std::optional<int64_t> n = small_power(e.arg(1))) {
+        FElem r = f_int(1);
+        for (int64_t k = 0; k < std::abs(*n); ++k) r = f_mul(r, a);
+        return {*n < 0 ? div(f_int(1), r) : r};
       }
       break;
     default: break;
@@ -270,8 +198,8 @@ S NodeEval::cast(const Expr& e, S a) {
   DType to = e.dtype();
   if (ir::is_float(from) && ir::is_float(to)) return a;
   if (ir::is_float(to)) {
-    FElem v = unsigned_order(from) && a.i < 0 ? f_exact(static_cast<double>(u(a.i))) : f_int(a.i);
-    return {v};
+    if (is_u64(from) && a.i < 0) return {f_exact(static_cast<double>(static_cast<uint64_t>(a.i)))};
+    return {f_int(a.i)};
   }
   if (!ir::is_float(from)) return {{}, ir::wrap_to_dtype(a.i, to)};
   if (ir::is_bool(to)) return {{}, a.f.p != 0};
@@ -292,17 +220,14 @@ S NodeEval::eval(const Expr& e) {
     case ir::ExprCategory::Load: return load(e);
     case ir::ExprCategory::Unary: {
       S a = eval(e.arg(0));
-      if (e.op() == ExprOp::IsNan || e.op() == ExprOp::IsInf) {
-        bool nan = a.f == special(d_, NAN);
-        bool inf = a.f == special(d_, INFINITY) || a.f == special(d_, -INFINITY);
-        return {{}, e.op() == ExprOp::IsNan ? nan : inf};
-      }
-      return fl ? float_unary(e, a.f) : S{{}, int_unary(e.op(), a.i, e.dtype())};
+      if (e.op() == ExprOp::IsNan) return {{}, a.f == nan_};
+      if (e.op() == ExprOp::IsInf) return {{}, a.f == inf_ || a.f == minus_inf_};
+      return fl ? float_unary(e, a.f) : S{{}, interp::int_unary(e.op(), a.i, e.dtype())};
     }
     case ir::ExprCategory::Binary: {
       S a = eval(e.arg(0));
       S b = eval(e.arg(1));
-      return fl ? float_binary(e, a.f, b.f) : S{{}, int_binary(e.op(), a.i, b.i, e.dtype())};
+      return fl ? float_binary(e, a.f, b.f) : S{{}, interp::int_binary(e.op(), a.i, b.i, e.dtype())};
     }
     case ir::ExprCategory::Compare: {
       S a = eval(e.arg(0));
@@ -310,7 +235,7 @@ S NodeEval::eval(const Expr& e) {
       ir::CmpOp c = *ir::compare_kind(e.op());
       DType t = e.arg(0).dtype();
       if (ir::is_float(t)) return {{}, float_compare(c, a.f, b.f)};
-      return {{}, compare(c, int_less(a.i, b.i, t), int_less(b.i, a.i, t))};
+      return {{}, interp::int_compare(c, a.i, b.i, t)};
     }
     case ir::ExprCategory::Select: return eval(e.arg(0)).i != 0 ? eval(e.arg(1)) : eval(e.arg(2));
     case ir::ExprCategory::Cast: return cast(e, eval(e.arg(0)));
@@ -377,15 +302,13 @@ void NodeEval::combine_float(int64_t o, size_t k, const std::vector<S>& t) {
 }
 
 void NodeEval::combine_int(int64_t o, size_t k, const std::vector<S>& t, DType dt) {
-  int64_t acc = p_.reduce == ir::ReduceOp::Prod ? 1 : 0;
-  if (p_.reduce == ir::ReduceOp::Max) acc = ir::dtype_lowest(dt);
-  if (p_.reduce == ir::ReduceOp::Min) acc = ir::dtype_highest(dt);
-  for (const S& s : t) {
-    if (p_.reduce == ir::ReduceOp::Sum) acc = wrap(u(acc) + u(s.i));
-    if (p_.reduce == ir::ReduceOp::Prod) acc = wrap(u(acc) * u(s.i));
-    if (p_.reduce == ir::ReduceOp::Max && int_less(acc, s.i, dt)) acc = s.i;
-    if (p_.reduce == ir::ReduceOp::Min && int_less(s.i, acc, dt)) acc = s.i;
-  }
+  ExprOp op = p_.reduce == ir::ReduceOp::Sum    ? ExprOp::Add
+              : p_.reduce == ir::ReduceOp::Prod ? ExprOp::Mul
+              : p_.reduce == ir::ReduceOp::Max  ? ExprOp::Max
+                                                : ExprOp::Min;
+  int64_t acc = op == ExprOp::Add ? 0 : op == ExprOp::Mul ? 1 : op == ExprOp::Max ? ir::dtype_lowest(dt)
+                                                                                   : ir::dtype_highest(dt);
+  for (const S& s : t) acc = interp::int_binary(op, acc, s.i, dt);
   store(k, o, {{}, acc});
 }
 
@@ -398,7 +321,8 @@ void arg_reduce(const ir::Primitive& p, const Draw& d, const std::vector<S>& val
   if (!ir::is_float(dt)) {
     *value = {{}, is_max ? ir::dtype_lowest(dt) : ir::dtype_highest(dt)};
     for (size_t r = 0; r < vals.size(); ++r) {
-      bool better = is_max ? int_less(value->i, vals[r].i, dt) : int_less(vals[r].i, value->i, dt);
+      bool better = is_max ? interp::int_less(value->i, vals[r].i, is_u64(dt))
+                           : interp::int_less(vals[r].i, value->i, is_u64(dt));
       if (better || index->i < 0) *value = vals[r], *index = idx[r];
     }
     return;
@@ -414,7 +338,7 @@ void arg_reduce(const ir::Primitive& p, const Draw& d, const std::vector<S>& val
   set.erase(std::unique(set.begin(), set.end()), set.end());
   uint64_t h = tag(d, ir::reduce_op_name(p.reduce));
   for (FElem v : set) h = mix(h, v);
-  FElem chosen = set[splitmix(h) % set.size()];
+  FElem chosen = set[splitmix64(h) % set.size()];
   for (size_t r = 0; r < vals.size(); ++r)
     if (vals[r].f == chosen) {
       *index = idx[r];

@@ -1,6 +1,7 @@
 #include "verify/terms.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "support/error.h"
 
@@ -44,31 +45,34 @@ uint64_t vars_of(const Expr& e) {
   return m;
 }
 
-Terms add_terms(const Terms& a, const Terms& b) {
+// What every combination of two values shares: exp-free where both are, uninterpreted where
+// either is, the union of their variables.
+Terms combined(const Terms& a, const Terms& b) {
   Terms r;
   r.exp_free = a.exp_free && b.exp_free;
-  r.num = r.exp_free ? 1 : sat_add(sat_mul(a.num, b.den), sat_mul(b.num, a.den));
-  r.den = r.exp_free ? 1 : sat_mul(a.den, b.den);
-  r.deg_n = std::max(sat_add(a.deg_n, b.deg_d), sat_add(b.deg_n, a.deg_d));
-  r.deg_d = sat_add(a.deg_d, b.deg_d);
-  r.deg_e = std::max(a.deg_e, b.deg_e);
   r.uninterpreted = a.uninterpreted || b.uninterpreted;
   r.den_vars = a.den_vars | b.den_vars;
   r.vars = a.vars | b.vars;
   return r;
 }
 
+Terms add_terms(const Terms& a, const Terms& b) {
+  Terms r = combined(a, b);
+  r.num = r.exp_free ? 1 : sat_add(sat_mul(a.num, b.den), sat_mul(b.num, a.den));
+  r.den = r.exp_free ? 1 : sat_mul(a.den, b.den);
+  r.deg_n = std::max(sat_add(a.deg_n, b.deg_d), sat_add(b.deg_n, a.deg_d));
+  r.deg_d = sat_add(a.deg_d, b.deg_d);
+  r.deg_e = std::max(a.deg_e, b.deg_e);
+  return r;
+}
+
 Terms mul_terms(const Terms& a, const Terms& b) {
-  Terms r;
-  r.exp_free = a.exp_free && b.exp_free;
+  Terms r = combined(a, b);
   r.num = sat_mul(a.num, b.num);
   r.den = sat_mul(a.den, b.den);
   r.deg_n = sat_add(a.deg_n, b.deg_n);
   r.deg_d = sat_add(a.deg_d, b.deg_d);
   r.deg_e = sat_add(a.deg_e, b.deg_e);  // e^(h1/u1) e^(h2/u2) = e^((h1 u2 + h2 u1) / (u1 u2))
-  r.uninterpreted = a.uninterpreted || b.uninterpreted;
-  r.den_vars = a.den_vars | b.den_vars;
-  r.vars = a.vars | b.vars;
   return r;
 }
 
@@ -87,10 +91,13 @@ Terms exp_terms(const Terms& x, uint64_t num, uint64_t den) {
 }
 
 Terms join(const Terms& a, const Terms& b) {
-  return Terms{std::max(a.num, b.num),     std::max(a.den, b.den),
-               std::max(a.deg_n, b.deg_n), std::max(a.deg_d, b.deg_d),
-               std::max(a.deg_e, b.deg_e), a.exp_free && b.exp_free,
-               a.uninterpreted || b.uninterpreted, a.den_vars | b.den_vars, a.vars | b.vars};
+  Terms r = combined(a, b);
+  r.num = std::max(a.num, b.num);
+  r.den = std::max(a.den, b.den);
+  r.deg_n = std::max(a.deg_n, b.deg_n);
+  r.deg_d = std::max(a.deg_d, b.deg_d);
+  r.deg_e = std::max(a.deg_e, b.deg_e);
+  return r;
 }
 
 // Σ of n values of the shape t over the reduction variables: N1/D1 + ... =
@@ -129,7 +136,7 @@ Terms prod_terms(const Terms& t, uint64_t n) {
 // The Terms of one body's expressions, in the context of one primitive.
 class BodyAnalyzer {
  public:
-  BodyAnalyzer(const ir::Graph& g, int32_t node, Analysis& an) : g_(g), node_(node), an_(an) {
+  BodyAnalyzer(const ir::Graph& g, int32_t node, Analysis& an) : node_(node), an_(an) {
     const ir::Primitive& p = g.node(ir::NodeId{node});
     for (ir::ValueId v : p.inputs) inputs_.push_back(an.values[static_cast<size_t>(v.v)]);
     name_ = g.value(p.outputs.front()).name;
@@ -243,7 +250,7 @@ class BodyAnalyzer {
       case ExprOp::Mul: return mul_terms(a, b);
       case ExprOp::Div: return div_terms(a, b);
       case ExprOp::Pow:
-        if (auto n = small_power(e.arg(1))) {
+        if (auto n = verify::small_power(e.arg(1))) {
           Terms r = prod_terms(a, static_cast<uint64_t>(std::abs(*n)));
           return *n < 0 ? div_terms(constant_terms(), r) : r;
         }
@@ -263,17 +270,7 @@ class BodyAnalyzer {
     return fresh;
   }
 
- public:
-  // pow(x, n) with a constant integral n, |n| <= 16, is interpreted as repeated products.
-  static std::optional<int64_t> small_power(const Expr& exponent) {
-    if (exponent.op() != ExprOp::Const) return std::nullopt;
-    double v = exponent->value.f;
-    if (v != static_cast<double>(static_cast<int64_t>(v)) || std::abs(v) > 16) return std::nullopt;
-    return static_cast<int64_t>(v);
-  }
-
  private:
-  const ir::Graph& g_;
   int32_t node_;
   Analysis& an_;
   std::vector<Terms> inputs_;
@@ -303,12 +300,10 @@ std::vector<Terms> reduce_terms(const ir::Primitive& p, const std::vector<Terms>
     case ir::ReduceOp::Min:
       for (size_t k = 0; k < bodies.size(); ++k) {
         bool f = ir::is_float(p.bodies[k].dtype());
-        Terms t = f ? BodyAnalyzer::selecting(
-                          body.fresh(std::string(ir::reduce_op_name(p.reduce)) + " reduction", false),
-                          bodies[k])
-                    : bodies[k];
-        t.uninterpreted = t.uninterpreted || bodies[k].uninterpreted;
-        out.push_back(t);
+        out.push_back(f ? BodyAnalyzer::selecting(
+                              body.fresh(std::string(ir::reduce_op_name(p.reduce)) + " reduction", false),
+                              bodies[k])
+                        : bodies[k]);
       }
       return out;
     case ir::ReduceOp::ArgMax:
@@ -317,10 +312,9 @@ std::vector<Terms> reduce_terms(const ir::Primitive& p, const std::vector<Terms>
                                         bodies[0]);
       return {v, v};
     }
-    case ir::ReduceOp::Welford: {
-      Terms c = constant_terms();
-      Terms mean = div_terms(sum_terms(bodies[0], n), c);
-      Terms sq = div_terms(sum_terms(mul_terms(bodies[0], bodies[0]), n), c);
+    case ir::ReduceOp::Welford: {  // mean = Σx / n, variance = Σx² / n − mean²
+      Terms mean = sum_terms(bodies[0], n);
+      Terms sq = sum_terms(mul_terms(bodies[0], bodies[0]), n);
       return {mean, add_terms(sq, mul_terms(mean, mean))};
     }
     case ir::ReduceOp::MaxSum: {
@@ -335,6 +329,13 @@ std::vector<Terms> reduce_terms(const ir::Primitive& p, const std::vector<Terms>
 }
 
 }  // namespace
+
+std::optional<int64_t> small_power(const Expr& exponent) {
+  if (exponent.op() != ExprOp::Const) return std::nullopt;
+  double v = exponent->value.f;
+  if (!(std::abs(v) <= 16) || v != std::trunc(v)) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
 
 Analysis analyze(const ir::Graph& g) {
   Analysis an;

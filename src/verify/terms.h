@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -64,6 +65,9 @@ struct Analysis {
 };
 
 Analysis analyze(const ir::Graph& g);
+
+// pow(x, n) is interpreted as repeated products where n is a constant integer, |n| <= 16.
+std::optional<int64_t> small_power(const ir::Expr& exponent);
 
 // Saturating helpers, exposed for the test-count arithmetic.
 uint64_t sat_add(uint64_t a, uint64_t b);

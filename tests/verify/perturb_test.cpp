@@ -23,7 +23,7 @@ namespace {
 using ir::Expr;
 using ir::ExprOp;
 
-struct Site {
+struct BodySpot {
   int32_t node = 0;
   size_t body = 0;
   const ir::ExprNode* at = nullptr;
@@ -31,8 +31,8 @@ struct Site {
 
 // Float expression nodes in the bodies of elementwise and reduce primitives (the kinds whose
 // bodies are free to change).
-std::vector<Site> float_sites(const ir::Graph& g) {
-  std::vector<Site> out;
+std::vector<BodySpot> float_sites(const ir::Graph& g) {
+  std::vector<BodySpot> out;
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Primitive& p = g.node(ir::NodeId{n});
     if (p.op != ir::PrimOp::Elementwise && p.op != ir::PrimOp::Reduce) continue;
@@ -46,7 +46,7 @@ std::vector<Site> float_sites(const ir::Graph& g) {
 
 // g with the expression at `s` replaced by fn(it); nullopt where the result breaks a rule of
 // the IR.
-std::optional<ir::Graph> replaced(const ir::Graph& g, const Site& s,
+std::optional<ir::Graph> replaced(const ir::Graph& g, const BodySpot& s,
                                   const std::function<std::optional<Expr>(const Expr&)>& fn) {
   ir::Graph out = g;
   ir::Primitive& p = out.mutable_node(ir::NodeId{s.node});
@@ -166,7 +166,7 @@ TEST(Perturb, IdentitiesAcceptedAndVisibleChangesDetected) {
                            t.perturbations_changing < 1000) && seed < 20000;
        ++seed) {
     ir::Graph g = testlib::random_graph(seed, go);
-    std::vector<Site> sites = float_sites(g);
+    std::vector<BodySpot> sites = float_sites(g);
     if (sites.empty()) continue;
     ++t.graphs;
     Rng rng(seed);
@@ -184,7 +184,7 @@ TEST(Perturb, IdentitiesAcceptedAndVisibleChangesDetected) {
     }
     for (int tries = 0; tries < 8; ++tries) {
       uint64_t r = rng.next();
-      const Site& s = sites[r % sites.size()];
+      const BodySpot& s = sites[r % sites.size()];
       const ir::Primitive& p = g.node(ir::NodeId{s.node});
       std::optional<ir::Graph> other =
           replaced(g, s, [&](const Expr& e) { return perturbation(g, p, e, r / 7); });
