@@ -330,6 +330,7 @@ std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {
   }
   bool peepholes = cell == Cell::Lstm && ctx.has_input(7);
   if (peepholes) {
+    require_same_dtype(ctx, 0, 7);
     ORCHID_USER_CHECK(ctx.shape(7) == (Dims{s.dirs, 3 * s.hidden}))
         << ctx.where() << "P " << ir::dims_str(ctx.shape(7)) << " should be [" << s.dirs << "," << 3 * s.hidden << "]";
   }

@@ -52,12 +52,18 @@ struct Sampler {
     auto n = static_cast<double>(size);
     return size == 1 ? c(0) : align ? reflect(v, 0, n - 1) : reflect(v, -0.5, n - 0.5);
   }
-  // The coordinate after padding (border: clamped; reflection: reflected, then clamped).
+  // The coordinate after padding, as the ONNX reference: one outside the borders (the pixel
+  // centres, widened by 0.5 without align_corners) is clamped into [0, n − 1] (border) or
+  // reflected between the borders (reflection); one inside stays, and the taps' indices are
+  // padded one by one (`index`).
   Expr pad_coord(Expr v, int64_t size) const {
     auto n = static_cast<double>(size);
-    if (padding == Padding::Border) return min(max(v, c(0)), c(n - 1));
-    if (padding == Padding::Reflection) return min(max(reflected(v, size), c(0)), c(n - 1));
-    return v;
+    if (padding == Padding::Reflection) return reflected(v, size);
+    if (padding == Padding::Zeros) return v;
+    Expr clamped = min(max(v, c(0)), c(n - 1));
+    if (align) return clamped;
+    Expr outside = ir::binary(ExprOp::Or, ir::binary(ExprOp::Lt, v, c(-0.5)), ir::binary(ExprOp::Gt, v, c(n - 0.5)));
+    return ir::select(outside, clamped, v);
   }
   // The i64 index a pixel position (a float holding an integer) reads: clamped (zeros pads
   // out-of-range positions through `inside` instead), reflected under reflection.
@@ -290,33 +296,37 @@ std::vector<ValueId> rule_TfIdfVectorizer(RuleContext& ctx) {
       << " and " << counts.size() << " ngram_counts do not fit";
   // The pool's n-grams by length: n-grams of length n from pool position counts[n-1] · ... on.
   struct Group {
-    int64_t n, first, size;  // length, number of its first n-gram, n-grams
+    int64_t n, first, size, start;  // length, number of its first n-gram, n-grams, pool position
   };
   std::vector<Group> groups;
-  int64_t grams = 0, at = 0;
+  int64_t grams = 0, at = counts.empty() ? 0 : counts[0];  // pool entries before counts[0]: no n-gram
+  ORCHID_USER_CHECK(at >= 0 && at <= static_cast<int64_t>(pool.size()))
+      << ctx.where() << "ngram_counts[0] = " << at << " is outside the pool of " << pool.size();
   for (int64_t n = 1; n <= static_cast<int64_t>(counts.size()); ++n) {
     int64_t next_start = n < static_cast<int64_t>(counts.size()) ? counts[static_cast<size_t>(n)] : -1;
     int64_t elements = (next_start >= 0 ? next_start : static_cast<int64_t>(pool.size())) - at;
     ORCHID_USER_CHECK(elements >= 0 && elements % n == 0) << ctx.where() << "ngram_counts do not split the pool into " << n << "-grams";
-    groups.push_back({n, grams, elements / n});
+    groups.push_back({n, grams, elements / n, at});
     grams += elements / n;
     at += elements;
   }
   ORCHID_USER_CHECK(static_cast<int64_t>(indexes.size()) == grams && (weights.empty() || weights.size() == indexes.size()))
       << ctx.where() << indexes.size() << " ngram_indexes (and " << weights.size() << " weights) for " << grams << " n-grams";
   int64_t out = 0;
-  for (int64_t i : indexes) out = std::max(out, i + 1);
+  for (int64_t i : indexes) {
+    ORCHID_USER_CHECK(i >= 0) << ctx.where() << "ngram_indexes holds the negative index " << i;
+    out = std::max(out, i + 1);
+  }
   int64_t rows = xs.size() == 1 ? 1 : xs[0], len = xs.back();
   ValueId x = xs.size() == 1 ? view(ctx, ctx.input(0), {1, len}, "rows") : ctx.input(0);
   std::vector<ValueId> parts;
   std::vector<int64_t> part_first;
-  int64_t pool_at = 0;
   for (const Group& grp : groups) {
     int64_t elements = grp.n * grp.size;
     bool counted = grp.n >= min_n && grp.n <= max_n && grp.size > 0;
     if (counted) {
       std::string name = "pool" + std::to_string(grp.n);
-      auto from = pool.begin() + static_cast<std::ptrdiff_t>(pool_at);
+      auto from = pool.begin() + static_cast<std::ptrdiff_t>(grp.start);
       ValueId tv = view(ctx, int_vector_constant(ctx, {from, from + static_cast<std::ptrdiff_t>(elements)}, name),
                         {grp.size, grp.n}, name + "/table");
       int64_t skips = grp.n == 1 ? 1 : max_skip + 1;
@@ -339,7 +349,6 @@ std::vector<ValueId> rule_TfIdfVectorizer(RuleContext& ctx) {
       parts.push_back(ctx.emit1(std::move(p), {DType::F32, p.domain}, "count" + std::to_string(grp.n)));
       part_first.push_back(grp.first);
     }
-    pool_at += elements;
   }
   // The output matrix: row g (of the counted n-grams, in pool order) holds g's weight in
   // column ngram_indexes[g].

@@ -40,15 +40,16 @@ struct Ref {
     }
     return v;
   }
-  double lo(int64_t size) const { return align ? 0 : -0.5; }
+  double lo(int64_t) const { return align ? 0 : -0.5; }
   double hi(int64_t size) const { return align ? double(size - 1) : double(size) - 0.5; }
   double unnormalise(double g, int64_t size) const {
     return align ? (g + 1) / 2 * double(size - 1) : ((g + 1) * double(size) - 1) / 2;
   }
+  // As the ONNX reference: only a coordinate outside [lo, hi] moves.
   double coord(double v, int64_t size) const {
+    if (padding == "zeros" || (v >= lo(size) && v <= hi(size))) return v;
     if (padding == "border") return std::clamp(v, 0.0, double(size - 1));
-    if (padding == "reflection") return std::clamp(size == 1 ? 0.0 : reflect(v, lo(size), hi(size)), 0.0, double(size - 1));
-    return v;
+    return size == 1 ? 0.0 : reflect(v, lo(size), hi(size));
   }
   int64_t pixel_index(double v, int64_t size) const {
     if (padding == "reflection" && size > 1) v = reflect(v, lo(size), hi(size));
@@ -109,6 +110,24 @@ TEST(CoverageGridSample, MatchesTheReference) {
             want.set_f64(((n * xs[1] + c) * gs[1] + i) * gs[2] + j, ref.sample(n, c, g.get_f64(at), g.get_f64(at + 1)));
           }
     EXPECT_EQ(testlib::compare_tensors(got, want, 1e-4, 1e-4), "") << ir::dims_str(xs) << " grid " << ir::dims_str(gs);
+  }
+}
+
+// Between the borders and the outer pixel centres (x = -0.25 without align_corners) the
+// coordinate stays; only the bicubic taps beyond the image are padded, one by one.
+TEST(CoverageGridSample, BicubicNearTheEdgePadsTapsNotTheCoordinate) {
+  Tensor x(TensorType{DType::F32, {1, 1, 1, 4}}), g(TensorType{DType::F32, {1, 1, 1, 2}});
+  for (int64_t i = 0; i < 4; ++i) x.set_f64(i, static_cast<double>(i * i) - 1.5);
+  g.set_f64(0, -0.875);  // x = ((g + 1) · 4 − 1) / 2 = −0.25
+  g.set_f64(1, 0);
+  for (const char* padding : {"border", "reflection"}) {
+    SCOPED_TRACE(padding);
+    testlib::OnnxModel m = testlib::single_node("GridSample", {x.type(), g.type()}, 1,
+                                                {{"mode", std::string("bicubic")}, {"padding_mode", std::string(padding)},
+                                                 {"align_corners", int64_t{0}}}, 16);
+    Tensor got = interp::run(testlib::import_model(m), {x, g})[0];
+    Ref ref{"bicubic", padding, false, &x, 1, 4};
+    EXPECT_NEAR(got.get_f64(0), ref.sample(0, 0, -0.875, 0), 1e-5);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "interp/interp.h"
 #include "support/random.h"
+#include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
 
@@ -204,6 +205,19 @@ TEST(CoverageRnn, RandomCasesMatchTheDefinitions) {
       SCOPED_TRACE(std::string(op) + " seed " + std::to_string(seed));
       check(op, seed);
     }
+}
+
+TEST(CoverageRnn, PeepholesOfAnotherDtypeAreAUserError) {
+  testlib::OnnxModel m;
+  m.opset = 14;
+  m.inputs = {{"X", {DType::F32, {2, 1, 3}}}, {"W", {DType::F32, {1, 8, 3}}}, {"R", {DType::F32, {1, 8, 2}}},
+              {"P", {DType::F64, {1, 6}}}};
+  testlib::OnnxNode n{"LSTM", {"X", "W", "R", "", "", "", "", "P"}, {"Y"}, {{"hidden_size", int64_t{2}}}, "", "node"};
+  m.nodes.push_back(n);
+  m.outputs = {"Y"};
+  std::string msg = testlib::error_of([&] { testlib::import_model(m); });
+  EXPECT_NE(msg.find("node 'node' (LSTM"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("f64"), std::string::npos) << msg;
 }
 
 }  // namespace

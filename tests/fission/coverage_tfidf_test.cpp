@@ -6,6 +6,7 @@
 
 #include "interp/interp.h"
 #include "support/random.h"
+#include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/tensors.h"
 
@@ -69,6 +70,27 @@ TEST(CoverageTfIdf, MatchesDirectCounts) {
       }
     EXPECT_EQ(testlib::compare_tensors(got, want, 1e-6, 1e-6), "") << "len " << len << " skip " << max_skip << " n " << min_n << ".." << max_n;
   }
+}
+
+TEST(CoverageTfIdf, BadIndexesAndCountsAreUserErrors) {
+  auto model = [](std::vector<int64_t> counts, std::vector<int64_t> indexes) {
+    std::vector<std::pair<std::string, frontend::Attribute>> attrs = {
+        {"mode", std::string("TF")}, {"min_gram_length", int64_t{1}}, {"max_gram_length", int64_t{1}},
+        {"max_skip_count", int64_t{0}}, {"ngram_counts", counts}, {"ngram_indexes", indexes},
+        {"pool_int64s", std::vector<int64_t>{4, 5}}};
+    return testlib::single_node("TfIdfVectorizer", {TensorType{DType::I64, {6}}}, 1, attrs, 9);
+  };
+  std::string negative = testlib::error_of([&] { testlib::import_model(model({0}, {0, -1})); });
+  EXPECT_NE(negative.find("negative index -1"), std::string::npos) << negative;
+  std::string beyond = testlib::error_of([&] { testlib::import_model(model({3}, {0})); });
+  EXPECT_NE(beyond.find("ngram_counts[0] = 3 is outside the pool of 2"), std::string::npos) << beyond;
+  // Pool entries before ngram_counts[0] belong to no n-gram: counts {1} leaves one unigram.
+  ir::Graph g = testlib::import_model(model({1}, {0}));
+  Tensor x(TensorType{DType::I64, {6}});
+  for (int64_t i = 0; i < 6; ++i) x.set_i64(i, i % 3 == 0 ? 5 : 4);
+  Tensor got = interp::run(g, {x})[0];
+  ASSERT_EQ(got.numel(), 1);
+  EXPECT_EQ(got.get_f64(0), 2);  // 5 occurs twice; 4 is not counted
 }
 
 }  // namespace
