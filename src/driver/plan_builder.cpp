@@ -90,7 +90,7 @@ void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
   for (size_t j = 0; j < libs.size(); ++j)
     // Named by content (the object cache's key): a process never confuses two libraries that
     // were written at the same path (dlopen returns a path it has loaded already).
-    a.plan.libraries.push_back({"kernels_" + std::to_string(j) + "_" + a.libraries[j].stem().string().substr(0, 16) + ".so", 0});
+    a.plan.libraries.push_back({"kernels_" + std::to_string(j) + "_" + a.libraries[j].stem().string().substr(0, 16) + ".so", 0, ""});
 }
 
 }  // namespace

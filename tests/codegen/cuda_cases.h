@@ -27,10 +27,7 @@ struct CudaCase {
 inline Schedule random_cuda_schedule(const ir::Graph& g, const tile::Kernel& k, Rng& rng) {
   Schedule s;
   if (rng.next() % 4 == 0) return default_schedule(g, k);
-  const ir::Dims* anchor = &g.type(k.outputs[0]).shape;
-  for (ir::ValueId v : k.outputs)
-    if (g.type(v).numel() > ir::numel(*anchor)) anchor = &g.type(v).shape;
-  for (int64_t d : *anchor) s.tile.push_back(static_cast<int64_t>(rng.next() % (d + 2)));
+  for (int64_t d : g.type(k.outputs[cpu::anchor_output(g, k)]).shape) s.tile.push_back(static_cast<int64_t>(rng.next() % (d + 2)));
   const int threads[] = {32, 64, 128, 256, 512, 1024};
   s.threads = threads[rng.next() % 6];
   s.inline_single_use = rng.next() % 4 != 0;
@@ -82,6 +79,15 @@ inline std::vector<std::string> named_graphs() {
 inline std::string gather_graph() {
   return "graph @gather {\n  input %x : f32[64]\n  input %idx : i64[8]\n"
          "  %g : f32[8] = layout(%x, %idx) { %x[%idx[i0]] }\n  output %g\n}\n";
+}
+
+// Each of `texts` under the default schedule and under one random schedule.
+inline std::vector<CudaCase> named_cuda_cases(const std::vector<std::string>& texts) {
+  std::vector<CudaCase> cases;
+  for (size_t i = 0; i < texts.size(); ++i)
+    for (uint64_t seed : {uint64_t{0}, 97000 + i})
+      cases.push_back(named_cuda_case(seed, texts[i], "orc_n" + std::to_string(cases.size())));
+  return cases;
 }
 
 }  // namespace orchid::codegen::cuda

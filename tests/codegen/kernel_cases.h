@@ -13,6 +13,7 @@
 
 #include "codegen/cpu/codegen.h"
 #include "codegen/cpu/compiler.h"
+#include "codegen/cpu/lower.h"
 #include "codegen/cpu/schedule.h"
 #include "codegen/kernel_harness.h"
 #include "interp/compare.h"
@@ -70,10 +71,7 @@ struct Case {
 
 inline Schedule random_schedule(const ir::Graph& g, const tile::Kernel& k, Rng& rng) {
   Schedule s;
-  const ir::Dims* anchor = &g.type(k.outputs[0]).shape;
-  for (ValueId v : k.outputs)
-    if (g.type(v).numel() > ir::numel(*anchor)) anchor = &g.type(v).shape;
-  for (int64_t d : *anchor) s.tile.push_back(static_cast<int64_t>(rng.next() % (d + 2)));
+  for (int64_t d : g.type(k.outputs[cpu::anchor_output(g, k)]).shape) s.tile.push_back(static_cast<int64_t>(rng.next() % (d + 2)));
   const int widths[] = {1, 4, 8, 16}, unrolls[] = {1, 2, 4, 8};
   s.vector_width = widths[rng.next() % 4];
   s.unroll = unrolls[rng.next() % 4];

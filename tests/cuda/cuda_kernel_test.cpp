@@ -26,11 +26,7 @@ INSTANTIATE_TEST_SUITE_P(Batches, RandomCudaKernelsOnGpu, ::testing::Range(0, 3)
 TEST(NamedCudaKernelsOnGpu, MatchInterpreter) {
   skip_without_gpu();
   if (IsSkipped()) return;
-  std::vector<CudaCase> cases;
-  std::vector<std::string> texts = named_graphs();
-  for (size_t i = 0; i < texts.size(); ++i)
-    for (uint64_t seed : {uint64_t{0}, 97000 + i}) cases.push_back(named_cuda_case(seed, texts[i], "orc_n" + std::to_string(cases.size())));
-  check_on_gpu(cases);
+  check_on_gpu(named_cuda_cases(named_graphs()));
 }
 
 // An index out of bounds is reported through the error word, and reads index 0.

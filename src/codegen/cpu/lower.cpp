@@ -14,18 +14,17 @@ using ir::NodeId;
 using ir::ValueId;
 using tile::Region;
 
-namespace {
-
-int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
-int64_t align64(int64_t x) { return round_up(x, 64); }
-
-// The output the grid is cut from: the largest (the first among equals).
 size_t anchor_output(const ir::Graph& g, const tile::Kernel& k) {
   size_t best = 0;
   for (size_t i = 1; i < k.outputs.size(); ++i)
     if (g.type(k.outputs[i]).numel() > g.type(k.outputs[best]).numel()) best = i;
   return best;
 }
+
+namespace {
+
+int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
+int64_t align64(int64_t x) { return round_up(x, 64); }
 
 // Dims of an output follow the anchor's dims of equal extent, left to right.
 OutputTiling tiling_for(const Dims& shape, const Dims& anchor, const Dims& grid) {
@@ -341,11 +340,14 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
     Dims& most = nl.most;
     most.assign(p.domain.size(), 0);
     nl.uniform.assign(p.domain.size(), true);
-    for (const Region& r : tr.node[i])
+    const Dims first = tr.node[i].empty() ? Dims{} : tr.node[i][0].shape();
+    for (const Region& r : tr.node[i]) {
+      const Dims shape = r.shape();
       for (size_t d = 0; d < most.size(); ++d) {
-        most[d] = std::max(most[d], r.shape()[d]);
-        nl.uniform[d] = nl.uniform[d] && r.shape()[d] == tr.node[i][0].shape()[d];
+        most[d] = std::max(most[d], shape[d]);
+        nl.uniform[d] = nl.uniform[d] && shape[d] == first[d];
       }
+    }
     std::optional<GemmFactors> f = uses_gemm(g, p, kl.schedule) ? gemm_factors(g, p) : std::nullopt;
     if (f && most[f->m] > 0 && most[f->n] > 0) place_gemm(p, *f, direct_b_rows(g, kl, p, *f), most, nl, offset);
     for (ValueId v : p.outputs) {
@@ -359,7 +361,7 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
         nl.homes[v] = scratch_home(g, v, most, f, nl, arg, offset);
       }
     }
-    if (!nl.gemm && row_combiner(p.reduce) && !most.empty() && most.back() >= 2) {
+    if (kl.schedule.row_accumulators && !nl.gemm && row_combiner(p.reduce) && !most.empty() && most.back() >= 2) {
       nl.accumulate_rows = true;
       nl.acc_row = most.back();
       nl.acc_offset = offset;

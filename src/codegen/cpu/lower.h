@@ -161,6 +161,10 @@ ir::Dims grid_coords(int64_t task, const ir::Dims& grid);
 // and written by task 0 alone).
 tile::Region output_tile(const OutputTiling& t, const ir::Dims& shape, const ir::Dims& coords);
 
+// The output a kernel's grid is cut from (its "anchor", which a schedule's tile refers to):
+// the largest, the first among equals.
+size_t anchor_output(const ir::Graph& g, const tile::Kernel& k);
+
 // UserError-free: kernels must be valid (tile::Kernel over generic primitives, no opaque).
 // `panels`: kernel inputs stored as B panels (packable_weights says which may be).
 KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,

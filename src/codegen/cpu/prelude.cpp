@@ -28,7 +28,7 @@ ORC_INLINE uint64_t orc_umod(uint64_t a, uint64_t b) { return b == 0 ? 0 : a % b
 /* Index arithmetic: floored division and modulo by a positive constant c (the compiler turns
  * the division by a constant into a multiplication). */
 ORC_INLINE int64_t orc_ifdiv(int64_t a, int64_t c) { return (a >= 0 ? a : (int64_t)((uint64_t)a - (uint64_t)(c - 1))) / c; }
-ORC_INLINE int64_t orc_imod(int64_t a, int64_t c) { return (int64_t)((uint64_t)a - (uint64_t)(orc_ifdiv(a, c) * c)); }
+ORC_INLINE int64_t orc_imod(int64_t a, int64_t c) { return (int64_t)((uint64_t)a - (uint64_t)orc_ifdiv(a, c) * (uint64_t)c); }
 /* NaN propagates; of equal operands the first wins. */
 ORC_INLINE float orc_fmaxf(float a, float b) { return a != a ? a : b != b ? b : (a < b ? b : a); }
 ORC_INLINE float orc_fminf(float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); }

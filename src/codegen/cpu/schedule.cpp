@@ -230,10 +230,7 @@ std::optional<GemmFactors> gemm_anchor(const ir::Graph& g, const tile::Kernel& k
 
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) {
   ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
-  // The anchor, as lowering picks it: the largest output.
-  ir::Dims shape = g.type(k.outputs[0]).shape;
-  for (ir::ValueId v : k.outputs)
-    if (g.type(v).numel() > ir::numel(shape)) shape = g.type(v).shape;
+  const ir::Dims& shape = g.type(k.outputs[anchor_output(g, k)]).shape;
   Schedule s;
   s.tile = shape;
   s.vector_width = 16;

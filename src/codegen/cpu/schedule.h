@@ -38,6 +38,10 @@ struct Schedule {
   // of its operand regions into panels and multiplies them in registers; otherwise they
   // accumulate a row at a time like any sum.
   bool gemm = true;
+  // Lowering only, not a tuning knob (schedule_str leaves it out): sum/prod/max/min
+  // reductions over rows of at least 2 get a row of accumulators in scratch, which the CPU
+  // emitter's vector loops use; the CUDA emitter reduces across threads instead and clears it.
+  bool row_accumulators = true;
 
   bool operator==(const Schedule&) const = default;
 };

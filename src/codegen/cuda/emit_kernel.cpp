@@ -157,6 +157,16 @@ int group_size(const ir::Graph& g, const ir::Primitive& p, int64_t volume, int t
   return static_cast<int>(gsize);
 }
 
+// The reduction variables r0, r1, .. of p's term number `flat` (row-major, r0 outermost).
+void emit_reduce_vars(const ir::Primitive& p, const std::string& flat, Writer& w) {
+  w.line("int64_t rterm = " + flat + ";");
+  for (size_t d = p.reduce_domain.size(); d-- > 0;) {
+    std::string e = std::to_string(p.reduce_domain[d]);
+    w.line("const int64_t r" + std::to_string(d) + " = " + (d == 0 ? "rterm" : "rterm % " + e) + ";");
+    if (d > 0) w.line("rterm /= " + e + ";");
+  }
+}
+
 // A shuffle of value `x` of C type `ct` from the lane `offset` away (bool through int).
 std::string shuffled(const std::string& ct, const std::string& x, const std::string& offset) {
   if (ct == "bool") return "(bool)__shfl_xor_sync(mask, (int)" + x + ", " + offset + ")";
@@ -191,12 +201,7 @@ void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const Node
   for (const std::string& d : c.decls) w.line(d);
   w.open("if (live) {");
   w.open("for (int64_t j = lane; j < " + std::to_string(terms) + "LL; j += " + gs + ") {");
-  w.line("int64_t rterm = j;");
-  for (size_t d = p.reduce_domain.size(); d-- > 0;) {
-    std::string e = std::to_string(p.reduce_domain[d]);
-    w.line("const int64_t r" + std::to_string(d) + " = " + (d == 0 ? "rterm" : "rterm % " + e) + ";");
-    if (d > 0) w.line("rterm /= " + e + ";");
-  }
+  emit_reduce_vars(p, "j", w);
   for (const std::string& u : c.update) w.line(u);
   w.close();
   w.close();
@@ -285,25 +290,31 @@ int64_t staged_bytes(const ir::Graph& g, const ir::Primitive& p, const NodeLower
 // Terms of a tiled matrix product loaded into shared memory per step.
 constexpr int64_t kGemmTerms = 16;
 
+// How a task's region of a linear primitive is computed as a tiled matrix product: mt x nt
+// outputs, `groups` strips of `per` rows, one column per thread; the staged blocks of A
+// (kGemmTerms x (mt + 1), plus the strips) and B (kGemmTerms x nt) in shared memory.
+struct GemmTiling {
+  cpu::GemmFactors f;
+  int64_t mt = 0, nt = 0, groups = 0, per = 0;
+  int64_t a_size() const { return kGemmTerms * (mt + 1) + groups * per; }
+  int64_t b_size() const { return kGemmTerms * nt; }
+  int64_t bytes() const { return 4 * (a_size() + b_size()); }
+};
+
 // Whether a linear primitive is computed as a tiled matrix product (emit_tiled_gemm): it has
 // GEMM factors (codegen/cpu/lower.h: an f32 matmul or implicit-GEMM conv), a region of at
-// least 8 rows and 4 columns (thinner products run faster as reductions), no
-// more columns than the block has threads, at most 64 rows per thread (accumulators in
-// registers) and tiles of at most 16 KiB.
-// The shared memory of a tiled product's two staged blocks (emit_tiled_gemm).
-int64_t gemm_bytes(const ir::Dims& box, const cpu::GemmFactors& f, int threads) {
-  int64_t mt = box[f.m], nt = box[f.n], groups = threads / nt, per = (mt + groups - 1) / groups;
-  return 4 * (kGemmTerms * (mt + 1) + groups * per + kGemmTerms * nt);
-}
-
-std::optional<cpu::GemmFactors> tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const ir::Dims& box, int threads) {
+// least 8 rows and 4 columns (thinner products run faster as reductions), no more columns
+// than the block has threads, at most 64 rows per thread (accumulators in registers) and
+// staged blocks of at most 16 KiB.
+std::optional<GemmTiling> tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const ir::Dims& box, int threads) {
   std::optional<cpu::GemmFactors> f = cpu::gemm_factors(g, p);
   if (!f) return std::nullopt;
-  int64_t mt = box[f->m], nt = box[f->n];
-  if (mt < 8 || nt < 4 || nt > threads) return std::nullopt;
-  int64_t groups = threads / nt, per = (mt + groups - 1) / groups;
-  if (per > 64 || gemm_bytes(box, *f, threads) > 16 * 1024) return std::nullopt;
-  return f;
+  GemmTiling t{*f, box[f->m], box[f->n]};
+  if (t.mt < 8 || t.nt < 4 || t.nt > threads) return std::nullopt;
+  t.groups = threads / t.nt;
+  t.per = (t.mt + t.groups - 1) / t.groups;
+  if (t.per > 64 || t.bytes() > 16 * 1024) return std::nullopt;
+  return t;
 }
 
 // A linear primitive as a tiled matrix product: for each index of its other dims (batch and
@@ -312,11 +323,12 @@ std::optional<cpu::GemmFactors> tiled_gemm(const ir::Graph& g, const ir::Primiti
 // on consecutive terms of A and columns of B, so that row-major operands load contiguously),
 // and each thread accumulates a strip of rows of one column in registers. The factors are
 // expressions: transposes, broadcasts, a conv's window and padding, inlined producers.
-void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const cpu::GemmFactors& f,
-                     const Span& sp, int threads, ExprEmitter& ex, Writer& w, int64_t* static_shared) {
+void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const GemmTiling& t,
+                     const Span& sp, ExprEmitter& ex, Writer& w, int64_t* static_shared) {
   const std::vector<std::string>& lo = sp.lo;
   const std::vector<std::string>& hi = sp.hi;
-  const int64_t mt = sp.box[f.m], nt = sp.box[f.n], groups = threads / nt, per = (mt + groups - 1) / groups;
+  const cpu::GemmFactors& f = t.f;
+  const int64_t mt = t.mt, nt = t.nt, groups = t.groups, per = t.per;
   const int64_t terms = ir::numel(p.reduce_domain), kc = kGemmTerms, lda = mt + 1;
   std::string id = std::to_string(nl.node.v), as = "ga" + id, bs = "gb" + id;
   std::string m = std::to_string(f.m), n = std::to_string(f.n);
@@ -324,8 +336,8 @@ void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLower
   int64_t passes = 1;
   for (size_t d = 0; d < sp.box.size(); ++d)
     if (d != f.m && d != f.n) outer.push_back(d), passes *= sp.box[d];
-  int64_t a_size = kc * lda + groups * per, b_size = kc * nt;
-  *static_shared += 4 * (a_size + b_size);
+  int64_t a_size = t.a_size(), b_size = t.b_size();
+  *static_shared += t.bytes();
   w.open("{");
   w.line("__shared__ float " + as + "[" + std::to_string(a_size) + "];");
   w.line("__shared__ float " + bs + "[" + std::to_string(b_size) + "];");
@@ -341,14 +353,6 @@ void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLower
     fs.dvars[unused_dim] = "0";
     return fs;
   };
-  auto decode_term = [&]() {
-    w.line("int64_t rterm = term;");
-    for (size_t d = p.reduce_domain.size(); d-- > 0;) {
-      std::string e = std::to_string(p.reduce_domain[d]);
-      w.line("const int64_t r" + std::to_string(d) + " = " + (d == 0 ? "rterm" : "rterm % " + e) + ";");
-      if (d > 0) w.line("rterm /= " + e + ";");
-    }
-  };
   w.open("for (int64_t k0 = 0; k0 < " + std::to_string(terms) + "LL; k0 += " + std::to_string(kc) + ") {");
   // A block of one factor into shared memory: element e of `count` is (kk, index) or
   // (index, kk) as `terms_first` says, the index along `dim` from its region's low bound.
@@ -361,7 +365,7 @@ void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLower
     w.line("const int64_t vx = " + lo[dim] + " + at, term = k0 + kk;");
     w.line("float x = 0.0f;");
     w.open("if (vx < " + hi[dim] + " && term < " + std::to_string(terms) + "LL) {");
-    decode_term();
+    emit_reduce_vars(p, "term", w);
     w.line("x = " + ex.expr(factor, factor_scope(dim, "vx", unused)) + ";");
     w.close();
     w.line(to + " = x;");
@@ -401,9 +405,9 @@ void emit_block_loop(const ir::Graph& g, const NodeLowering& nl, int threads,
   w.line("// primitive " + std::to_string(nl.node.v) + ": " + std::string(ir::prim_op_name(p.op)));
   Span sp = node_span(nl);
   auto fits = [&](int64_t bytes) { return *static_shared + bytes <= kStaticSharedBudget; };
-  std::optional<cpu::GemmFactors> f = tiled_gemm(g, p, nl.most, threads);
-  if (f && fits(gemm_bytes(nl.most, *f, threads))) {
-    emit_tiled_gemm(g, p, nl, *f, sp, threads, ex, w, static_shared);
+  std::optional<GemmTiling> tiling = tiled_gemm(g, p, nl.most, threads);
+  if (tiling && fits(tiling->bytes())) {
+    emit_tiled_gemm(g, p, nl, *tiling, sp, ex, w, static_shared);
     w.line("__syncthreads();");
     return;
   }

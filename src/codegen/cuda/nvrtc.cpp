@@ -90,7 +90,9 @@ std::string Nvrtc::version() const {
 fs::path Nvrtc::compile_cached(const std::string& source, const std::string& arch, const fs::path& cache_dir) const {
   std::string key = sha256_hex(source + "\n" + arch + "\nnvrtc " + version() + "\ncodegen " +
                                std::to_string(kCudaCodegenVersion));
-  fs::create_directories(cache_dir);
+  std::error_code ec;
+  fs::create_directories(cache_dir, ec);
+  ORCHID_USER_CHECK(!ec) << "cannot create the CUBIN cache " << cache_dir.string() << ": " << ec.message();
   fs::path path = cache_dir / ("cuda-" + key.substr(0, 32) + "." + arch + ".cubin");
   if (fs::exists(path)) return path;
   std::vector<char> cubin = compile(source, arch);
@@ -102,7 +104,8 @@ fs::path Nvrtc::compile_cached(const std::string& source, const std::string& arc
     out.close();  // flushed, and checked, before the file can enter the cache
     ORCHID_USER_CHECK(out) << tmp.string() << ": cannot write";
   }
-  fs::rename(tmp, path);  // atomic: other processes see no file or a whole one
+  fs::rename(tmp, path, ec);  // atomic: other processes see no file or a whole one
+  ORCHID_USER_CHECK(!ec) << "cannot store " << path.string() << " in the CUBIN cache: " << ec.message();
   return path;
 }
 

@@ -23,6 +23,7 @@ cpu::Schedule lowering_schedule(const Schedule& s) {
   c.stream = false;
   c.prefetch = 0;
   c.gemm = false;
+  c.row_accumulators = false;
   return c;
 }
 
@@ -72,10 +73,7 @@ int64_t anchor_terms(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& 
 
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int threads, int per_thread) {
   ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
-  ir::ValueId anchor = k.outputs[0];  // as lowering picks it: the largest output
-  for (ir::ValueId v : k.outputs)
-    if (g.type(v).numel() > g.type(anchor).numel()) anchor = v;
-  const ir::Dims& shape = g.type(anchor).shape;
+  const ir::Dims& shape = g.type(k.outputs[cpu::anchor_output(g, k)]).shape;
   Schedule s;
   s.threads = threads;
   s.tile = shape;
