@@ -45,16 +45,17 @@ for t in cuda_compile_test cuda_kernel_test; do
   echo "$t: exit $rc"; tail -4 "$RESULTS/$t.log"
   [ $rc -ne 0 ] && status=1
 done
-timeout 300 "$BUILD/bench/cuda_kernel_bench" --sweep | tee "$RESULTS/kernels.md"
+timeout 300 "$BUILD/bench/cuda_kernel_bench" --sweep | tee "$RESULTS/kernels.md" || status=1
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-  (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.peers) | tee "$RESULTS/peers.md"
+  (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.peers) | tee "$RESULTS/peers.md" || status=1
 fi
 if [ -n "$ARTIFACTS" ]; then
   timeout 400 "$BUILD/bench/cuda_model_bench" "$ARTIFACTS"/*/ | tee "$RESULTS/models.md" || status=1
   if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     models=$(for d in "$ARTIFACTS"/*/; do basename "$d"; done)
     # shellcheck disable=SC2086
-    (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.torch_models $models) | tee "$RESULTS/torch_models.md"
+    (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.torch_models $models) | tee "$RESULTS/torch_models.md" ||
+      status=1
   fi
 fi
 exit $status

@@ -1,11 +1,11 @@
 // Writing, checking and publishing artifacts (artifact.h).
 #include "driver/artifact.h"
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
+#include "interp/compare.h"
 #include "interp/interp.h"
 #include "interp/random_inputs.h"
 #include "runtime/checksum.h"
@@ -100,7 +100,7 @@ VerifyReport verify_artifact(const std::string& dir, const ir::Graph& reference,
   for (size_t o = 0; o < want.size(); ++o) {
     OutputCheck c;
     c.name = reference.value(reference.outputs()[o]).name;
-    c.rel_l2 = relative_l2(got[o], want[o], &c.detail);
+    c.rel_l2 = interp::relative_l2(got[o], want[o], &c.detail);
     c.ok = c.rel_l2 <= tolerance;
     r.outputs.push_back(c);
   }

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "driver/plan_builder.h"
-#include "interp/compare.h"
 #include "ir/graph.h"
 
 namespace orchid::driver {
@@ -35,8 +34,6 @@ struct VerifyReport {
   bool ok() const;
   std::string summary() const;
 };
-
-using interp::relative_l2;  // interp/compare.h
 
 // Runs the artifact in `dir` (on the CPU, or on the GPU for a CUDA artifact) and the reference
 // graph on the same seeded random inputs.

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "driver/artifact.h"
+#include "interp/compare.h"
 #include "interp/interp.h"
 #include "interp/random_inputs.h"
 #include "ir/parser.h"
@@ -63,7 +64,7 @@ std::string bisect_artifact(const std::string& dir, uint64_t seed, double tolera
       auto v = g.find_value(b.name);
       ORCHID_CHECK(v.has_value()) << "buffer " << b.name << " is not a value of " << kGraphFileName;
       std::string why;
-      double err = relative_l2(got[output_of.at(step.args[k])], want[v->v], &why);
+      double err = interp::relative_l2(got[output_of.at(step.args[k])], want[v->v], &why);
       if (err > tolerance)
         return "step " + step.name + " (" + std::string(runtime::step_impl_name(step.impl)) + ") writes " + b.name +
                " with relative L2 error " + std::to_string(err) + (why.empty() ? "" : " (" + why + ")");

@@ -20,7 +20,7 @@ bool cuda_codegen_built();
 // Whether a GPU is present to run CUDA artifacts on (and, if not, why).
 bool cuda_device_present(std::string* why);
 
-// `steps` from implement_for_cuda. UserError where this build has no CUDA code generation or
+// `steps` from implement(..., PlanDevice::Cuda). UserError where this build has no CUDA code generation or
 // NVRTC cannot be loaded.
 BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& o);
 

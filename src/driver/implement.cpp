@@ -107,7 +107,7 @@ std::optional<size_t> trailing_view(const ir::Graph& g, const StepChoice& s) {
 // instead. Computed, a view costs a copy with index arithmetic (a reshape's divisions) per
 // element; as an alias it costs nothing. The rest is implemented anew (a matmul and its
 // post-ops without the view may go to oneDNN).
-std::vector<StepChoice> split_trailing_views(const ir::Graph& g, StepChoice s, Libraries libs = Libraries::OneDnn) {
+std::vector<StepChoice> split_trailing_views(const ir::Graph& g, StepChoice s, Libraries libs) {
   std::vector<StepChoice> after;
   while (s.kernel.nodes.size() > 1) {
     std::optional<size_t> i = trailing_view(g, s);
@@ -128,40 +128,33 @@ std::vector<StepChoice> split_trailing_views(const ir::Graph& g, StepChoice s, L
   return out;
 }
 
-}  // namespace
-
-std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels) {
-  std::vector<StepChoice> out;
-  for (const tile::Kernel& k : kernels) {
-    StepChoice s = make_choice(g, k);
-    bool linear = false;
-    for (ir::NodeId n : s.kernel.nodes) linear |= g.node(n).kind() == ir::PrimKind::Linear;
-    std::vector<StepChoice> parts = s.kind == StepKind::Generated && linear ? split_linear(g, s) : std::vector{s};
-    for (StepChoice& p : parts) {
-      std::vector<StepChoice> steps = p.kind == StepKind::Generated ? split_trailing_views(g, std::move(p)) : std::vector{p};
-      for (StepChoice& q : steps) out.push_back(std::move(q));
-    }
-  }
-  return out;
+// A kernel with an opaque primitive runs in the interpreter, on the CPU only.
+void refuse_opaque_on_gpu(const ir::Graph& g, const StepChoice& s) {
+  for (ir::NodeId n : s.kernel.nodes)
+    ORCHID_SUPPORTED(g.node(n).kind() != ir::PrimKind::Opaque)
+        << "node '" << g.node(n).name << "': routine "
+        << ir::opaque_routine_name(std::get<ir::OpaqueAttrs>(g.node(n).attrs).routine)
+        << " has no CUDA implementation yet (it runs on the CPU only)";
 }
 
-}  // namespace orchid::driver
+}  // namespace
 
-namespace orchid::driver {
-
-std::vector<StepChoice> implement_for_cuda(const ir::Graph& g, const std::vector<tile::Kernel>& kernels) {
+std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
+                                  runtime::PlanDevice device) {
+  bool cpu = device == runtime::PlanDevice::Cpu;
+  Libraries libs = cpu ? Libraries::OneDnn : Libraries::None;
   std::vector<StepChoice> out;
   for (const tile::Kernel& k : kernels) {
-    StepChoice s = make_choice(g, k, Libraries::None);
-    if (s.kind == StepKind::Reference)
-      for (ir::NodeId n : s.kernel.nodes)
-        ORCHID_SUPPORTED(g.node(n).kind() != ir::PrimKind::Opaque)
-            << "node '" << g.node(n).name << "': routine "
-            << ir::opaque_routine_name(std::get<ir::OpaqueAttrs>(g.node(n).attrs).routine)
-            << " has no CUDA implementation yet (it runs on the CPU only)";
-    std::vector<StepChoice> steps =
-        s.kind == StepKind::Generated ? split_trailing_views(g, std::move(s), Libraries::None) : std::vector{s};
-    for (StepChoice& q : steps) out.push_back(std::move(q));
+    StepChoice s = make_choice(g, k, libs);
+    if (!cpu && s.kind == StepKind::Reference) refuse_opaque_on_gpu(g, s);
+    bool linear = false;
+    for (ir::NodeId n : s.kernel.nodes) linear |= g.node(n).kind() == ir::PrimKind::Linear;
+    std::vector<StepChoice> parts = cpu && s.kind == StepKind::Generated && linear ? split_linear(g, s) : std::vector{s};
+    for (StepChoice& p : parts) {
+      std::vector<StepChoice> steps =
+          p.kind == StepKind::Generated ? split_trailing_views(g, std::move(p), libs) : std::vector{p};
+      for (StepChoice& q : steps) out.push_back(std::move(q));
+    }
   }
   return out;
 }

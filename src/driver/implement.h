@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/plan.h"
 #include "tile/kernel.h"
 
 namespace orchid::driver {
@@ -26,13 +27,12 @@ struct StepChoice {
 // bytes to an alias; all others to generated code. A view a generated kernel would compute as
 // an output (of a value it computes, read by nothing else in it) becomes an alias step after
 // it instead. One kernel may give several steps.
-std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
-
-// The same for an NVIDIA GPU: every kernel is generated CUDA code (linear ones too), a lone
-// view an alias, views a kernel would compute as outputs alias steps after it; a kernel with
-// an opaque primitive has no implementation there (UnsupportedError naming the primitive and
-// its source node).
-std::vector<StepChoice> implement_for_cuda(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
+// For an NVIDIA GPU (device Cuda) every kernel is generated CUDA code (linear ones too), a
+// lone view an alias, views a kernel would compute as outputs alias steps after it; a kernel
+// with an opaque primitive has no implementation there (UnsupportedError naming the
+// primitive and its source node).
+std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
+                                  runtime::PlanDevice device = runtime::PlanDevice::Cpu);
 
 // The kernel as a graph of its own (its inputs, then its outputs), for library steps.
 ir::Graph kernel_graph(const ir::Graph& g, const StepChoice& s);

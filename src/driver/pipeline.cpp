@@ -92,7 +92,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   //    plans where generated steps would break chains of blocked layouts. On a GPU: generated
   //    CUDA code, or an alias.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
-    if (cuda) return implement_for_cuda(g, kernels);
+    if (cuda) return implement(g, kernels, runtime::PlanDevice::Cuda);
     const std::vector<StepChoice> before = implement(g, kernels);
     std::vector<StepChoice> chosen = before;
     choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);

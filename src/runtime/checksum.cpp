@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "support/error.h"
@@ -25,6 +26,20 @@ uint64_t checksum_file(const std::string& path) {
   }
   ORCHID_USER_CHECK(in.eof()) << path << ": read error";
   return h;
+}
+
+void check_checksum(const std::string& path, uint64_t sum, uint64_t expected) {
+  ORCHID_USER_CHECK(sum == expected) << path << ": checksum " << checksum_hex(sum) << " does not match the plan's "
+                                     << checksum_hex(expected) << ": the file is corrupted";
+}
+
+std::vector<char> read_checked_file(const std::string& path, uint64_t expected) {
+  std::ifstream in(path, std::ios::binary);
+  ORCHID_USER_CHECK(in) << path << ": cannot open (" << std::strerror(errno) << ")";
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ORCHID_USER_CHECK(!in.bad()) << path << ": read error";
+  check_checksum(path, checksum_bytes(bytes.data(), bytes.size()), expected);
+  return bytes;
 }
 
 std::string checksum_hex(uint64_t checksum) {

@@ -30,13 +30,6 @@ void check_isa(const Plan& plan, const std::string& source) {
                       << " (the artifact was built for target '" << plan.target << "')";
 }
 
-void check_file_checksum(const std::string& path, uint64_t expected) {
-  uint64_t sum = checksum_file(path);
-  ORCHID_USER_CHECK(sum == expected)
-      << path << ": checksum " << checksum_hex(sum) << " does not match the plan's "
-      << checksum_hex(expected) << ": the file is corrupted";
-}
-
 // The step's graph has one input per step input and one output per step output, of the
 // buffers' types.
 void check_step_graph(const Plan& plan, const PlanStep& s, const ir::Graph& g,
@@ -78,7 +71,10 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
       << source << ": the artifact is built for an NVIDIA GPU (device cuda); the CUDA runtime runs it";
   // Before anything is loaded: a library's code may not even map on a machine without its ISA.
   check_isa(m->plan_, source);
-  for (const PlanLibrary& l : m->plan_.libraries) check_file_checksum(join(m->dir_, l.file), l.checksum);
+  for (const PlanLibrary& l : m->plan_.libraries) {
+    std::string path = join(m->dir_, l.file);
+    check_checksum(path, checksum_file(path), l.checksum);
+  }
   const PlanWeights& w = m->plan_.weights;
   m->weights_ = read_weights(join(m->dir_, w.file), w.bytes, w.checksum);
   m->load_libraries();

@@ -64,9 +64,7 @@ AlignedBuffer read_weights(const std::string& path, int64_t expected_bytes,
   in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(size));
   ORCHID_USER_CHECK(in || size == 0) << path << ": read error";
   uint64_t sum = checksum_bytes(buf.data(), static_cast<size_t>(size));
-  ORCHID_USER_CHECK(sum == expected_checksum)
-      << path << ": checksum " << checksum_hex(sum) << " does not match the plan's "
-      << checksum_hex(expected_checksum) << ": the file is corrupted";
+  check_checksum(path, sum, expected_checksum);
   return buf;
 }
 

@@ -25,6 +25,13 @@ class SharedLibrary {
   const std::string& name() const { return name_; }
   // The address of `symbol`, or null where the library lacks it.
   void* symbol(const char* symbol) const;
+  // *f = `symbol` as a function pointer; false (and in *why, which symbol) where it lacks it.
+  template <typename F>
+  bool bind(const char* symbol_name, F* f, std::string* why) const {
+    *f = reinterpret_cast<F>(symbol(symbol_name));
+    if (!*f) *why = name_ + " lacks " + symbol_name;
+    return *f != nullptr;
+  }
 
  private:
   void* handle_ = nullptr;

@@ -31,10 +31,6 @@ CompileOptions cuda_options(const std::string& out_dir) {
   return o;
 }
 
-void skip_without_cuda_codegen() {
-  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
-}
-
 // Compiles g for CUDA and checks the artifact: device, one CUBIN per architecture, cuda steps;
 // verified exactly where a GPU is present.
 runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out) {
@@ -42,8 +38,11 @@ runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out) {
   std::string no_gpu;
   bool gpu = cuda_device_present(&no_gpu);
   EXPECT_EQ(r.verified, gpu);
-  if (gpu) EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
-  if (!gpu) EXPECT_EQ(r.not_verified, "no GPU here: " + no_gpu);
+  if (gpu) {
+    EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
+  } else {
+    EXPECT_EQ(r.not_verified, "no GPU here: " + no_gpu);
+  }
   runtime::Plan plan = runtime::read_plan(out);
   EXPECT_EQ(plan.device, runtime::PlanDevice::Cuda);
   std::vector<std::string> archs;
@@ -51,7 +50,9 @@ runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out) {
     archs.push_back(l.arch);
     EXPECT_TRUE(fs::exists(fs::path(out) / l.file)) << l.file;
   }
-  if (!plan.steps.empty()) EXPECT_EQ(archs, (std::vector<std::string>{"sm_80", "sm_90a"}));
+  if (!plan.steps.empty()) {
+    EXPECT_EQ(archs, (std::vector<std::string>{"sm_80", "sm_90a"}));
+  }
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     EXPECT_EQ(plan.steps[i].impl, runtime::StepImpl::Cuda);
     EXPECT_GT(plan.steps[i].threads, 0);
@@ -60,8 +61,7 @@ runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out) {
 }
 
 TEST(CudaPipeline, EveryGraphCompilesForCuda) {
-  skip_without_cuda_codegen();
-  if (IsSkipped()) return;
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
   testlib::TempDir dir("orchid_driver_cuda");
   compile_for_cuda(onnx_mlp(), dir.file("mlp"));
   for (const char* text : {kViews, kPassThrough, kNoSteps, kIntegers, kHalf}) {
@@ -73,8 +73,7 @@ TEST(CudaPipeline, EveryGraphCompilesForCuda) {
 
 // A view a kernel would compute as an output is an alias of its source's bytes, not a copy.
 TEST(CudaPipeline, ViewsAreAliases) {
-  skip_without_cuda_codegen();
-  if (IsSkipped()) return;
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
   testlib::TempDir dir("orchid_driver_cuda_views");
   runtime::Plan plan = compile_for_cuda(ir::parse_graph(kViews), dir.file("views"));
   std::vector<std::string> aliases;
@@ -84,8 +83,7 @@ TEST(CudaPipeline, ViewsAreAliases) {
 }
 
 TEST(CudaPipeline, OpaqueRoutinesAreRefusedByName) {
-  skip_without_cuda_codegen();
-  if (IsSkipped()) return;
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
   testlib::TempDir dir("orchid_driver_cuda_opaque");
   std::string msg = testlib::error_of([&] { compile_graph(ir::parse_graph(kOpaque), cuda_options(dir.file("o"))); });
   EXPECT_NE(msg.find("routine topk has no CUDA implementation yet (it runs on the CPU only)"), std::string::npos) << msg;
@@ -101,8 +99,7 @@ std::string read_text(const fs::path& p) {
 
 // Reading a CUDA plan holds it to its invariants, naming the field.
 TEST(CudaPlan, InvariantsAreCheckedWhenRead) {
-  skip_without_cuda_codegen();
-  if (IsSkipped()) return;
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
   testlib::TempDir dir("orchid_driver_cuda_plan");
   compile_for_cuda(onnx_mlp(), dir.file("mlp"));
   std::string text = read_text(fs::path(dir.file("mlp")) / runtime::kPlanFileName);

@@ -31,7 +31,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 // The artifact check's measure (driver/artifact.h), for the printed error.
-double relative_l2(const ir::Tensor& got, const ir::Tensor& want) { return driver::relative_l2(got, want, nullptr); }
+double relative_l2(const ir::Tensor& got, const ir::Tensor& want) { return interp::relative_l2(got, want, nullptr); }
 
 // Compiles g into DIR/orchid-STRATEGY and compares the artifact's output with `want`.
 int check_compiled(const ir::Graph& g, const std::string& dir, const std::string& strategy, const ir::Tensor& x,

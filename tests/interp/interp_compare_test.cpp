@@ -1,6 +1,8 @@
 // compare_tensors, the check every stage is held to against the interpreter: tolerances,
 // NaN and infinities.
+#include <cmath>
 #include <limits>
+#include <string>
 
 #include "interp/compare.h"
 #include "interp_test_util.h"
@@ -52,6 +54,26 @@ TEST(Compare, IntegersMatchExactly) {
 TEST(Compare, TypesMustBeEqual) {
   EXPECT_EQ(compare_tensors(tensor_f(DType::F32, {1}, {1}), tensor_f(DType::F64, {1}, {1}), 0, 0),
             "type f32[1], expected f64[1]");
+}
+
+TEST(Compare, RelativeL2OfFloatsIntegersAndNonFiniteValues) {
+  ir::Tensor a({ir::DType::F32, {3}}), b({ir::DType::F32, {3}});
+  for (int i = 0; i < 3; ++i) a.set_f64(i, i + 1), b.set_f64(i, i + 1);
+  EXPECT_EQ(relative_l2(a, b, nullptr), 0);
+  b.set_f64(2, 3.5);
+  EXPECT_NEAR(relative_l2(a, b, nullptr), 0.5 / std::sqrt(1 + 4 + 12.25), 1e-12);
+  a.set_f64(1, NAN), b.set_f64(1, NAN), b.set_f64(2, 3);
+  EXPECT_EQ(relative_l2(a, b, nullptr), 0);  // NaN where NaN is expected
+  std::string why;
+  b.set_f64(1, 2);
+  EXPECT_EQ(relative_l2(a, b, &why), INFINITY);
+  EXPECT_NE(why.find("element 1"), std::string::npos) << why;
+  ir::Tensor i32({ir::DType::I32, {3}}), other({ir::DType::I32, {3}});
+  EXPECT_EQ(relative_l2(i32, other, nullptr), 0);
+  other.set_i64(0, 1);
+  EXPECT_EQ(relative_l2(i32, other, &why), 1);
+  EXPECT_EQ(relative_l2(a, i32, &why), INFINITY);
+  EXPECT_NE(why.find("type f32[3], expected i32[3]"), std::string::npos) << why;
 }
 
 }  // namespace

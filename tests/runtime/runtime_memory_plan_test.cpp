@@ -28,7 +28,7 @@ Plan chain_plan(int64_t size) {
                buffer("d", bytes_type(size), BufferKind::Output)};
   p.inputs = {0};
   p.outputs = {4};
-  p.libraries = {PlanLibrary{"k.so", 0}};
+  p.libraries = {PlanLibrary{"k.so", 0, ""}};
   for (int32_t s = 0; s < 4; ++s) p.steps.push_back(generated_step("s", {s, s + 1}, 1, 0, 0, 1));
   validate_plan(p);
   return p;
@@ -73,7 +73,7 @@ TEST(RuntimeMemoryPlan, OutputsThatCannotBeBound) {
   p.weights.bytes = 64;
   p.inputs = {0};
   p.outputs = {4, 3, 3, 0, 1};
-  p.libraries = {PlanLibrary{"k.so", 0}};
+  p.libraries = {PlanLibrary{"k.so", 0, ""}};
   p.steps = {generated_step("t", {0, 1, 2}, 2, 0, 0, 1), generated_step("y", {2, 3}, 1, 0, 0, 1),
              generated_step("u", {3, 5}, 1, 0, 0, 1)};
   validate_plan(p);
@@ -99,7 +99,7 @@ TEST(RuntimeMemoryPlan, OutputsThatCannotBeBound) {
 // through a view of a new buffer); views of defined buffers; outputs of every sort.
 Plan random_plan(Rng& rng) {
   Plan p;
-  p.libraries = {PlanLibrary{"k.so", 0}};
+  p.libraries = {PlanLibrary{"k.so", 0, ""}};
   std::vector<int32_t> defined;
   auto add = [&](PlanBuffer b) {
     p.buffers.push_back(std::move(b));

@@ -162,7 +162,7 @@ Plan gather_plan() {
                buffer("g", {ir::DType::F32, {8}}, BufferKind::Output)};
   p.inputs = {0};
   p.outputs = {2};
-  p.libraries = {PlanLibrary{"kernels.so", 0}};
+  p.libraries = {PlanLibrary{"kernels.so", 0, ""}};
   p.steps = {generated_step("gather", {1, 0, 2}, 2, 0, 2, 8)};
   return p;
 }

@@ -118,7 +118,7 @@ inline Plan sample_plan(std::vector<int32_t> outputs = {3, 4, 0, 1, 5}) {
       p.buffers[static_cast<size_t>(b)].kind = BufferKind::Output;
   p.inputs = {0};
   p.outputs = std::move(outputs);
-  p.libraries = {PlanLibrary{"kernels.so", 0}};
+  p.libraries = {PlanLibrary{"kernels.so", 0, ""}};
   p.steps = {generated_step("add", {0, 1, 2}, 2, 0, 0, 16),
              generated_step("reverse8", {2, 3}, 1, 0, 1, 8, 32),
              library_step("cumsum", StepImpl::Reference, {3, 5}, 1, kCumsumIr)};

@@ -31,13 +31,6 @@ struct Nvrtc::Api {
 
 namespace {
 
-template <typename F>
-bool bind(const SharedLibrary& lib, const char* name, F* f, std::string* why) {
-  *f = reinterpret_cast<F>(lib.symbol(name));
-  if (!*f) *why = lib.name() + " lacks " + name;
-  return *f != nullptr;
-}
-
 std::unique_ptr<Nvrtc::Api> load() {
   auto api = std::make_unique<Nvrtc::Api>();
   std::vector<std::string> names = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
@@ -48,11 +41,11 @@ std::unique_ptr<Nvrtc::Api> load() {
   if (!api->lib.loaded()) return api;
   const SharedLibrary& l = api->lib;
   std::string* w = &api->why;
-  bool ok = bind(l, "nvrtcVersion", &api->version, w) && bind(l, "nvrtcGetErrorString", &api->error_string, w) &&
-            bind(l, "nvrtcCreateProgram", &api->create, w) && bind(l, "nvrtcDestroyProgram", &api->destroy, w) &&
-            bind(l, "nvrtcCompileProgram", &api->compile, w) && bind(l, "nvrtcGetProgramLogSize", &api->log_size, w) &&
-            bind(l, "nvrtcGetProgramLog", &api->log, w) && bind(l, "nvrtcGetCUBINSize", &api->cubin_size, w) &&
-            bind(l, "nvrtcGetCUBIN", &api->cubin, w);
+  bool ok = l.bind("nvrtcVersion", &api->version, w) && l.bind("nvrtcGetErrorString", &api->error_string, w) &&
+            l.bind("nvrtcCreateProgram", &api->create, w) && l.bind("nvrtcDestroyProgram", &api->destroy, w) &&
+            l.bind("nvrtcCompileProgram", &api->compile, w) && l.bind("nvrtcGetProgramLogSize", &api->log_size, w) &&
+            l.bind("nvrtcGetProgramLog", &api->log, w) && l.bind("nvrtcGetCUBINSize", &api->cubin_size, w) &&
+            l.bind("nvrtcGetCUBIN", &api->cubin, w);
   if (!ok) api->lib = SharedLibrary();
   return api;
 }

@@ -63,35 +63,28 @@ struct DriverApi {
 
 namespace {
 
-template <typename F>
-bool bind(const SharedLibrary& lib, const char* name, F* f, std::string* why) {
-  *f = reinterpret_cast<F>(lib.symbol(name));
-  if (!*f) *why = lib.name() + " lacks " + name;
-  return *f != nullptr;
-}
-
 bool bind_all(DriverApi& a) {
   const SharedLibrary& l = a.lib;
   std::string* w = &a.why;
-  return bind(l, "cuInit", &a.init, w) && bind(l, "cuGetErrorString", &a.error_string, w) &&
-         bind(l, "cuDeviceGetCount", &a.device_count, w) && bind(l, "cuDeviceGet", &a.device_get, w) &&
-         bind(l, "cuDeviceGetName", &a.device_name, w) && bind(l, "cuDeviceGetAttribute", &a.device_attribute, w) &&
-         bind(l, "cuDevicePrimaryCtxRetain", &a.primary_context, w) && bind(l, "cuCtxSetCurrent", &a.set_current, w) &&
-         bind(l, "cuCtxSynchronize", &a.synchronize, w) && bind(l, "cuMemAlloc_v2", &a.mem_alloc, w) &&
-         bind(l, "cuMemFree_v2", &a.mem_free, w) && bind(l, "cuMemsetD8_v2", &a.memset, w) &&
-         bind(l, "cuMemcpyHtoD_v2", &a.htod, w) && bind(l, "cuMemcpyDtoH_v2", &a.dtoh, w) &&
-         bind(l, "cuMemcpyDtoD_v2", &a.dtod, w) &&
-         bind(l, "cuModuleLoadData", &a.module_load, w) && bind(l, "cuModuleUnload", &a.module_unload, w) &&
-         bind(l, "cuModuleGetFunction", &a.module_function, w) &&
-         bind(l, "cuModuleGetGlobal_v2", &a.module_global, w) && bind(l, "cuFuncSetAttribute", &a.func_attribute, w) &&
-         bind(l, "cuLaunchKernel", &a.launch, w) && bind(l, "cuEventCreate", &a.event_create, w) &&
-         bind(l, "cuEventRecord", &a.event_record, w) && bind(l, "cuEventSynchronize", &a.event_synchronize, w) &&
-         (bind(l, "cuEventElapsedTime_v2", &a.event_elapsed, w) || bind(l, "cuEventElapsedTime", &a.event_elapsed, w)) &&
-         bind(l, "cuEventDestroy_v2", &a.event_destroy, w) &&
-         bind(l, "cuStreamCreate", &a.stream_create, w) && bind(l, "cuStreamDestroy_v2", &a.stream_destroy, w) &&
-         bind(l, "cuStreamBeginCapture_v2", &a.begin_capture, w) && bind(l, "cuStreamEndCapture", &a.end_capture, w) &&
-         bind(l, "cuGraphInstantiateWithFlags", &a.graph_instantiate, w) && bind(l, "cuGraphLaunch", &a.graph_launch, w) &&
-         bind(l, "cuGraphExecDestroy", &a.graph_exec_destroy, w) && bind(l, "cuGraphDestroy", &a.graph_destroy, w);
+  return l.bind("cuInit", &a.init, w) && l.bind("cuGetErrorString", &a.error_string, w) &&
+         l.bind("cuDeviceGetCount", &a.device_count, w) && l.bind("cuDeviceGet", &a.device_get, w) &&
+         l.bind("cuDeviceGetName", &a.device_name, w) && l.bind("cuDeviceGetAttribute", &a.device_attribute, w) &&
+         l.bind("cuDevicePrimaryCtxRetain", &a.primary_context, w) && l.bind("cuCtxSetCurrent", &a.set_current, w) &&
+         l.bind("cuCtxSynchronize", &a.synchronize, w) && l.bind("cuMemAlloc_v2", &a.mem_alloc, w) &&
+         l.bind("cuMemFree_v2", &a.mem_free, w) && l.bind("cuMemsetD8_v2", &a.memset, w) &&
+         l.bind("cuMemcpyHtoD_v2", &a.htod, w) && l.bind("cuMemcpyDtoH_v2", &a.dtoh, w) &&
+         l.bind("cuMemcpyDtoD_v2", &a.dtod, w) &&
+         l.bind("cuModuleLoadData", &a.module_load, w) && l.bind("cuModuleUnload", &a.module_unload, w) &&
+         l.bind("cuModuleGetFunction", &a.module_function, w) &&
+         l.bind("cuModuleGetGlobal_v2", &a.module_global, w) && l.bind("cuFuncSetAttribute", &a.func_attribute, w) &&
+         l.bind("cuLaunchKernel", &a.launch, w) && l.bind("cuEventCreate", &a.event_create, w) &&
+         l.bind("cuEventRecord", &a.event_record, w) && l.bind("cuEventSynchronize", &a.event_synchronize, w) &&
+         (l.bind("cuEventElapsedTime_v2", &a.event_elapsed, w) || l.bind("cuEventElapsedTime", &a.event_elapsed, w)) &&
+         l.bind("cuEventDestroy_v2", &a.event_destroy, w) &&
+         l.bind("cuStreamCreate", &a.stream_create, w) && l.bind("cuStreamDestroy_v2", &a.stream_destroy, w) &&
+         l.bind("cuStreamBeginCapture_v2", &a.begin_capture, w) && l.bind("cuStreamEndCapture", &a.end_capture, w) &&
+         l.bind("cuGraphInstantiateWithFlags", &a.graph_instantiate, w) && l.bind("cuGraphLaunch", &a.graph_launch, w) &&
+         l.bind("cuGraphExecDestroy", &a.graph_exec_destroy, w) && l.bind("cuGraphDestroy", &a.graph_destroy, w);
 }
 
 // The driver, initialized, with the first device's primary context; or why not.
@@ -303,23 +296,22 @@ void Device::launch(const Graph& graph, const Stream& stream) const {
 
 double Device::time_ms(const std::function<void()>& work, void* stream) const {
   auto s = static_cast<CUstream>(stream);
-  CUevent start = nullptr, stop = nullptr;
-  api_->check(api_->event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  api_->check(api_->event_create(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  struct Events {  // destroyed however the timing ends
+  struct Events {  // destroyed however the timing ends, also when a creation fails
     const DriverApi* api;
-    CUevent start, stop;
+    CUevent start = nullptr, stop = nullptr;
     ~Events() {
-      api->event_destroy(start);
-      api->event_destroy(stop);
+      if (start) api->event_destroy(start);
+      if (stop) api->event_destroy(stop);
     }
-  } events{api_, start, stop};
-  api_->check(api_->event_record(start, s), "cuEventRecord");
+  } ev{api_};
+  api_->check(api_->event_create(&ev.start, CU_EVENT_DEFAULT), "cuEventCreate");
+  api_->check(api_->event_create(&ev.stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  api_->check(api_->event_record(ev.start, s), "cuEventRecord");
   work();
-  api_->check(api_->event_record(stop, s), "cuEventRecord");
-  api_->check(api_->event_synchronize(stop), "cuEventSynchronize");
+  api_->check(api_->event_record(ev.stop, s), "cuEventRecord");
+  api_->check(api_->event_synchronize(ev.stop), "cuEventSynchronize");
   float ms = 0;
-  api_->check(api_->event_elapsed(&ms, start, stop), "cuEventElapsedTime");
+  api_->check(api_->event_elapsed(&ms, ev.start, ev.stop), "cuEventElapsedTime");
   return ms;
 }
 

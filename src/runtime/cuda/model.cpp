@@ -19,15 +19,6 @@ std::string join(const std::string& dir, const std::string& file) {
   return (std::filesystem::path(dir) / file).string();
 }
 
-std::vector<char> read_file(const std::string& path, uint64_t checksum) {
-  std::ifstream in(path, std::ios::binary);
-  ORCHID_USER_CHECK(in) << path << ": cannot open";
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ORCHID_USER_CHECK(checksum_bytes(bytes.data(), bytes.size()) == checksum)
-      << path << ": checksum differs from plan.json (the file is damaged or was replaced)";
-  return bytes;
-}
-
 int64_t bytes_of(const PlanBuffer& b) { return b.type.numel() * ir::dtype_bytes(b.type.dtype); }
 
 }  // namespace
@@ -41,7 +32,7 @@ std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
       << source << ": the artifact is built for the CPU (device cpu), not for a GPU";
   // Every file is checked before a GPU is asked for: a damaged artifact says so anywhere.
   std::vector<std::vector<char>> cubins;
-  for (const PlanLibrary& l : m->plan_.libraries) cubins.push_back(read_file(join(m->dir_, l.file), l.checksum));
+  for (const PlanLibrary& l : m->plan_.libraries) cubins.push_back(read_checked_file(join(m->dir_, l.file), l.checksum));
   const PlanWeights& w = m->plan_.weights;
   AlignedBuffer host = read_weights(join(m->dir_, w.file), w.bytes, w.checksum);
   const Device& dev = Device::get();
@@ -98,9 +89,10 @@ void CudaModel::allocate() {
   for (int32_t b : plan_.outputs) outputs_.push_back(dev.alloc(static_cast<size_t>(bytes_of(plan_.buffers[b]))));
   errors_ = dev.alloc(plan_.steps.size() * sizeof(int64_t));
   int64_t scratch = 0;
+  std::vector<int64_t> scratch_offset;  // per step, into scratch_
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& s = plan_.steps[i];
-    scratch_offset_.push_back(scratch);
+    scratch_offset.push_back(scratch);
     int64_t bytes = 0;
     ORCHID_USER_CHECK(!__builtin_mul_overflow(s.scratch_bytes, s.tasks, &bytes) && bytes <= (int64_t{1} << 40) &&
                       !__builtin_add_overflow(scratch, (bytes + 255) / 256 * 256, &scratch))
@@ -113,7 +105,7 @@ void CudaModel::allocate() {
     std::vector<uint64_t> p;
     for (int32_t a : s.args) p.push_back(address(memory_.home[static_cast<size_t>(a)]));
     p.push_back(errors_.ptr() + i * sizeof(int64_t));
-    p.push_back(s.scratch_bytes > 0 ? scratch_.ptr() + static_cast<uint64_t>(scratch_offset_[i]) : 0);
+    p.push_back(s.scratch_bytes > 0 ? scratch_.ptr() + static_cast<uint64_t>(scratch_offset[i]) : 0);
     params_.push_back(std::move(p));
   }
   for (std::vector<uint64_t>& p : params_) {
@@ -164,18 +156,18 @@ std::vector<ir::Tensor> CudaModel::run(const std::vector<ir::Tensor>& inputs) {
     ORCHID_USER_CHECK(errors[i] == 0) << "model '" << plan_.graph_name << "': step " << i << " ('"
                                       << plan_.steps[i].name << "'): run-time check " << errors[i]
                                       << " failed: an index read from an input is out of bounds";
+  // Outputs computed in place are read from the caller's output buffers; the others from
+  // where they live (an input, a constant, the arena).
   std::vector<ir::Tensor> out;
-  for (size_t o = 0; o < plan_.outputs.size(); ++o) {
-    int32_t b = plan_.outputs[o];
-    out.emplace_back(plan_.buffers[static_cast<size_t>(b)].type);
-    dev.download(out.back().data(), outputs_[o], out.back().bytes().size());
-  }
-  // Outputs not computed in place: copied from where they live (an input, a constant, the
-  // arena).
+  for (int32_t b : plan_.outputs) out.emplace_back(plan_.buffers[static_cast<size_t>(b)].type);
+  std::vector<bool> copied(out.size(), false);
   for (const OutputCopy& c : memory_.copy_out) {
     ir::Tensor& t = out[static_cast<size_t>(c.output)];
     dev.download_from(t.data(), address(c.from), t.bytes().size());
+    copied[static_cast<size_t>(c.output)] = true;
   }
+  for (size_t o = 0; o < out.size(); ++o)
+    if (!copied[o]) dev.download(out[o].data(), outputs_[o], out[o].bytes().size());
   return out;
 }
 

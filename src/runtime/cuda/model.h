@@ -50,7 +50,6 @@ class CudaModel {
   std::vector<void*> functions_;
   DeviceBuffer weights_, arena_, errors_, scratch_;
   std::vector<DeviceBuffer> inputs_, outputs_;
-  std::vector<int64_t> scratch_offset_;   // per step, into scratch_
   std::vector<std::vector<uint64_t>> params_;  // per step: argument pointers, error word, scratch
   std::vector<std::vector<void*>> param_ptrs_;
   Stream stream_;
