@@ -159,12 +159,17 @@ ValueId view(RuleContext& ctx, ValueId x, const ir::Dims& shape, const std::stri
   return ctx.emit1(std::move(p), {xt.dtype, shape}, suffix);
 }
 
-ValueId matmul_of(RuleContext& ctx, ValueId a, ValueId b, bool trans_b, const std::string& suffix) {
+ValueId matmul(RuleContext& ctx, ValueId a, ValueId b, const ir::MatMulAttrs& attrs, const std::string& suffix) {
+  ir::TensorType out;
+  try {
+    out = ir::matmul_result_type(ctx.graph().type(a), ctx.graph().type(b), attrs);
+  } catch (const UserError& e) {
+    ORCHID_USER_ERROR() << ctx.where() << e.what();
+  }
   ir::Primitive p;
   p.op = ir::PrimOp::MatMul;
   p.inputs = {a, b};
-  p.attrs = ir::MatMulAttrs{false, trans_b};
-  ir::TensorType out = ir::matmul_result_type(ctx.graph().type(a), ctx.graph().type(b), ir::MatMulAttrs{false, trans_b});
+  p.attrs = attrs;
   return ctx.emit1(std::move(p), out, suffix);
 }
 

@@ -56,8 +56,10 @@ std::vector<ValueId> reduce_axes(RuleContext& ctx, ValueId x, std::vector<int64_
                                  const std::string& suffix = "");
 
 ValueId cast_to(RuleContext& ctx, ValueId x, ir::DType to, const std::string& suffix = "");
-// a @ b (b read transposed with trans_b), a matmul primitive of their dtype.
-ValueId matmul_of(RuleContext& ctx, ValueId a, ValueId b, bool trans_b, const std::string& suffix = "");
+// a @ b, a matmul primitive of their dtype (batch dims broadcast; trans_*: the last two dims
+// read swapped); a UserError naming the node where the shapes do not fit.
+ValueId matmul(RuleContext& ctx, ValueId a, ValueId b, const ir::MatMulAttrs& attrs,
+               const std::string& suffix = "matmul");
 ValueId view(RuleContext& ctx, ValueId x, const ir::Dims& shape, const std::string& suffix = "");
 // out[i] = x[index_map(i)] over out_shape (a layout primitive).
 // out[i] = x[index_fn(b, i)], where the indices may load other tensors through b (indirect

@@ -311,12 +311,7 @@ ValueId einsum_matmul(RuleContext& ctx, const Equation& q, const MatMulRoles& r)
   ir::MatMulAttrs attrs;
   ValueId a = matrix_stack(ctx, q, 0, r.batch, r.rows, r.k, &attrs.trans_a);
   ValueId b = matrix_stack(ctx, q, 1, r.batch, r.k, r.cols, &attrs.trans_b);
-  ir::Primitive p;
-  p.op = ir::PrimOp::MatMul;
-  p.inputs = {a, b};
-  p.attrs = attrs;
-  ir::TensorType out = ir::matmul_result_type(ctx.graph().type(a), ctx.graph().type(b), attrs);
-  ValueId c = ctx.emit1(std::move(p), out, "matmul");
+  ValueId c = matmul(ctx, a, b, attrs);
   std::vector<int> cur = concat(r.batch, r.rows, r.cols);
   c = view(ctx, c, extents(q, cur), "unflat");
   std::vector<int64_t> perm;

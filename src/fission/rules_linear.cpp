@@ -6,8 +6,9 @@
 //    alpha * AB + beta * C (C broadcast unidirectionally to [M, N]).
 //  - Conv: one conv primitive (padding from pads or auto_pad, see linear_common.h), then an
 //    elementwise primitive adding the bias B viewed as [M, 1, .., 1].
-// The linear primitives are float-only; integer MatMul / Gemm (opset >= 9) become a sum
-// reduction over k of the products, which wraps exactly as ONNX's integer arithmetic does.
+// Integer MatMul / Gemm (opset >= 9) are matmul primitives of their dtype too: the
+// interpreter computes integer linear primitives exactly, wrapping as ONNX's integer
+// arithmetic does, and oneDNN is chosen for f32 ones only.
 #include "fission/builders.h"
 #include "fission/linear_common.h"
 #include "fission/rules.h"
@@ -28,53 +29,6 @@ void require_gemm_dtype(const RuleContext& ctx, size_t k) {
   if (ctx.version() < 13)
     return require_dtype(ctx, k, {D::F16, D::F32, D::F64, D::U32, D::U64, D::I32, D::I64}, op);
   require_dtype(ctx, k, {D::F16, D::F32, D::F64, D::U32, D::U64, D::I32, D::I64, D::BF16}, op);
-}
-
-// Indices of a matmul operand of shape `shape` in an output domain of rank out_rank: batch
-// dims aligned right (0 where the operand's dim is 1), then (row, col).
-std::vector<Expr> operand_index(const Dims& shape, const Dims& out, Expr row, Expr col) {
-  size_t batch = shape.size() - 2, offset = out.size() - 2 - batch;
-  std::vector<Expr> idx;
-  for (size_t j = 0; j < batch; ++j)
-    idx.push_back(shape[j] == 1 && out[offset + j] != 1 ? ir::const_i64(0)
-                                                        : ir::dvar(static_cast<int32_t>(offset + j)));
-  idx.push_back(std::move(row));
-  idx.push_back(std::move(col));
-  return idx;
-}
-
-// Integer A @ B as a sum reduction: out[b.., m, n] = sum_k A[b.., m, k] * B[b.., k, n].
-ValueId integer_matmul(RuleContext& ctx, ValueId a, ValueId b, const ir::MatMulAttrs& attrs,
-                       const ir::TensorType& out) {
-  const Dims& sa = ctx.graph().type(a).shape;
-  const Dims& sb = ctx.graph().type(b).shape;
-  auto R = static_cast<int32_t>(out.shape.size());
-  Expr m = ir::dvar(R - 2), n = ir::dvar(R - 1), k = ir::rvar(0);
-  PrimBuilder pb(ctx.graph());
-  Expr la = pb.load(a, attrs.trans_a ? operand_index(sa, out.shape, k, m) : operand_index(sa, out.shape, m, k));
-  Expr lb = pb.load(b, attrs.trans_b ? operand_index(sb, out.shape, n, k) : operand_index(sb, out.shape, k, n));
-  ir::Primitive p = pb.make(ir::PrimOp::Reduce);
-  p.domain = out.shape;
-  p.reduce_domain = {attrs.trans_a ? sa[sa.size() - 2] : sa.back()};
-  p.reduce = ir::ReduceOp::Sum;
-  p.bodies = {la * lb};
-  return ctx.emit1(std::move(p), out, "matmul");
-}
-
-// A @ B for operands of rank >= 2 (batch dims broadcast; trans_*: the last two dims swapped).
-ValueId matmul(RuleContext& ctx, ValueId a, ValueId b, const ir::MatMulAttrs& attrs) {
-  ir::TensorType out;
-  try {
-    out = ir::matmul_result_type(ctx.graph().type(a), ctx.graph().type(b), attrs);
-  } catch (const UserError& e) {
-    ORCHID_USER_ERROR() << ctx.where() << e.what();
-  }
-  if (!ir::is_float(out.dtype)) return integer_matmul(ctx, a, b, attrs, out);
-  ir::Primitive p;
-  p.op = ir::PrimOp::MatMul;
-  p.inputs = {a, b};
-  p.attrs = attrs;
-  return ctx.emit1(std::move(p), out, "matmul");
 }
 
 // alpha or beta of Gemm as a constant of dtype t; integer Gemm takes integral values only.

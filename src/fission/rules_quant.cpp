@@ -147,7 +147,7 @@ ValueId integer_matmul(RuleContext& ctx, size_t a, size_t a_zp, size_t b, size_t
   // A's zero point is per row (or one), B's per column.
   ValueId ai = shifted(ctx, a, a_zp, static_cast<int64_t>(ctx.shape(a).size()) - 2, "a");
   ValueId bi = shifted(ctx, b, b_zp, static_cast<int64_t>(ctx.shape(b).size()) - 1, "b");
-  return matmul_of(ctx, ai, bi, false, suffix);
+  return matmul(ctx, ai, bi, ir::MatMulAttrs{false, false}, suffix);
 }
 
 // A conv operand minus its zero point in i32: X's a scalar, W's a scalar or one per output

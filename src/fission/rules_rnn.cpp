@@ -233,7 +233,7 @@ struct State {
 
 State rnn_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t, const State& prev, const std::string& n) {
   std::optional<ValueId> hr;
-  if (prev.h) hr = matmul_of(ctx, *prev.h, dir.r, true, n + "hr");
+  if (prev.h) hr = matmul(ctx, *prev.h, dir.r, ir::MatMulAttrs{false, true}, n + "hr");
   StepPrim p(ctx, s);
   return {p.emit(act(ctx, s, dir, 0, gate_input(p, s, dir, t, hr, 0)), n + "h"), std::nullopt};
 }
@@ -243,7 +243,7 @@ State gru_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t,
   int64_t H = s.hidden, gh = 3 * H;
   DType T = s.dtype;
   std::optional<ValueId> hr;
-  if (prev.h) hr = matmul_of(ctx, *prev.h, dir.r, true, n + "hr");  // [batch, 3H]: z, r and (lbr) h
+  if (prev.h) hr = matmul(ctx, *prev.h, dir.r, ir::MatMulAttrs{false, true}, n + "hr");  // [batch, 3H]: z, r and (lbr) h
   StepPrim pz(ctx, s);
   ValueId z = pz.emit(act(ctx, s, dir, 0, gate_input(pz, s, dir, t, hr, 0)), n + "z");
   StepPrim pr(ctx, s);
@@ -265,7 +265,7 @@ State gru_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t,
       ValueId rh = ew_map(ctx, {r, *prev.h}, T, [](const std::vector<Expr>& v) { return v[0] * v[1]; }, n + "rh");
       ValueId r_h = remap(ctx, dir.r, {H, H}, [H](const std::vector<Expr>& i) { return std::vector<Expr>{i[0] + 2 * H, i[1]}; },
                           n + "Rh");
-      rec = ph.state(matmul_of(ctx, rh, r_h, true, n + "rhR"));
+      rec = ph.state(matmul(ctx, rh, r_h, ir::MatMulAttrs{false, true}, n + "rhR"));
     }
     if (dir.bias) rec = plus(rec, ph.vec(*dir.bias, gh + 2 * H));
   }
@@ -281,7 +281,7 @@ State lstm_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t
   int64_t H = s.hidden;
   DType T = s.dtype;
   std::optional<ValueId> hr;
-  if (prev.h) hr = matmul_of(ctx, *prev.h, dir.r, true, n + "hr");  // [batch, 4H]: i, o, f, c
+  if (prev.h) hr = matmul(ctx, *prev.h, dir.r, ir::MatMulAttrs{false, true}, n + "hr");  // [batch, 4H]: i, o, f, c
   auto peep = [&](StepPrim& p, int k, ValueId c) { return p.vec(*dir.peep, k * H) * p.state(c); };
   StepPrim pi(ctx, s);
   Expr xi = gate_input(pi, s, dir, t, hr, 0);
@@ -343,7 +343,7 @@ std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {
   for (int64_t d = 0; d < s.dirs; ++d) {
     std::string dn = "d" + std::to_string(d) + "/";
     Direction dir;
-    dir.xw = matmul_of(ctx, x2, direction(ctx, ctx.input(1), d, dn + "W"), true, dn + "xw");
+    dir.xw = matmul(ctx, x2, direction(ctx, ctx.input(1), d, dn + "W"), ir::MatMulAttrs{false, true}, dn + "xw");
     dir.r = direction(ctx, ctx.input(2), d, dn + "R");
     if (ctx.has_input(3)) dir.bias = direction(ctx, ctx.input(3), d, dn + "B");
     if (peepholes) dir.peep = direction(ctx, ctx.input(7), d, dn + "P");

@@ -369,9 +369,9 @@ std::vector<ValueId> rule_TfIdfVectorizer(RuleContext& ctx) {
     }, "present") : parts[k]);
   }
   ValueId y = counted == 0 ? broadcast_to(ctx, scalar_constant(ctx, DType::F32, 0, "zero"), {rows, out}, "zeros")
-                           : matmul_of(ctx, concat(ctx, scored, 1, "counts"),
-                                       constant_of(ctx, DType::F32, {counted, out}, m, "weights"), false,
-                                       xs.size() == 1 ? "y" : "");
+                           : matmul(ctx, concat(ctx, scored, 1, "counts"),
+                                    constant_of(ctx, DType::F32, {counted, out}, m, "weights"), {},
+                                    xs.size() == 1 ? "y" : "");
   if (xs.size() == 1) y = view(ctx, y, {out});
   return {y};
 }

@@ -131,6 +131,8 @@ TEST(CoverageQuantErrors, BadScalesAndTypes) {
   EXPECT_NE(e.find("scale [4] is neither a scalar nor one value per element of axis 1 of [2,3]"), std::string::npos) << e;
   e = testlib::error_of([] { import_model(single_node("MatMulInteger", {{DType::F32, {2, 3}}, {DType::U8, {3, 2}}}, 1, {}, 10)); });
   EXPECT_NE(e.find("MatMulInteger"), std::string::npos) << e;
+  e = testlib::error_of([] { import_model(single_node("MatMulInteger", {{DType::U8, {2, 3}}, {DType::U8, {4, 2}}}, 1, {}, 10)); });
+  EXPECT_NE(e.find("node 'node' (MatMulInteger"), std::string::npos) << e;
 }
 
 }  // namespace
