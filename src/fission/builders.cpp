@@ -284,6 +284,16 @@ ValueId concat(RuleContext& ctx, const std::vector<ValueId>& parts, size_t axis,
   return concat_chunk(ctx, level, axis, suffix);
 }
 
+ValueId stack(RuleContext& ctx, const std::vector<ValueId>& parts, size_t axis, const std::string& suffix) {
+  std::vector<ValueId> unit;
+  for (ValueId v : parts) {
+    ir::Dims shape = ctx.graph().type(v).shape;
+    shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(axis), 1);
+    unit.push_back(view(ctx, v, shape, suffix + "part"));
+  }
+  return concat(ctx, unit, axis, suffix);
+}
+
 ValueId int_vector_constant(RuleContext& ctx, const std::vector<int64_t>& v, const std::string& suffix) {
   ir::Tensor c(ir::TensorType{ir::DType::I64, {static_cast<int64_t>(v.size())}});
   for (size_t k = 0; k < v.size(); ++k) c.set_i64(static_cast<int64_t>(k), v[k]);

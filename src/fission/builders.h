@@ -83,6 +83,8 @@ ValueId constant_of(RuleContext& ctx, ir::DType t, const ir::Dims& shape, const 
 // Concat): layout primitives selecting by the index along the axis, each reading at most 32
 // of them (a select chain over more would nest deeply).
 ValueId concat(RuleContext& ctx, const std::vector<ValueId>& parts, size_t axis, const std::string& suffix = "");
+// Parts of one shape stacked along a new dim of extent parts.size() at `axis` (numpy.stack).
+ValueId stack(RuleContext& ctx, const std::vector<ValueId>& parts, size_t axis, const std::string& suffix = "");
 
 // The weights of Keys' cubic convolution kernel with coefficient a at the four taps −1, 0, 1,
 // 2 around a point at fraction f past tap 0. T is double (tables built at compile time) or

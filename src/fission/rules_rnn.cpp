@@ -43,8 +43,6 @@ struct Spec {
   DType dtype = DType::F32;
 };
 
-Expr fconst(DType t, double v) { return ir::constant(ir::Scalar::of(t, v)); }
-
 bool uses_alpha(const std::string& n) {
   return n == "LeakyRelu" || n == "ThresholdedRelu" || n == "ScaledTanh" || n == "HardSigmoid" || n == "Elu" || n == "Affine";
 }
@@ -87,7 +85,7 @@ std::vector<Activation> read_activations(const RuleContext& ctx, Cell cell, int6
 }
 
 Expr activate(const RuleContext& ctx, const Activation& a, Expr x, DType t) {
-  auto c = [t](double v) { return fconst(t, v); };
+  auto c = [t](double v) { return ir::const_f(t, v); };
   const std::string& n = a.name;
   if (n == "Sigmoid") return ir::unary(ExprOp::Sigmoid, x);
   if (n == "Tanh") return ir::unary(ExprOp::Tanh, x);
@@ -220,7 +218,7 @@ Expr gate_input(StepPrim& p, const Spec& s, const Direction& dir, int64_t t, std
 
 Expr clipped(const Spec& s, Expr x) {
   if (!s.clip) return x;
-  return ir::binary(ExprOp::Min, ir::binary(ExprOp::Max, x, fconst(s.dtype, -*s.clip)), fconst(s.dtype, *s.clip));
+  return ir::binary(ExprOp::Min, ir::binary(ExprOp::Max, x, ir::const_f(s.dtype, -*s.clip)), ir::const_f(s.dtype, *s.clip));
 }
 
 Expr act(RuleContext& ctx, const Spec& s, const Direction& dir, int k, Expr x) {
@@ -271,7 +269,7 @@ State gru_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t,
   }
   ValueId h = ph.emit(act(ctx, s, dir, 1, rec.defined() ? x + rec : x), n + "cand");
   StepPrim pn(ctx, s);
-  Expr zv = pn.state(z), next = (fconst(T, 1) - zv) * pn.state(h);
+  Expr zv = pn.state(z), next = (ir::const_f(T, 1) - zv) * pn.state(h);
   if (prev.h) next = next + zv * pn.state(*prev.h);
   return {pn.emit(next, n + "h"), std::nullopt};
 }
@@ -290,7 +288,7 @@ State lstm_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t
   ValueId f;
   StepPrim pf(ctx, s);
   if (input_forget) {
-    f = pf.emit(fconst(T, 1) - pf.state(i), n + "f");
+    f = pf.emit(ir::const_f(T, 1) - pf.state(i), n + "f");
   } else {
     Expr xf = gate_input(pf, s, dir, t, hr, 2);
     if (dir.peep && prev.c) xf = xf + peep(pf, 2, *prev.c);
@@ -307,17 +305,6 @@ State lstm_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t
   StepPrim ph(ctx, s);
   ValueId h = ph.emit(ph.state(o) * act(ctx, s, dir, 2, ph.state(c)), n + "h");
   return {h, c};
-}
-
-// Values [batch, H] stacked along a new leading dim.
-ValueId stack(RuleContext& ctx, const std::vector<ValueId>& vs, const std::string& suffix) {
-  std::vector<ValueId> rows;
-  for (ValueId v : vs) {
-    Dims s = ctx.graph().type(v).shape;
-    s.insert(s.begin(), 1);
-    rows.push_back(view(ctx, v, s, suffix + "row"));
-  }
-  return concat(ctx, rows, 0, suffix);
 }
 
 std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {
@@ -373,17 +360,17 @@ std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {
   }
   const auto& outs = ctx.node().outputs;
   auto wanted = [&](size_t k) { return k < outs.size() && !outs[k].empty(); };
-  ValueId y_h = stack(ctx, hn, "h_n");
+  ValueId y_h = stack(ctx, hn, 0, "h_n");
   if (s.batchwise) y_h = transpose(ctx, y_h, {1, 0, 2}, "h_n/t");
   std::vector<ValueId> result{y_h, y_h};
   if (wanted(0)) {
-    ValueId y = view(ctx, stack(ctx, all, "y"), {s.seq, s.dirs, s.batch, s.hidden}, "y/v");
+    ValueId y = view(ctx, stack(ctx, all, 0, "y"), {s.seq, s.dirs, s.batch, s.hidden}, "y/v");
     result[0] = s.batchwise ? transpose(ctx, y, {2, 0, 1, 3}, "y/t") : y;
   }
   if (cell == Cell::Lstm) {
     ValueId y_c = y_h;
     if (wanted(2)) {
-      y_c = stack(ctx, cn, "c_n");
+      y_c = stack(ctx, cn, 0, "c_n");
       if (s.batchwise) y_c = transpose(ctx, y_c, {1, 0, 2}, "c_n/t");
     }
     result.push_back(y_c);

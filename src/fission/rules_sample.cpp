@@ -33,7 +33,7 @@ struct Sampler {
   Padding padding;
   bool align;
 
-  Expr c(double v) const { return ir::constant(ir::Scalar::of(t, v)); }
+  Expr c(double v) const { return ir::const_f(t, v); }
   static Expr min(Expr a, Expr e) { return ir::binary(ExprOp::Min, a, e); }
   static Expr max(Expr a, Expr e) { return ir::binary(ExprOp::Max, a, e); }
 

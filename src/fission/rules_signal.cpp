@@ -108,13 +108,6 @@ std::pair<ValueId, ValueId> dft_tables(RuleContext& ctx, DType t, int64_t n, int
   return {constant_of(ctx, t, {n, k}, c, "cos"), constant_of(ctx, t, {n, k}, s, "sin")};
 }
 
-// re and im, both of shape `shape`, stacked along a new trailing dim of 2.
-ValueId stack_complex(RuleContext& ctx, ValueId re, ValueId im, const Dims& shape) {
-  Dims part = shape;
-  part.push_back(1);
-  return concat(ctx, {view(ctx, re, part, "re"), view(ctx, im, part, "im")}, shape.size());
-}
-
 // The transform's sum: re = Σ xr C + xi S, im = Σ xi C − xr S over the reduce variable n,
 // xr and xi the loads `x(part)` (part 0, 1; the imaginary part absent for real input), times
 // an optional window load.
@@ -138,7 +131,7 @@ ValueId transform(RuleContext& ctx, PrimBuilder& b, const Dims& domain, int64_t 
   p.reduce = ir::ReduceOp::Sum;
   p.bodies = {re, im};
   std::vector<ValueId> parts = ctx.emit(std::move(p), {{t, domain}, {t, domain}}, "parts");
-  return stack_complex(ctx, parts[0], parts[1], domain);
+  return stack(ctx, {parts[0], parts[1]}, domain.size(), "complex");  // re, im along a new trailing dim
 }
 
 }  // namespace
