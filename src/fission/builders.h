@@ -61,12 +61,12 @@ ValueId cast_to(RuleContext& ctx, ValueId x, ir::DType to, const std::string& su
 ValueId matmul(RuleContext& ctx, ValueId a, ValueId b, const ir::MatMulAttrs& attrs,
                const std::string& suffix = "matmul");
 ValueId view(RuleContext& ctx, ValueId x, const ir::Dims& shape, const std::string& suffix = "");
-// out[i] = x[index_map(i)] over out_shape (a layout primitive).
 // out[i] = x[index_fn(b, i)], where the indices may load other tensors through b (indirect
 // loads: a gather at computed positions).
 ValueId gather(RuleContext& ctx, ValueId x, const ir::Dims& out_shape,
                const std::function<std::vector<Expr>(PrimBuilder&, const std::vector<Expr>&)>& index_fn,
                const std::string& suffix = "");
+// out[i] = x[index_map(i)] over out_shape (a layout primitive).
 ValueId remap(RuleContext& ctx, ValueId x, const ir::Dims& out_shape,
               const std::function<std::vector<Expr>(const std::vector<Expr>&)>& index_map,
               const std::string& suffix = "");

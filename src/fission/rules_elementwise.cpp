@@ -360,8 +360,7 @@ std::vector<ValueId> rule_Shrink(RuleContext& ctx) {
   });
 }
 
-// PRelu: the slope broadcasts to X's shape (unidirectionally).
-// Versions 1 and 6 take a slope of one value or one per channel (dim 1); from 7 the slope
+// PRelu: versions 1 and 6 take a slope of one value or one per channel (dim 1); from 7 the slope
 // broadcasts numpy-style (unidirectionally) to X.
 std::vector<ValueId> rule_PRelu(RuleContext& ctx) {
   require_same_dtype(ctx, 0, 1);

@@ -6,7 +6,8 @@
 //   quantize(x)   = saturate(round_half_even(x / scale) + zero_point)   in f32, then cast
 //   dequantize(q) = (q - zero_point) * scale                            (q - zp exact in i32)
 //   MatMulInteger = (A - a_zp) @ (B - b_zp) in i32                      (exact)
-//   QLinearMatMul = quantize((A - a_zp) @ (B - b_zp) * (a_scale * b_scale / y_scale), y_zp)
+//   QLinearMatMul = quantize((A - a_zp) @ (B - b_zp) * (a_scale * b_scale), y_scale, y_zp)
+//                   (quantize divides by y_scale, as for QuantizeLinear)
 //   QLinearConv   = the same with conv and an i32 bias added to the accumulator
 // Saturation clamps to the output type's range (u8: [0, 255], i8: [-128, 127]).
 #include <string>
@@ -169,7 +170,7 @@ std::vector<ValueId> rule_ConvInteger(RuleContext& ctx) {
 namespace {
 
 // The requantization of an i32 accumulator `acc` (per output channel along dim `channel` of
-// rank `rank` where a scale is 1-D): quantize(acc * (in_scale * w_scale / y_scale), y_zp).
+// rank `rank` where a scale is 1-D): quantize(acc * (in_scale * w_scale), y_scale, y_zp).
 ValueId requantize(RuleContext& ctx, ValueId acc, size_t in_scale, size_t w_scale, size_t y_scale, size_t y_zp,
                    int64_t channel) {
   ir::TensorType t = ctx.graph().type(acc);

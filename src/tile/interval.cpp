@@ -436,9 +436,13 @@ Interval eval_binary(const Expr& e, const VarBox& box, const LoadRangeFn& loads)
       if (t == DType::Bool) return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
       return Interval::full();
     case ExprOp::Xor:
-    case ExprOp::Shl:
-    case ExprOp::Shr:
       if (t == DType::Bool && a.is_point() && b.is_point()) return Interval::point(a.lo ^ b.lo);
+      return t == DType::Bool ? Interval{0, 1} : Interval::full();
+    case ExprOp::Shl:  // on bool operands (0 or 1): 0, 1 or 2 until a store narrows it
+      if (t == DType::Bool && a.is_point() && b.is_point()) return Interval::point(a.lo << b.lo);
+      return t == DType::Bool ? Interval{0, 2} : Interval::full();
+    case ExprOp::Shr:
+      if (t == DType::Bool && a.is_point() && b.is_point()) return Interval::point(a.lo >> b.lo);
       return t == DType::Bool ? Interval{0, 1} : Interval::full();
     case ExprOp::Const:
     case ExprOp::Var:

@@ -45,6 +45,15 @@ TEST(TileInterval, AffineIsExactAndCancels) {
   EXPECT_EQ(eval_interval(ir::unary(ExprOp::Neg, i1()), b), (Interval{-4, 3}));
 }
 
+// Bool shifts as the interpreter computes them: true << true is 2 until a store narrows it.
+TEST(TileInterval, BoolShiftsAreNotXor) {
+  VarBox b = box2({0, 0}, {0, 0});
+  Expr t = ir::const_bool(true);
+  EXPECT_EQ(eval_interval(ir::binary(ExprOp::Shl, t, t), b), Interval::point(2));
+  EXPECT_EQ(eval_interval(ir::binary(ExprOp::Shr, t, t), b), Interval::point(0));
+  EXPECT_EQ(eval_interval(ir::binary(ExprOp::Xor, t, t), b), Interval::point(0));
+}
+
 TEST(TileInterval, FloorDivAndModByPositiveConstants) {
   VarBox b = box2({-7, 9}, {4, 6});
   EXPECT_EQ(eval_interval(ir::floordiv(i0(), 4), b), (Interval{-2, 2}));
