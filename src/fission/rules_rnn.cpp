@@ -159,12 +159,15 @@ std::optional<ValueId> initial_state(RuleContext& ctx, const Spec& s, size_t k, 
                [d](const std::vector<Expr>& i) { return std::vector<Expr>{i[0], ir::const_i64(d), i[1]}; }, suffix);
 }
 
-// What one direction's steps read: X·Wᵀ for all steps [rows, G·H] (row of step t, batch b:
-// t·batch + b, layout 1: b·seq + t), Rᵀ's direction, the bias [2·G·H] and peepholes [3·H].
+// What one direction's steps read, built once for all its steps: X·Wᵀ for all steps
+// [rows, G·H] (row of step t, batch b: t·batch + b, layout 1: b·seq + t); R's rows the gates
+// multiply by Hₜ₋₁ (GRU without linear_before_reset: z and r only) and, for that GRU, the
+// candidate's Rh; per gate the biases Wb, Rb and their sum [H]; the peepholes [3·H].
 struct Direction {
-  ValueId xw, r;
-  std::optional<ValueId> bias, peep;
-  const Activation* act = nullptr;  // this direction's activations
+  ValueId xw, r_gates;
+  std::optional<ValueId> r_h, peep;
+  std::vector<ValueId> wb, rb, wrb;  // empty without B
+  const Activation* act = nullptr;   // this direction's activations
 };
 
 // One elementwise primitive over [batch, H] whose body reads the tensors it asks for:
@@ -188,6 +191,7 @@ class StepPrim {
     }, "slice"), domain());
   }
   Expr vec(ValueId v, int64_t c0) {
+    if (c0 == 0 && ctx_.graph().type(v).shape == Dims{s_.hidden}) return b_.bload(v, domain());
     return b_.bload(remap(ctx_, v, {s_.hidden}, [c0](const std::vector<Expr>& i) {
       return std::vector<Expr>{shifted(i[0], c0)};
     }, "slice"), domain());
@@ -207,12 +211,12 @@ class StepPrim {
   PrimBuilder b_;
 };
 
-// Gate g's input before its activation: X·Wᵀ + H·Rᵀ (when there is a state) + Wb + Rb.
+// Gate g's input before its activation: X·Wᵀ + H·Rᵀ (when there is a state) + (Wb + Rb).
 Expr gate_input(StepPrim& p, const Spec& s, const Direction& dir, int64_t t, std::optional<ValueId> hr, int64_t g) {
-  int64_t H = s.hidden, gh = s.gates * s.hidden;
+  int64_t H = s.hidden;
   Expr x = p.xw(dir.xw, t, g * H);
   if (hr) x = x + p.state(*hr, g * H);
-  if (dir.bias) x = x + p.vec(*dir.bias, g * H) + p.vec(*dir.bias, gh + g * H);
+  if (!dir.wrb.empty()) x = x + p.vec(dir.wrb[static_cast<size_t>(g)], 0);
   return x;
 }
 
@@ -231,17 +235,17 @@ struct State {
 
 State rnn_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t, const State& prev, const std::string& n) {
   std::optional<ValueId> hr;
-  if (prev.h) hr = matmul(ctx, *prev.h, dir.r, ir::MatMulAttrs{false, true}, n + "hr");
+  if (prev.h) hr = matmul(ctx, *prev.h, dir.r_gates, ir::MatMulAttrs{false, true}, n + "hr");
   StepPrim p(ctx, s);
   return {p.emit(act(ctx, s, dir, 0, gate_input(p, s, dir, t, hr, 0)), n + "h"), std::nullopt};
 }
 
 State gru_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t, const State& prev, const std::string& n,
                bool linear_before_reset) {
-  int64_t H = s.hidden, gh = 3 * H;
+  int64_t H = s.hidden;
   DType T = s.dtype;
-  std::optional<ValueId> hr;
-  if (prev.h) hr = matmul(ctx, *prev.h, dir.r, ir::MatMulAttrs{false, true}, n + "hr");  // [batch, 3H]: z, r and (lbr) h
+  std::optional<ValueId> hr;  // [batch, 2H]: z, r; with linear_before_reset [batch, 3H]: z, r, h
+  if (prev.h) hr = matmul(ctx, *prev.h, dir.r_gates, ir::MatMulAttrs{false, true}, n + "hr");
   StepPrim pz(ctx, s);
   ValueId z = pz.emit(act(ctx, s, dir, 0, gate_input(pz, s, dir, t, hr, 0)), n + "z");
   StepPrim pr(ctx, s);
@@ -250,22 +254,20 @@ State gru_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t,
   // linear_before_reset r ⊙ (Hₜ₋₁·Rhᵀ + Rbh); an absent Hₜ₋₁ reads as 0.
   StepPrim ph(ctx, s);
   Expr x = ph.xw(dir.xw, t, 2 * H);
-  if (dir.bias) x = x + ph.vec(*dir.bias, 2 * H);
+  if (!dir.wb.empty()) x = x + ph.vec(dir.wb[2], 0);
   auto plus = [](Expr a, Expr b) { return a.defined() ? a + b : b; };
   Expr rec;  // undefined while it is 0
   if (linear_before_reset) {
     Expr inner;
     if (prev.h) inner = ph.state(*hr, 2 * H);
-    if (dir.bias) inner = plus(inner, ph.vec(*dir.bias, gh + 2 * H));
+    if (!dir.rb.empty()) inner = plus(inner, ph.vec(dir.rb[2], 0));
     if (inner.defined()) rec = ph.state(r) * inner;
   } else {
     if (prev.h) {
       ValueId rh = ew_map(ctx, {r, *prev.h}, T, [](const std::vector<Expr>& v) { return v[0] * v[1]; }, n + "rh");
-      ValueId r_h = remap(ctx, dir.r, {H, H}, [H](const std::vector<Expr>& i) { return std::vector<Expr>{i[0] + 2 * H, i[1]}; },
-                          n + "Rh");
-      rec = ph.state(matmul(ctx, rh, r_h, ir::MatMulAttrs{false, true}, n + "rhR"));
+      rec = ph.state(matmul(ctx, rh, *dir.r_h, ir::MatMulAttrs{false, true}, n + "rhR"));
     }
-    if (dir.bias) rec = plus(rec, ph.vec(*dir.bias, gh + 2 * H));
+    if (!dir.rb.empty()) rec = plus(rec, ph.vec(dir.rb[2], 0));
   }
   ValueId h = ph.emit(act(ctx, s, dir, 1, rec.defined() ? x + rec : x), n + "cand");
   StepPrim pn(ctx, s);
@@ -279,7 +281,7 @@ State lstm_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t
   int64_t H = s.hidden;
   DType T = s.dtype;
   std::optional<ValueId> hr;
-  if (prev.h) hr = matmul(ctx, *prev.h, dir.r, ir::MatMulAttrs{false, true}, n + "hr");  // [batch, 4H]: i, o, f, c
+  if (prev.h) hr = matmul(ctx, *prev.h, dir.r_gates, ir::MatMulAttrs{false, true}, n + "hr");  // [batch, 4H]: i, o, f, c
   auto peep = [&](StepPrim& p, int k, ValueId c) { return p.vec(*dir.peep, k * H) * p.state(c); };
   StepPrim pi(ctx, s);
   Expr xi = gate_input(pi, s, dir, t, hr, 0);
@@ -307,6 +309,29 @@ State lstm_step(RuleContext& ctx, const Spec& s, const Direction& dir, int64_t t
   return {h, c};
 }
 
+// Rows [first, first + count) of a matrix.
+ValueId rows(RuleContext& ctx, ValueId m, int64_t first, int64_t count, const std::string& suffix) {
+  int64_t cols = ctx.graph().type(m).shape[1];
+  return remap(ctx, m, {count, cols}, [first](const std::vector<Expr>& i) {
+    return std::vector<Expr>{first == 0 ? i[0] : i[0] + first, i[1]};
+  }, suffix);
+}
+
+// Per gate g, from the direction's B [2·G·H] = [Wb | Rb]: Wb's and Rb's slices and their sum.
+void gate_biases(RuleContext& ctx, const Spec& s, ValueId b, const std::string& dn, Direction& dir) {
+  int64_t H = s.hidden, gh = s.gates * s.hidden;
+  auto slice = [&](int64_t c0, const std::string& name) {
+    return remap(ctx, b, {H}, [c0](const std::vector<Expr>& i) { return std::vector<Expr>{i[0] + c0}; }, name);
+  };
+  for (int64_t g = 0; g < s.gates; ++g) {
+    std::string gn = dn + "g" + std::to_string(g) + "/";
+    dir.wb.push_back(slice(g * H, gn + "Wb"));
+    dir.rb.push_back(slice(gh + g * H, gn + "Rb"));
+    dir.wrb.push_back(ew_map(ctx, {dir.wb.back(), dir.rb.back()}, s.dtype,
+                             [](const std::vector<Expr>& v) { return v[0] + v[1]; }, gn + "bias"));
+  }
+}
+
 std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {
   Spec s = read_spec(ctx, cell);
   int64_t gh = s.gates * s.hidden;
@@ -331,8 +356,10 @@ std::vector<ValueId> recurrent(RuleContext& ctx, Cell cell) {
     std::string dn = "d" + std::to_string(d) + "/";
     Direction dir;
     dir.xw = matmul(ctx, x2, direction(ctx, ctx.input(1), d, dn + "W"), ir::MatMulAttrs{false, true}, dn + "xw");
-    dir.r = direction(ctx, ctx.input(2), d, dn + "R");
-    if (ctx.has_input(3)) dir.bias = direction(ctx, ctx.input(3), d, dn + "B");
+    ValueId r = direction(ctx, ctx.input(2), d, dn + "R");
+    dir.r_gates = cell == Cell::Gru && !lbr ? rows(ctx, r, 0, 2 * s.hidden, dn + "Rzr") : r;
+    if (cell == Cell::Gru && !lbr) dir.r_h = rows(ctx, r, 2 * s.hidden, s.hidden, dn + "Rh");
+    if (ctx.has_input(3)) gate_biases(ctx, s, direction(ctx, ctx.input(3), d, dn + "B"), dn, dir);
     if (peepholes) dir.peep = direction(ctx, ctx.input(7), d, dn + "P");
     dir.act = &s.acts[static_cast<size_t>(d) * per_dir];
     State st{initial_state(ctx, s, 5, d, dn + "h0"), cell == Cell::Lstm ? initial_state(ctx, s, 6, d, dn + "c0") : std::nullopt};
