@@ -47,37 +47,31 @@ struct ResizeSpec {
   double extrapolation = 0;
 };
 
-// The source coordinate of output coordinate x along an axis of size `in` (ONNX's
+// The source coordinate of output coordinate o along axis d of size `in` (ONNX's
 // coordinate_transformation_mode; the reference's arithmetic, output width = scale * in).
-double source_coord(Coord c, double x, double scale, int64_t in) {
-  double width = scale * static_cast<double>(in);
-  switch (c) {
+double source(const ResizeSpec& s, size_t d, int64_t o, int64_t in) {
+  auto x = static_cast<double>(o);
+  double scale = s.scales[d], width = scale * static_cast<double>(in);
+  auto span = static_cast<double>(in - 1);
+  switch (s.coord) {
     case Coord::HalfPixel: return (x + 0.5) / scale - 0.5;
     case Coord::PytorchHalfPixel: return width == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case Coord::AlignCorners: return width == 1 ? 0 : x * static_cast<double>(in - 1) / (width - 1);
+    case Coord::AlignCorners: return width == 1 ? 0 : x * span / (width - 1);
     case Coord::Asymmetric: return x / scale;
     case Coord::TfHalfPixelForNN: return (x + 0.5) / scale;
-    case Coord::TfCropAndResize: break;  // crop_coord
+    case Coord::TfCropAndResize: {
+      double start = s.roi[d], end = s.roi[d + s.out.size()];
+      if (width == 1) return (end + start) * span / 2;
+      return x * (end - start) * span / (width - 1) + start * span;
+    }
   }
   return 0;
 }
 
-// The source coordinate of output coordinate o along axis d (of size `in`).
-double source(const ResizeSpec& s, size_t d, int64_t o, int64_t in) {
-  auto x = static_cast<double>(o);
-  if (s.coord != Coord::TfCropAndResize) return source_coord(s.coord, x, s.scales[d], in);
-  double start = s.roi[d], end = s.roi[d + s.out.size()], width = s.scales[d] * static_cast<double>(in);
-  auto span = static_cast<double>(in - 1);
-  if (width == 1) return (end + start) * span / 2;
-  return x * (end - start) * span / (width - 1) + start * span;
-}
-
-// Whether output coordinate o along axis d takes the extrapolation value (tf_crop_and_resize:
-// its source lies outside the input).
-bool extrapolated(const ResizeSpec& s, size_t d, int64_t o, int64_t in) {
-  if (s.coord != Coord::TfCropAndResize) return false;
-  double x = source(s, d, o, in);
-  return x < 0 || x > static_cast<double>(in - 1);
+// Whether source coordinate x takes the extrapolation value (tf_crop_and_resize: it lies
+// outside the input).
+bool extrapolated(const ResizeSpec& s, double x, int64_t in) {
+  return s.coord == Coord::TfCropAndResize && (x < 0 || x > static_cast<double>(in - 1));
 }
 
 // The nearest input coordinate to x, chosen by the fraction r = x - floor(x) as the
@@ -304,14 +298,15 @@ struct Taps {
   }
 };
 
-// The taps at base + k (k < weights' count) of coordinate o, weights as given.
-void add_coordinate(Taps& t, const ResizeSpec& s, size_t d, int64_t o, int64_t in, int64_t base,
+// The taps at base + k (k < weights' count) of a point whose source coordinate is x, weights
+// as given.
+void add_coordinate(Taps& t, const ResizeSpec& s, double x, int64_t in, int64_t base,
                     const std::vector<double>& weights) {
   for (size_t k = 0; k < weights.size(); ++k) {
     t.idx[k].push_back(clamp_index(base + static_cast<int64_t>(k), in));
     t.w[k].push_back(weights[k]);
   }
-  t.outside.push_back(extrapolated(s, d, o, in));
+  t.outside.push_back(extrapolated(s, x, in));
 }
 
 // Linear: the neighbours floor(x) and floor(x) + 1, weighted 1 − r and r, r = x − floor(x).
@@ -319,7 +314,7 @@ Taps linear_taps(const ResizeSpec& s, size_t d, int64_t in) {
   Taps t(2);
   for (int64_t o = 0; o < s.out[d]; ++o) {
     double x = source(s, d, o, in), f = std::floor(x);
-    add_coordinate(t, s, d, o, in, static_cast<int64_t>(f), {1 - (x - f), x - f});
+    add_coordinate(t, s, x, in, static_cast<int64_t>(f), {1 - (x - f), x - f});
   }
   return t;
 }
@@ -343,7 +338,7 @@ Taps cubic_taps(const ResizeSpec& s, size_t d, int64_t in) {
       }
       for (double& v : c) v /= sum;
     }
-    add_coordinate(t, s, d, o, in, base, {c.begin(), c.end()});
+    add_coordinate(t, s, x, in, base, {c.begin(), c.end()});
   }
   return t;
 }
