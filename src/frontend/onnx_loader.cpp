@@ -296,7 +296,9 @@ struct Inliner {
     Renames inner = outer;
     for (const auto& t : branch->initializer()) {
       inner[t.name()] = prefix + t.name();
-      add_initializer(g, defined, t, prefix + t.name());
+      onnx::TensorProto loaded = t;
+      load_external_data(loaded, path);
+      add_initializer(g, defined, loaded, prefix + t.name());
     }
     for (const auto& bn : branch->node())
       for (const auto& o : bn.output())

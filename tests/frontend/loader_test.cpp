@@ -278,6 +278,28 @@ TEST(Loader, IfOnAConstantConditionInlinesItsBranch) {
   }
 }
 
+// A branch's own initializer may live in an external file too.
+TEST(Loader, InlinedBranchesReadTheirExternalData) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("orchid_if_ext_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  float ones[3] = {1, 1, 1};
+  std::ofstream(dir / "one.bin", std::ios::binary) << std::string(reinterpret_cast<const char*>(ones), sizeof ones);
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(if_model(true, false)));
+  onnx::TensorProto* one = m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_initializer(0);
+  one->clear_float_data();
+  one->set_data_location(onnx::TensorProto_DataLocation_EXTERNAL);
+  auto* loc = one->add_external_data();
+  loc->set_key("location");
+  loc->set_value("one.bin");
+  ir::Graph g = fission::fission(frontend::load_onnx_bytes(m.SerializeAsString(), (dir / "if.onnx").string()));
+  fs::remove_all(dir);
+  ir::Tensor x(ir::TensorType{ir::DType::F32, {3}});
+  ir::Tensor y = interp::run(g, {x})[0];
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(y.get_f64(i), 1);
+}
+
 TEST(Loader, IfOnARunTimeConditionIsRefused) {
   std::string bytes = if_model(true, true);
   onnx::ModelProto m;
