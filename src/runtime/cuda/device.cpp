@@ -119,72 +119,21 @@ const DriverApi& api() {
 
 }  // namespace
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : api_(o.api_), ptr_(std::exchange(o.ptr_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  std::swap(api_, o.api_);
-  std::swap(ptr_, o.ptr_);
-  std::swap(bytes_, o.bytes_);
-  return *this;
-}
-
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) api_->mem_free(static_cast<CUdeviceptr>(ptr_));
-}
-
-Module::Module(Module&& o) noexcept : api_(o.api_), handle_(std::exchange(o.handle_, nullptr)) {}
-
-Module& Module::operator=(Module&& o) noexcept {
-  std::swap(api_, o.api_);
-  std::swap(handle_, o.handle_);
-  return *this;
-}
-
-Module::~Module() {
-  if (handle_) api_->module_unload(static_cast<CUmodule>(handle_));
-}
-
 std::vector<char> Module::global(const std::string& name) const {
+  const DriverApi* a = module_.api();
   CUdeviceptr p = 0;
   size_t bytes = 0;
-  api_->check(api_->module_global(&p, &bytes, static_cast<CUmodule>(handle_), name.c_str()), "cuModuleGetGlobal");
+  a->check(a->module_global(&p, &bytes, static_cast<CUmodule>(module_.get()), name.c_str()), "cuModuleGetGlobal");
   std::vector<char> out(bytes);
-  if (bytes) api_->check(api_->dtoh(out.data(), p, bytes), "cuMemcpyDtoH");
+  if (bytes) a->check(a->dtoh(out.data(), p, bytes), "cuMemcpyDtoH");
   return out;
 }
 
 void* Module::function(const std::string& name) const {
+  const DriverApi* a = module_.api();
   CUfunction f = nullptr;
-  api_->check(api_->module_function(&f, static_cast<CUmodule>(handle_), name.c_str()), "cuModuleGetFunction");
+  a->check(a->module_function(&f, static_cast<CUmodule>(module_.get()), name.c_str()), "cuModuleGetFunction");
   return f;
-}
-
-Stream::Stream(Stream&& o) noexcept : api_(o.api_), handle_(std::exchange(o.handle_, nullptr)) {}
-
-Stream& Stream::operator=(Stream&& o) noexcept {
-  std::swap(api_, o.api_);
-  std::swap(handle_, o.handle_);
-  return *this;
-}
-
-Stream::~Stream() {
-  if (handle_) api_->stream_destroy(static_cast<CUstream>(handle_));
-}
-
-Graph::Graph(Graph&& o) noexcept
-    : api_(o.api_), graph_(std::exchange(o.graph_, nullptr)), exec_(std::exchange(o.exec_, nullptr)) {}
-
-Graph& Graph::operator=(Graph&& o) noexcept {
-  std::swap(api_, o.api_);
-  std::swap(graph_, o.graph_);
-  std::swap(exec_, o.exec_);
-  return *this;
-}
-
-Graph::~Graph() {
-  if (exec_) api_->graph_exec_destroy(static_cast<CUgraphExec>(exec_));
-  if (graph_) api_->graph_destroy(static_cast<CUgraph>(graph_));
 }
 
 bool Device::available(std::string* why) {
@@ -220,7 +169,8 @@ DeviceBuffer Device::alloc(size_t bytes) const {
   CUdeviceptr p = 0;
   size_t n = bytes == 0 ? 1 : bytes;
   api_->check(api_->mem_alloc(&p, n), "cuMemAlloc");
-  DeviceBuffer b(api_, p, bytes);
+  DeviceBuffer b(DriverHandle<uint64_t>(api_, p, [](const DriverApi* a, uint64_t m) { a->mem_free(static_cast<CUdeviceptr>(m)); }),
+                 bytes);
   api_->check(api_->memset(p, 0, n), "cuMemsetD8");
   return b;
 }
@@ -249,7 +199,7 @@ void Device::copy(const DeviceBuffer& to, const DeviceBuffer& from, size_t bytes
 Module Device::load(const std::vector<char>& cubin) const {
   CUmodule m = nullptr;
   api_->check(api_->module_load(&m, cubin.data()), "cuModuleLoadData");
-  return Module(api_, m);
+  return Module(DriverHandle<void*>(api_, m, [](const DriverApi* a, void* h) { a->module_unload(static_cast<CUmodule>(h)); }));
 }
 
 void Device::launch(void* function, int64_t blocks, int threads, int64_t shared, void** params, void* stream) const {
@@ -268,7 +218,7 @@ void Device::synchronize() const { api_->check(api_->synchronize(), "cuCtxSynchr
 Stream Device::stream() const {
   CUstream s = nullptr;
   api_->check(api_->stream_create(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  return Stream(api_, s);
+  return Stream(DriverHandle<void*>(api_, s, [](const DriverApi* a, void* h) { a->stream_destroy(static_cast<CUstream>(h)); }));
 }
 
 Graph Device::capture(const Stream& stream, const std::function<void()>& work) const {
@@ -286,7 +236,9 @@ Graph Device::capture(const Stream& stream, const std::function<void()>& work) c
   CUresult r = api_->graph_instantiate(&exec, graph, 0);
   if (r != CUDA_SUCCESS) api_->graph_destroy(graph);
   api_->check(r, "cuGraphInstantiate");
-  return Graph(api_, graph, exec);
+  return Graph(DriverHandle<void*>(api_, graph, [](const DriverApi* a, void* h) { a->graph_destroy(static_cast<CUgraph>(h)); }),
+               DriverHandle<void*>(api_, exec,
+                                   [](const DriverApi* a, void* h) { a->graph_exec_destroy(static_cast<CUgraphExec>(h)); }));
 }
 
 void Device::launch(const Graph& graph, const Stream& stream) const {

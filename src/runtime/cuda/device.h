@@ -8,29 +8,52 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace orchid::runtime::cuda {
 
 struct DriverApi;
 
+// One driver object owned: released by `release` when destroyed, move-only (a moved-from
+// handle holds `none` and releases nothing). H is the driver's handle type.
+template <typename H>
+class DriverHandle {
+ public:
+  using Release = void (*)(const DriverApi*, H);
+  DriverHandle() = default;
+  DriverHandle(const DriverApi* api, H h, Release release) : api_(api), h_(h), release_(release) {}
+  DriverHandle(DriverHandle&& o) noexcept : api_(o.api_), h_(std::exchange(o.h_, H{})), release_(o.release_) {}
+  DriverHandle& operator=(DriverHandle&& o) noexcept {
+    std::swap(api_, o.api_);
+    std::swap(h_, o.h_);
+    std::swap(release_, o.release_);
+    return *this;
+  }
+  DriverHandle(const DriverHandle&) = delete;
+  DriverHandle& operator=(const DriverHandle&) = delete;
+  ~DriverHandle() {
+    if (h_ != H{}) release_(api_, h_);
+  }
+  H get() const { return h_; }
+  const DriverApi* api() const { return api_; }
+
+ private:
+  const DriverApi* api_ = nullptr;
+  H h_{};
+  Release release_ = nullptr;
+};
+
 // Device memory: freed when destroyed.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  DeviceBuffer(const DriverApi* api, uint64_t ptr, size_t bytes) : api_(api), ptr_(ptr), bytes_(bytes) {}
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer();
-
-  uint64_t ptr() const { return ptr_; }  // a CUdeviceptr (0: none)
+  DeviceBuffer(DriverHandle<uint64_t> mem, size_t bytes) : mem_(std::move(mem)), bytes_(bytes) {}
+  uint64_t ptr() const { return mem_.get(); }  // a CUdeviceptr (0: none)
   size_t bytes() const { return bytes_; }
 
  private:
-  const DriverApi* api_ = nullptr;
-  uint64_t ptr_ = 0;
+  DriverHandle<uint64_t> mem_;
   size_t bytes_ = 0;
 };
 
@@ -38,37 +61,24 @@ class DeviceBuffer {
 class Module {
  public:
   Module() = default;
-  Module(const DriverApi* api, void* handle) : api_(api), handle_(handle) {}
-  Module(Module&& o) noexcept;
-  Module& operator=(Module&& o) noexcept;
-  Module(const Module&) = delete;
-  Module& operator=(const Module&) = delete;
-  ~Module();
-
+  explicit Module(DriverHandle<void*> module) : module_(std::move(module)) {}
   void* function(const std::string& name) const;  // a CUfunction; UserError where missing
   // The bytes of __device__ variable `name` (UserError where the module has none).
   std::vector<char> global(const std::string& name) const;
 
  private:
-  const DriverApi* api_ = nullptr;
-  void* handle_ = nullptr;
+  DriverHandle<void*> module_;
 };
 
 // A stream: launches on it run in order. Destroyed with the object.
 class Stream {
  public:
   Stream() = default;
-  Stream(const DriverApi* api, void* handle) : api_(api), handle_(handle) {}
-  Stream(Stream&& o) noexcept;
-  Stream& operator=(Stream&& o) noexcept;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream();
-  void* handle() const { return handle_; }  // a CUstream
+  explicit Stream(DriverHandle<void*> stream) : stream_(std::move(stream)) {}
+  void* handle() const { return stream_.get(); }  // a CUstream
 
  private:
-  const DriverApi* api_ = nullptr;
-  void* handle_ = nullptr;
+  DriverHandle<void*> stream_;
 };
 
 // The launches made on a stream between the start and end of a capture, as one executable
@@ -76,19 +86,12 @@ class Stream {
 class Graph {
  public:
   Graph() = default;
-  Graph(const DriverApi* api, void* graph, void* exec) : api_(api), graph_(graph), exec_(exec) {}
-  Graph(Graph&& o) noexcept;
-  Graph& operator=(Graph&& o) noexcept;
-  Graph(const Graph&) = delete;
-  Graph& operator=(const Graph&) = delete;
-  ~Graph();
-  void* exec() const { return exec_; }  // a CUgraphExec
-  bool empty() const { return exec_ == nullptr; }
+  Graph(DriverHandle<void*> graph, DriverHandle<void*> exec) : graph_(std::move(graph)), exec_(std::move(exec)) {}
+  void* exec() const { return exec_.get(); }  // a CUgraphExec
 
  private:
-  const DriverApi* api_ = nullptr;
-  void* graph_ = nullptr;
-  void* exec_ = nullptr;
+  DriverHandle<void*> graph_;  // declared first: destroyed after the executable made from it
+  DriverHandle<void*> exec_;
 };
 
 class Device {
