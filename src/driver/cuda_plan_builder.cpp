@@ -27,19 +27,11 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
   a.plan.target = o.target;
   a.plan.graph_name = g.name;
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
-  a.choice_steps.assign(steps.size(), SIZE_MAX);
   std::vector<codegen::cuda::CudaKernel> kernels;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const StepChoice& s = steps[i];
-    if (s.kind == StepKind::Alias) {
-      buffers.write(s.kernel.outputs[0], buffers.read(s.inputs[0]));
-      continue;
-    }
+  lay_out_plan(g, steps, buffers, a, [&](const StepChoice& s, runtime::PlanStep& step) {
     ORCHID_CHECK(s.kind == StepKind::Generated) << "a " << step_kind_name(s.kind) << " step in a CUDA plan";
-    a.choice_steps[i] = a.plan.steps.size();
-    runtime::PlanStep step = base_step(g, s.kernel, s.inputs, buffers, a.plan.steps.size());
     codegen::cuda::Schedule sched = codegen::cuda::default_schedule(g, s.kernel);
-    int32_t index = static_cast<int32_t>(kernels.size());
+    auto index = static_cast<int32_t>(kernels.size());
     kernels.push_back(codegen::cuda::generate_kernel(g, s.kernel, sched, runtime::cuda_function_name(index)));
     const codegen::cuda::CudaKernel& k = kernels.back();
     step.impl = runtime::StepImpl::Cuda;
@@ -48,16 +40,14 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
     step.threads = k.threads;
     step.shared_bytes = k.shared_bytes;
     step.scratch_bytes = k.global_scratch_bytes;
-    a.plan.steps.push_back(std::move(step));
-    a.steps.push_back({s.kind, static_cast<int>(s.kernel.nodes.size()), codegen::cuda::schedule_str(sched)});
-  }
+    return codegen::cuda::schedule_str(sched);
+  });
   std::string source = codegen::cuda::module_source(kernels);
   a.sources.push_back({"kernels.cu", source});
   for (const std::string& arch : codegen::cuda::cuda_architectures()) {
     a.libraries.push_back(codegen::cuda::Nvrtc::get().compile_cached(source, arch, o.compiler.cache_dir));
     a.plan.libraries.push_back({"kernels." + arch + ".cubin", 0, arch});
   }
-  for (ir::ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));
   a.graph_oir = ir::print_graph(constants_as_inputs(g));
   return a;
 }

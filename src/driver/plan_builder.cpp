@@ -104,6 +104,24 @@ ir::Graph constants_as_inputs(const ir::Graph& g) {
   return ir::extract_subgraph(g, nodes, inputs, g.outputs());
 }
 
+void lay_out_plan(const ir::Graph& g, const std::vector<StepChoice>& steps, PlanBuffers& buffers, BuiltArtifact& a,
+                  const std::function<std::string(const StepChoice&, runtime::PlanStep&)>& implement_step) {
+  a.choice_steps.assign(steps.size(), SIZE_MAX);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepChoice& s = steps[i];
+    if (s.kind == StepKind::Alias) {
+      buffers.write(s.kernel.outputs[0], buffers.read(s.inputs[0]));
+      continue;
+    }
+    a.choice_steps[i] = a.plan.steps.size();
+    runtime::PlanStep step = base_step(g, s.kernel, s.inputs, buffers, a.plan.steps.size());
+    std::string schedule = implement_step(s, step);
+    a.plan.steps.push_back(std::move(step));
+    a.steps.push_back({s.kind, static_cast<int>(s.kernel.nodes.size()), schedule});
+  }
+  for (ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));
+}
+
 BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps,
                              const BuildOptions& o) {
   BuiltArtifact a;
@@ -111,27 +129,17 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   a.plan.target = o.target;
   a.plan.graph_name = g.name;
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
-  std::vector<size_t>& plan_step = a.choice_steps;
-  plan_step.assign(steps.size(), SIZE_MAX);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const StepChoice& s = steps[i];
-    if (s.kind == StepKind::Alias) {
-      buffers.write(s.kernel.outputs[0], buffers.read(s.inputs[0]));
-      continue;
-    }
-    plan_step[i] = a.plan.steps.size();
-    runtime::PlanStep step = base_step(g, s.kernel, s.inputs, buffers, a.plan.steps.size());
+  // Library steps are complete here; generated ones get their code from compile_generated.
+  lay_out_plan(g, steps, buffers, a, [&](const StepChoice& s, runtime::PlanStep& step) {
     if (s.kind == StepKind::OneDnn || s.kind == StepKind::Reference) {
       step.impl = s.kind == StepKind::OneDnn ? runtime::StepImpl::OneDnn : runtime::StepImpl::Reference;
       step.ir = ir::print_graph(kernel_graph(g, s));
     }
-    a.plan.steps.push_back(std::move(step));
-    a.steps.push_back({s.kind, static_cast<int>(s.kernel.nodes.size()), ""});
-  }
+    return std::string();
+  });
   std::vector<codegen::cpu::Schedule> sched = schedules(g, steps, o.cores);
   std::set<ValueId> panels = o.layouts ? panel_weights(g, steps, sched) : std::set<ValueId>{};
-  compile_generated(g, steps, sched, panels, plan_step, o, a);
-  for (ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));
+  compile_generated(g, steps, sched, panels, a.choice_steps, o, a);
   if (o.layouts) a.layouts = assign_layouts(a.plan);
   pack_panel_weights(panels, buffers, a);
   a.graph_oir = ir::print_graph(constants_as_inputs(g));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,14 @@ struct BuiltArtifact {
 
 BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps,
                              const BuildOptions& options);
+
+class PlanBuffers;
+
+// The steps and outputs of a plan, for every device: an alias step becomes a view of its
+// source's buffer; every other step a base_step (plan_buffers.h) that `implement_step`
+// completes, returning the schedule text reports show. Fills a.choice_steps and a.steps.
+void lay_out_plan(const ir::Graph& g, const std::vector<StepChoice>& steps, PlanBuffers& buffers, BuiltArtifact& a,
+                  const std::function<std::string(const StepChoice&, runtime::PlanStep&)>& implement_step);
 
 // The graph with its constants turned into inputs (after the real ones), named as before.
 ir::Graph constants_as_inputs(const ir::Graph& g);
