@@ -156,7 +156,8 @@ inline std::string reference_diff(const Reference& r, const std::vector<ir::Tens
     double rtol, atol;
     tolerance(least_precise(r.sub, got[o].type().dtype), &rtol, &atol);
     std::string diff = interp::compare_tensors(got[o], r.outputs[o], rtol, atol);
-    if (!diff.empty()) return "output " + std::to_string(o) + ": " + diff;
+    if (!diff.empty())
+      return "output " + std::to_string(o) + " (" + r.sub.value(r.sub.outputs()[o]).name + "): " + diff;
   }
   return "";
 }
