@@ -130,7 +130,6 @@ TEST(CudaCodegen, MatmulsAreTiledThroughSharedMemory) {
   EXPECT_NE(src.find("acc[j] += ga"), std::string::npos) << src;
 }
 
-
 // A product of one row per head (a decode step's q·Kᵀ and P·V) is a reduction: few elements
 // per task, each a group of threads over its terms.
 TEST(CudaSchedule, ThinProductsAreReductions) {

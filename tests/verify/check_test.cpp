@@ -177,33 +177,29 @@ TEST(Check, MaxIsBlindToOrderAndArgumentPosition) {
   EXPECT_EQ(w.outcome, Outcome::Equivalent);
 }
 
-TEST(Check, WelfordIsTheExactMeanAndVariance) {
-  Verdict v = check(R"(
+constexpr const char* kWelford = R"(
   input %x : f32[2,7]
   %m, %v : f32[2,1], f32[2,1] = reduce welford(%x) over [7] { %x[i0, r0] }
-  output %m, %v)",
-                    R"(
+  output %m, %v)";
+
+// Mean and variance in two passes, the variance's sum of squares scaled by `scale`.
+std::string two_pass_variance(const std::string& scale) {
+  return R"(
   input %x : f32[2,7]
   %s : f32[2,1] = reduce sum(%x) over [7] { %x[i0, r0] }
   %m : f32[2,1] = elementwise(%s) { div(%s[i0, i1], 7:f32) }
   %d : f32[2,1] = reduce sum(%x, %m) over [7] { mul(sub(%x[i0, r0], %m[i0, 0]), sub(%x[i0, r0], %m[i0, 0])) }
-  %v : f32[2,1] = elementwise(%d) { mul(%d[i0, i1], 0.14285715:f32) }
-  output %m, %v)");
+  %v : f32[2,1] = elementwise(%d) { )" + scale + R"( }
+  output %m, %v)";
+}
+
+TEST(Check, WelfordIsTheExactMeanAndVariance) {
   // 1/7 is not exact in binary: the variance differs, the mean does not.
+  Verdict v = check(kWelford, two_pass_variance("mul(%d[i0, i1], 0.14285715:f32)"));
   EXPECT_EQ(v.outcome, Outcome::Different);
   EXPECT_NE(v.detail.find("output 1"), std::string::npos) << v.detail;
   // Dividing by 7 is exact: the two-pass variance is welford's.
-  Verdict w = check(R"(
-  input %x : f32[2,7]
-  %m, %v : f32[2,1], f32[2,1] = reduce welford(%x) over [7] { %x[i0, r0] }
-  output %m, %v)",
-                    R"(
-  input %x : f32[2,7]
-  %s : f32[2,1] = reduce sum(%x) over [7] { %x[i0, r0] }
-  %m : f32[2,1] = elementwise(%s) { div(%s[i0, i1], 7:f32) }
-  %d : f32[2,1] = reduce sum(%x, %m) over [7] { mul(sub(%x[i0, r0], %m[i0, 0]), sub(%x[i0, r0], %m[i0, 0])) }
-  %v : f32[2,1] = elementwise(%d) { div(%d[i0, i1], 7:f32) }
-  output %m, %v)");
+  Verdict w = check(kWelford, two_pass_variance("div(%d[i0, i1], 7:f32)"));
   EXPECT_EQ(w.outcome, Outcome::Equivalent);
 }
 
