@@ -7,9 +7,6 @@
 
 namespace orchid::rewrite {
 
-namespace {
-
-// The value t's producer transposes (its last two dims swapped), or none.
 std::optional<ir::ValueId> transposed_source(const ir::Graph& g, ir::ValueId t) {
   const ir::Value& v = g.value(t);
   if (v.origin != ir::ValueOrigin::Node) return std::nullopt;
@@ -22,6 +19,8 @@ std::optional<ir::ValueId> transposed_source(const ir::Graph& g, ir::ValueId t) 
   }
   return g.node(v.node).inputs[0];
 }
+
+namespace {
 
 // p with each operand that is a transpose read from its source, the flag flipped.
 bool fold_operands(const ir::Graph& g, ir::Primitive& p) {

@@ -9,10 +9,16 @@
 // Returns whether anything changed; the result is verified.
 #pragma once
 
+#include <optional>
+
 #include "ir/graph.h"
 
 namespace orchid::rewrite {
 
 bool fold_transposes_into_matmuls(ir::Graph& g);
+
+// The value that t transposes (t's producer swaps the last two dims and does nothing else), or
+// none.
+std::optional<ir::ValueId> transposed_source(const ir::Graph& g, ir::ValueId t);
 
 }  // namespace orchid::rewrite
