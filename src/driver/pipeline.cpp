@@ -15,6 +15,8 @@
 #include "rewrite/fold_conv_affine.h"
 #include "rewrite/fold_transposes.h"
 #include "rewrite/inline_scalars.h"
+#include "rewrite/search.h"
+#include "target/presets.h"
 #include "support/error.h"
 
 namespace orchid::driver {
@@ -46,6 +48,19 @@ struct RemovedUnlessPublished {
     std::filesystem::remove_all(dir, ec);
   }
 };
+
+// The rewrite search's result for g, its report lines in `notes`.
+ir::Graph search_rewrites(const ir::Graph& g, const CompileOptions& o, std::vector<std::string>* notes) {
+  target::Target t = o.device == runtime::PlanDevice::Cuda ? target::cuda_preset("h100") : o.target;
+  bool priced = t.peak_gflops_f32 > 0 && !t.levels.empty() && target::main_memory(t).bandwidth_gbs > 0;
+  if (!priced) {
+    notes->push_back("not run: the target has no measured peak and main-memory bandwidth");
+    return g;
+  }
+  rewrite::RewriteResult r = rewrite::rewrite_graph(g, rewrite::orchestrated_cost(t));
+  *notes = r.summary();
+  return r.applied.empty() ? g : clean_up(r.graph);
+}
 
 }  // namespace
 
@@ -79,7 +94,11 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   // 2. Clean-ups: weights' own primitives folded, scalar constants inlined, transposes read by
   //    matmuls folded into their trans flags, BatchNorm folded into Conv, dead code removed.
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
-  // 3. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
+  // 3. Rewriting (Korch §3): rules applied in windows of the graph, each window's variants
+  //    priced by their optimal orchestration on roofline costs; the cheapest kept where it
+  //    gains, once the finite-field verifier and the f32 differential test accept it.
+  if (o.rewrite) g = stages.run("rewrite", [&] { return search_rewrites(g, o, &result.rewrites); });
+  // 4. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
   //    every convex candidate with measured costs (optimal).
   std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] {
     if (o.strategy != orchestrate::Strategy::Optimal) return orchestrate::orchestrate(g, o.strategy);
@@ -87,7 +106,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     result.orchestration = p.notes;
     return p.kernels;
   });
-  // 4. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
+  // 5. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
   //    oneDNN or generated code for linear kernels by measuring both, alone, then whole
   //    plans where generated steps would break chains of blocked layouts. On a GPU: generated
   //    CUDA code, or an alias.
@@ -99,11 +118,11 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     check_choices_on_plans(g, before, chosen, o.build, o.measure, &result.choices);
     return chosen;
   });
-  // 5. Code generation and compilation; the plan, weights and graph of the artifact.
+  // 6. Code generation and compilation; the plan, weights and graph of the artifact.
   BuiltArtifact built = stages.run("codegen + compile", [&] {
     return cuda ? build_cuda_artifact(g, steps, o.build) : build_artifact(g, steps, o.build);
   });
-  // 6. Write to a staging directory, check against the interpreter, then publish.
+  // 7. Write to a staging directory, check against the interpreter, then publish.
   std::string staging = result.out_dir + ".staging";
   std::filesystem::remove_all(staging);
   RemovedUnlessPublished guard{staging};
@@ -119,9 +138,10 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     }
     result.verified = true;
   }
-  // 7. The report: every step, its primitives, bytes, FLOPs and measured time.
+  // 8. The report: every step, its primitives, bytes, FLOPs and measured time.
   ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
-                     result.verified, result.not_verified, stages.times(), result.choices, result.orchestration};
+                     result.verified, result.not_verified, stages.times(), result.choices, result.orchestration,
+                     result.rewrites};
   result.report_summary = stages.run("report", [&] {
     return write_reports(staging, report, o.host_target && !cuda ? o.measure_seconds : 0);
   });

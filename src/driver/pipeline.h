@@ -26,6 +26,9 @@ struct CompileOptions {
   // The device the artifact runs on: the CPU, or an NVIDIA GPU (CUDA code; verified where a
   // GPU is present, else written unverified).
   runtime::PlanDevice device = runtime::PlanDevice::Cpu;
+  // The rewrite search (rewrite/search.h), priced on `target` (or, for CUDA, the H100 preset);
+  // skipped, with a note in the report, where the target has no measured peak and bandwidth.
+  bool rewrite = true;
   uint64_t verify_seed = 1;
   double tolerance = 1e-4;        // relative L2 error of each f32 output
   double measure_seconds = 0.2;   // per-step timing for the report (0: none)
@@ -46,6 +49,7 @@ struct CompileResult {
   std::string report_summary;  // the totals of report.md, for the terminal
   std::vector<std::string> choices;  // implementation choices made by measuring
   std::vector<std::string> orchestration;  // the optimal strategy's solve, for the report
+  std::vector<std::string> rewrites;       // the rewrite search, for the report
 };
 
 // UserError for bad input (the model, options) and for an artifact that fails verification

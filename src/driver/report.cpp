@@ -112,6 +112,11 @@ std::string markdown(const ReportInput& in, const Timing& t, const std::string& 
   const runtime::Plan& plan = in.built->plan;
   std::string s = "# Orchid report\n\n" + sum + "\n## Verification\n\n";
   if (in.verified) s += "Seed " + std::to_string(in.verify->seed) + ":\n\n" + in.verify->summary() + "\n";
+  if (!in.rewrites.empty()) {
+    s += "## Rewrites\n\n";
+    for (const std::string& c : in.rewrites) s += "- " + markdown_cell(c) + "\n";
+    s += "\n";
+  }
   if (!in.orchestration.empty()) {
     s += "## Orchestration\n\n";
     for (const std::string& c : in.orchestration) s += "- " + markdown_cell(c) + "\n";

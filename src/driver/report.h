@@ -23,6 +23,7 @@ struct ReportInput {
   std::vector<StageTime> stages;
   std::vector<std::string> choices;  // implementation choices made by measuring
   std::vector<std::string> orchestration;  // the optimal strategy's solve
+  std::vector<std::string> rewrites;       // the rewrite search: what it applied, rejected
 };
 
 // Times the artifact in `dir` per step (for `measure_seconds`; 0: no timing), writes both

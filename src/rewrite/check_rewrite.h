@@ -16,7 +16,12 @@
 namespace orchid::rewrite {
 
 struct CheckRewriteOptions {
-  verify::CheckOptions field;  // the verifier's δ, seed and budgets
+  // The verifier's δ, seed and budgets: a model's matmuls need more work than the default.
+  verify::CheckOptions field = [] {
+    verify::CheckOptions f;
+    f.max_work = 400'000'000;
+    return f;
+  }();
   double tolerance = 1e-4;     // largest relative L2 error of an f32 output of the window
   uint64_t seed = 1;           // of the differential test's inputs
 };

@@ -8,9 +8,11 @@
 #include <sstream>
 
 #include "ir/canonical.h"
+#include "ir/dce.h"
 #include "ir/subgraph.h"
 #include "orchestrate/optimal.h"
 #include "rewrite/edit.h"
+#include "rewrite/fold_constants.h"
 #include "rewrite/patterns.h"
 #include "rewrite/rules.h"
 #include "support/error.h"
@@ -185,7 +187,9 @@ std::vector<Variant> search_window(const Graph& window, const GraphCost& cost, c
     for (size_t f : frontier) {
       const Graph& from = all[f].graph;
       for (const Site& s : find_sites(from)) {
+        // Weights a rewrite joins or moves are folded at once, as the clean-up will.
         Graph g = apply_site(from, s);
+        if (fold_constants(g)) g = ir::eliminate_dead(g);
         if (!seen.insert(ir::canonical_signature(g).text).second) continue;
         std::vector<std::string> rules = all[f].rules;
         rules.emplace_back(rule_table()[static_cast<size_t>(s.rule)].name);
@@ -224,7 +228,15 @@ RewriteResult rewrite_graph(const Graph& g, const GraphCost& cost, const SearchO
     double before = variants.end()[-1].cost;
     for (const Variant& v : variants)
       if (v.rules.empty()) before = v.cost;
-    if (best.rules.empty() || best.cost > (1 - o.min_gain) * before) continue;
+    if (best.rules.empty() || best.cost > (1 - o.min_gain) * before) {
+      for (const Variant& v : variants)
+        if (!v.rules.empty()) {
+          result.kept.push_back({v.rules, where_of(window, v.graph), static_cast<int32_t>(nodes.size()), before,
+                                 v.cost, false, "not cheaper"});
+          break;
+        }
+      continue;
+    }
     RewriteCheck check = check_rewrite(window, best.graph, o.check);
     AppliedRewrite a{best.rules, where_of(window, best.graph), static_cast<int32_t>(nodes.size()),
                      before, best.cost, check.proven, check.verdict};
@@ -256,6 +268,7 @@ std::vector<std::string> RewriteResult::summary() const {
   };
   for (const AppliedRewrite& a : applied) lines.push_back(line("rewrote", a));
   for (const AppliedRewrite& a : rejected) lines.push_back(line("rejected", a));
+  for (const AppliedRewrite& a : kept) lines.push_back(line("kept", a));
   return lines;
 }
 

@@ -12,7 +12,8 @@
 //     `max_window_nodes` is left alone.
 //  3. Search, per window: from the window, every rule at every site gives a variant; the
 //     `beam` cheapest new variants within `slack` × the best cost so far go on, for at most
-//     `max_steps` steps. Variants are told apart by their canonical signature.
+//     `max_steps` steps. Constants a rewrite produces from constants (joined weights) are
+//     folded before pricing. Variants are told apart by their canonical signature.
 //  4. Choice. The cheapest variant replaces the window when it saves at least `min_gain` of
 //     its cost, and passes check_rewrite (the finite-field verifier on what changed, the f32
 //     differential test on the window); rejected ones are listed with the reason.
@@ -69,6 +70,7 @@ struct RewriteResult {
   ir::Graph graph;
   std::vector<AppliedRewrite> applied;
   std::vector<AppliedRewrite> rejected;  // verdict says why
+  std::vector<AppliedRewrite> kept;      // windows left as they were: their best rewritten variant
   int32_t sites = 0;
   int32_t windows = 0;
   int32_t variants = 0;  // priced, over all windows

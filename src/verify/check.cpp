@@ -117,6 +117,19 @@ Verdict undecided(Verdict v, std::string why) {
   return v;
 }
 
+// Expression evaluations of one test of g, a lower bound of what evaluate() counts: each
+// node's body size times its domain and reduction extents.
+int64_t work_of_one_test(const ir::Graph& g) {
+  int64_t total = 0;
+  for (const ir::Primitive& p : g.nodes()) {
+    int64_t body = 0;
+    for (const ir::Expr& e : p.bodies) ir::visit_post(e, [&](const ir::Expr&) { ++body; });
+    double points = static_cast<double>(ir::numel(p.domain)) * static_cast<double>(std::max<int64_t>(1, ir::numel(p.reduce_domain)));
+    total += static_cast<int64_t>(std::min(points * static_cast<double>(body), 9e15));
+  }
+  return total;
+}
+
 }  // namespace
 
 Verdict check_equivalence(const ir::Graph& a, const ir::Graph& b, const CheckOptions& o) {
@@ -142,6 +155,9 @@ Verdict check_equivalence(const ir::Graph& a, const ir::Graph& b, const CheckOpt
   if (*t > o.max_tests)
     return undecided(v, "k = " + std::to_string(v.k) + " needs " + std::to_string(*t) +
                             " tests, more than the limit of " + std::to_string(o.max_tests));
+  if (int64_t w = work_of_one_test(a) + work_of_one_test(b); w > o.max_work / *t)
+    return undecided(v, std::to_string(*t) + " test" + (*t == 1 ? "" : "s") + " of at least " + std::to_string(w) +
+                            " evaluations exceed the work budget of " + std::to_string(o.max_work));
   Rng rng(o.seed);
   int64_t work = o.max_work;
   int consecutive = 0;

@@ -26,6 +26,7 @@ struct CompileFlags {
   std::string db;
   bool measure = true;
   bool layouts = true;
+  bool rewrite = true;
   uint64_t seed = 1;
   double tolerance = 1e-4;
   double measure_seconds = 0.2;
@@ -45,9 +46,9 @@ int compile(const CompileFlags& f) {
   o.strategy = *orchestrate::parse_strategy(f.strategy);
   o.out_dir = f.out;
   o.build.compiler.cache_dir = f.cache_dir.empty() ? default_cache_root() / "objects" : std::filesystem::path(f.cache_dir);
-  // The optimal strategy prices candidates with the measured target (cached after the first
-  // probe, as `orchid target` does).
-  target::Target host = f.strategy == "optimal" && !cuda
+  // The optimal strategy and the rewrite search price candidates with the measured target
+  // (cached after the first probe, as `orchid target` does).
+  target::Target host = (f.strategy == "optimal" || f.rewrite) && !cuda
                             ? target::host_target({}, (default_cache_root() / "target.json").string()).target
                             : target::detect_host();
   o.build.cores = std::max(1, host.cores);
@@ -60,6 +61,7 @@ int compile(const CompileFlags& f) {
     o.build.isa.clear();
     o.build.target = "cuda";
   }
+  o.rewrite = f.rewrite;
   o.verify_seed = f.seed;
   o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
@@ -104,6 +106,8 @@ Command add_compile(CLI::App& app) {
   cmd->add_flag("!--plain-layouts", f->layouts,
                 "keep every buffer dense row-major (no nChw8c between oneDNN convolutions, no weights "
                 "stored as GEMM panels)");
+  cmd->add_flag("!--no-rewrite", f->rewrite,
+                "skip the rewrite search (algebraic rewrites chosen by their orchestrated cost)");
   cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
   cmd->add_option("--tolerance", f->tolerance, "largest relative L2 error of an f32 output (default 1e-4)");
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");
