@@ -69,6 +69,23 @@ testlib::ProcessResult compile_no_measure(const std::string& model, const std::s
 
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p)); }
 
+// The rewrite stage runs by default and reports its windows (the softmax's row sum is a
+// sum-to-matmul site); --no-rewrite skips it, and the report has no Rewrites section.
+TEST(CliCompile, RewriteStageIsReportedAndCanBeSkipped) {
+  TempDir dir("orchid_cli_rewrite");
+  std::string model = write_model(dir);
+  auto with = compile_no_measure(model, dir.file("with"));
+  std::string report = read_file(fs::path(dir.file("with")) / "report.md");
+  EXPECT_TRUE(contains(report, "## Rewrites\n\n- 1 rewrite sites, 1 windows,"));
+  EXPECT_TRUE(contains(report, "| rewrite |"));
+  auto without = orchid_cli({"compile", model, "-o", dir.file("without"), "--no-measure", "--no-rewrite", "--cache-dir",
+                             object_cache()});
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  report = read_file(fs::path(dir.file("without")) / "report.md");
+  EXPECT_FALSE(contains(report, "## Rewrites"));
+  EXPECT_FALSE(contains(report, "| rewrite |"));
+}
+
 TEST(CliCompile, CompileThenRunAnArtifact) {
   TempDir dir("orchid_cli_compile");
   std::string model = write_model(dir), out = dir.file("art");
