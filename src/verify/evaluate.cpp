@@ -75,6 +75,7 @@ class NodeEval {
   void run();
 
  private:
+  void run_matmul();
   S eval(const Expr& e);
   S load(const Expr& e);
   S float_unary(const Expr& e, FElem a);
@@ -380,6 +381,45 @@ int64_t numel(const ir::Dims& dims) {
   return n;
 }
 
+// A float matmul directly (what its derived expression computes, without walking it): one
+// unit of work per multiply-add.
+void NodeEval::run_matmul() {
+  const auto& attrs = std::get<ir::MatMulAttrs>(p_.attrs);
+  const FTensor& a = *ins_[0];
+  const FTensor& b = *ins_[1];
+  FTensor& out = values_[static_cast<size_t>(p_.outputs[0].v)];
+  const ir::Dims& os = out.type.shape;
+  size_t r = os.size(), ra = a.type.shape.size(), rb = b.type.shape.size();
+  int64_t m = os[r - 2], n = os[r - 1];
+  int64_t k = attrs.trans_a ? a.type.shape[ra - 2] : a.type.shape[ra - 1];
+  // Element strides of A along m and k, of B along k and n.
+  const std::vector<int64_t>& sa = strides_[0];
+  const std::vector<int64_t>& sb = strides_[1];
+  int64_t am = attrs.trans_a ? sa[ra - 1] : sa[ra - 2], ak = attrs.trans_a ? sa[ra - 2] : sa[ra - 1];
+  int64_t bk = attrs.trans_b ? sb[rb - 1] : sb[rb - 2], bn = attrs.trans_b ? sb[rb - 2] : sb[rb - 1];
+  ir::Dims batch(os.begin(), os.end() - 2);
+  std::vector<int64_t> bi(batch.size(), 0);
+  int64_t batches = numel(batch);
+  for (int64_t t = 0; t < batches; ++t, next(bi, batch)) {
+    // Batch dims align right; a dim of 1 is broadcast.
+    int64_t a0 = 0, b0 = 0;
+    for (size_t d = 0; d < batch.size(); ++d) {
+      size_t da = d + ra - r, db = d + rb - r;
+      if (d + ra >= r && a.type.shape[da] != 1) a0 += bi[d] * sa[da];
+      if (d + rb >= r && b.type.shape[db] != 1) b0 += bi[d] * sb[db];
+    }
+    work_ -= m * n * k;
+    if (work_ < 0) throw Undecidable("%" + name_ + ": the evaluation exceeds its work budget");
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        FElem acc = f_int(0);
+        for (int64_t c = 0; c < k; ++c)
+          acc = f_add(acc, f_mul(a.f[static_cast<size_t>(a0 + i * am + c * ak)], b.f[static_cast<size_t>(b0 + c * bk + j * bn)]));
+        out.f[static_cast<size_t>(t * m * n + i * n + j)] = acc;
+      }
+  }
+}
+
 void NodeEval::run() {
   if (p_.kind() == ir::PrimKind::Opaque)
     throw Undecidable("%" + name_ + ": opaque routine " +
@@ -391,6 +431,7 @@ void NodeEval::run() {
     (ir::is_float(t.type.dtype) ? t.f.resize(static_cast<size_t>(t.type.numel()))
                                 : t.i.resize(static_cast<size_t>(t.type.numel())));
   }
+  if (p_.op == ir::PrimOp::MatMul && ir::is_float(g_.type(p_.outputs[0]).dtype)) return run_matmul();
   int64_t outs = numel(p_.domain);
   int64_t reds = p_.reduce == ir::ReduceOp::None ? 1 : numel(p_.reduce_domain);
   ivars_.assign(p_.domain.size(), 0);

@@ -32,6 +32,43 @@ constexpr const char* kSoftmaxPlain = R"(
   %y : f32[2,6] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }
   output %y)";
 
+// Float matmuls are evaluated directly, not through their expression: a batched, broadcast,
+// transposed product equals the same sum written as a reduce, and differs from it with the
+// contracted dim of one operand reversed.
+TEST(Check, DirectMatmulAgreesWithItsExpression) {
+  const char* sum = R"(
+  input %a : f32[2,1,5,3]
+  input %b : f32[3,4,5]
+  %y : f32[2,3,3,4] = reduce sum(%a, %b) over [5] { mul(%a[i0, 0, r0, i2], %b[i1, i3, r0]) }
+  output %y)";
+  Verdict v = check(sum, R"(
+  input %a : f32[2,1,5,3]
+  input %b : f32[3,4,5]
+  %y : f32[2,3,3,4] = matmul(%a, %b) {trans_a=true, trans_b=true}
+  output %y)");
+  EXPECT_EQ(v.outcome, Outcome::Equivalent) << describe(v);
+  v = check(R"(
+  input %a : f32[2,1,5,3]
+  input %b : f32[3,4,5]
+  %y : f32[2,3,3,4] = reduce sum(%a, %b) over [5] { mul(%a[i0, 0, r0, i2], %b[i1, i3, r0]) }
+  output %y)", R"(
+  input %a : f32[2,1,5,3]
+  input %b : f32[3,4,5]
+  %bt : f32[3,5,4] = layout(%b) { %b[i0, i2, i1] }
+  %y : f32[2,3,3,4] = matmul(%a, %bt) {trans_a=true, trans_b=false}
+  %z : f32[2,3,3,4] = elementwise(%y) { add(%y[i0, i1, i2, i3], 0:f32) }
+  output %z)");
+  EXPECT_EQ(v.outcome, Outcome::Equivalent) << describe(v);
+  v = check(sum, R"(
+  input %a : f32[2,1,5,3]
+  input %b : f32[3,4,5]
+  %br : f32[3,4,5] = layout(%b) { %b[i0, i1, sub(4, i2)] }
+  %y : f32[2,3,3,4] = matmul(%a, %br) {trans_a=true, trans_b=true}
+  output %y)");
+  EXPECT_EQ(v.outcome, Outcome::Different) << describe(v);
+  EXPECT_TRUE(v.definitive);
+}
+
 TEST(Check, SoftmaxWithAndWithoutItsMaxAreEquivalent) {
   Verdict v = check(kSoftmaxSafe, kSoftmaxPlain);
   EXPECT_EQ(v.outcome, Outcome::Equivalent);
