@@ -57,7 +57,7 @@ ir::Graph search_rewrites(const ir::Graph& g, const CompileOptions& o, std::vect
     notes->push_back("not run: the target has no measured peak and main-memory bandwidth");
     return g;
   }
-  rewrite::RewriteResult r = rewrite::rewrite_graph(g, rewrite::orchestrated_cost(t));
+  rewrite::RewriteResult r = rewrite::rewrite_graph(g, rewrite::orchestrated_cost(t, o.strategy));
   *notes = r.summary();
   return r.applied.empty() ? g : clean_up(r.graph);
 }
@@ -95,8 +95,9 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   //    matmuls folded into their trans flags, BatchNorm folded into Conv, dead code removed.
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
   // 3. Rewriting (Korch §3): rules applied in windows of the graph, each window's variants
-  //    priced by their optimal orchestration on roofline costs; the cheapest kept where it
-  //    gains, once the finite-field verifier and the f32 differential test accept it.
+  //    priced by the kernels this compile's strategy makes of them, on roofline costs; the
+  //    cheapest kept where it gains, once the finite-field verifier and the f32 differential
+  //    test accept it.
   if (o.rewrite) g = stages.run("rewrite", [&] { return search_rewrites(g, o, &result.rewrites); });
   // 4. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
   //    every convex candidate with measured costs (optimal).

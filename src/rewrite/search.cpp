@@ -171,9 +171,13 @@ std::string where_of(const Graph& window, const Graph& best) {
 
 }  // namespace
 
-GraphCost orchestrated_cost(const target::Target& t) {
-  return [t](const Graph& g) {
-    return orchestrate::orchestrate_optimal(g, orchestrate::roofline_cost(g, t)).cost;
+GraphCost orchestrated_cost(const target::Target& t, orchestrate::Strategy s) {
+  return [t, s](const Graph& g) {
+    orchestrate::CostOracle price = orchestrate::roofline_cost(g, t);
+    if (s == orchestrate::Strategy::Optimal) return orchestrate::orchestrate_optimal(g, price).cost;
+    double total = 0;
+    for (const tile::Kernel& k : orchestrate::orchestrate(g, s)) total += price(k);
+    return total;
   };
 }
 

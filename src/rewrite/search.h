@@ -1,8 +1,9 @@
 // The rewrite search (Korch §3, with TASO's bounded backtracking; DESIGN.md "rewrite/").
 //
 // A rewrite often pays only once fused, so variants are judged by their *orchestrated* cost:
-// the BLP of orchestrate/optimal.h over every convex kernel, priced by the roofline model
-// (analytic, nothing measured).
+// the kernels the compile's own orchestration strategy makes of them (the BLP of
+// orchestrate/optimal.h over every convex kernel, or greedy's rules), priced by the roofline
+// model (analytic, nothing measured).
 //
 //  1. Sites. Every rule of the table (rules.h) is matched over the graph. Sites that share a
 //     primitive or pass a value from one to the other form a cluster.
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "orchestrate/strategies.h"
 #include "rewrite/check_rewrite.h"
 #include "target/target.h"
 
@@ -43,9 +45,10 @@ struct SearchOptions {
 // A graph's cost: seconds.
 using GraphCost = std::function<double(const ir::Graph&)>;
 
-// The orchestrated analytic cost: the optimal orchestration's total with roofline costs on
-// `t` (which must have a peak and a main-memory bandwidth).
-GraphCost orchestrated_cost(const target::Target& t);
+// The orchestrated analytic cost: the kernels strategy `s` makes of the graph, each priced by
+// its roofline on `t` (which must have a peak and a main-memory bandwidth); for Optimal, the
+// BLP's total with those prices.
+GraphCost orchestrated_cost(const target::Target& t, orchestrate::Strategy s = orchestrate::Strategy::Optimal);
 
 // One variant of a window: its graph, cost and the rules applied to reach it, in order.
 struct Variant {
