@@ -1,4 +1,5 @@
 #include "verify/check.h"
+#include "verify/uniform.h"
 
 #include <algorithm>
 #include <cmath>
@@ -134,14 +135,19 @@ int64_t work_of_one_test(const ir::Graph& g) {
 
 }  // namespace
 
-Verdict check_equivalence(const ir::Graph& a, const ir::Graph& b, const CheckOptions& o) {
+Verdict check_equivalence(const ir::Graph& full_a, const ir::Graph& full_b, const CheckOptions& o) {
   Verdict v;
-  if (auto why = signature_mismatch(a, b)) {
+  if (auto why = signature_mismatch(full_a, full_b)) {
     v.outcome = Outcome::Different;
     v.definitive = true;
     v.detail = *why;
     return v;
   }
+  // Uniform dims (batch dims, rows of a product, ...) cut to one position (uniform.h).
+  Reduced reduced = reduce_uniform_dims(full_a, full_b);
+  v.uniform_dims_cut = reduced.classes;
+  const ir::Graph& a = reduced.classes ? reduced.a : full_a;
+  const ir::Graph& b = reduced.classes ? reduced.b : full_b;
   Analysis an_a = analyze(a);
   Analysis an_b = analyze(b);
   v.uninterpreted = an_a.sites;
@@ -212,7 +218,9 @@ std::string describe(const Verdict& v) {
   if (!v.detail.empty()) os << ": " << v.detail;
   os << " (" << v.tests_run << " of " << v.tests_needed << " tests";
   if (v.redraws) os << ", " << v.redraws << " redrawn";
-  os << "; k = " << v.k << ", degree " << v.degree << (v.exp_free ? ", exp-free" : "") << ")";
+  os << "; k = " << v.k << ", degree " << v.degree << (v.exp_free ? ", exp-free" : "");
+  if (v.uniform_dims_cut) os << "; " << v.uniform_dims_cut << " uniform dim" << (v.uniform_dims_cut == 1 ? "" : "s") << " cut to 1";
+  os << ")";
   if (!v.uninterpreted.empty()) {
     os << "; uninterpreted:";
     for (size_t k = 0; k < v.uninterpreted.size(); ++k)

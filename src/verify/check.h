@@ -9,6 +9,9 @@
 // (Schwartz–Zippel, d the degree of the difference). With a narrow uninterpreted function
 // (terms.h) t is at least ⌈log2(1/δ)⌉. A draw in which a division meets zero is drawn again.
 //
+// Dims along which both graphs compute every position alike (uniform.h) are first cut to one
+// position, which decides the same question with less work.
+//
 // Uninterpreted functions make the answer one about the graphs with those functions left
 // abstract: equal arguments give equal results, so graphs that use them alike compare, and a
 // difference is definitive only where it does not go through one.
@@ -44,6 +47,7 @@ struct Verdict {
   // Different: whether the differing output goes through no uninterpreted function, so the
   // graphs really differ (equivalent graphs always pass).
   bool definitive = false;
+  int32_t uniform_dims_cut = 0;     // classes of axes compared at one position (uniform.h)
   std::vector<Site> uninterpreted;  // of both graphs, the first graph's first
   std::string detail;               // Different: where; Undecided: why
 };
