@@ -91,7 +91,7 @@ Order order_nodes(const ir::Graph& g, const std::vector<ValueId>& to, int32_t or
 
 }  // namespace
 
-Edit::Edit(const ir::Graph& g) : g_(g), original_nodes_(g.num_nodes()) {}
+Edit::Edit(const ir::Graph& g) : g_(g), original_nodes_(g.num_nodes()), original_values_(g.num_values()) {}
 
 ValueId Edit::add(ir::Primitive p, const ir::TensorType& type, const std::string& name) {
   if (p.name.empty()) p.name = provenance_;
@@ -113,7 +113,8 @@ ir::Graph Edit::finish(std::string_view what) const {
   std::vector<bool> renamed(names.size(), false);
   for (const auto& [old, now] : replaced_) {
     ValueId target = to[at(now)];
-    if (!renamed[at(target)]) names[at(target)] = g_.value(old).name;
+    if (target.v < original_values_ || renamed[at(target)]) continue;  // an existing value keeps its name
+    names[at(target)] = g_.value(old).name;
     renamed[at(target)] = true;
   }
   Order order = order_nodes(g_, to, original_nodes_);
@@ -141,8 +142,19 @@ ir::Graph Edit::finish(std::string_view what) const {
     NodeId id = out.add_node(std::move(p), types, out_names);
     for (size_t k = 0; k < old.size(); ++k) map[at(old[k])] = out.node(id).outputs[k];
   }
+  // A graph output replaced by a value of another name keeps its name through a view.
   std::vector<ValueId> outs;
-  for (ValueId o : g_.outputs()) outs.push_back(map[at(to[at(o)])]);
+  for (ValueId o : g_.outputs()) {
+    ValueId v = map[at(to[at(o)])];
+    if (out.value(v).name != g_.value(o).name) {
+      ir::Primitive view;
+      view.op = ir::PrimOp::View;
+      view.inputs = {v};
+      view.name = g_.value(o).origin == ir::ValueOrigin::Node ? g_.node(g_.value(o).node).name : "";
+      v = out.node(out.add_node(std::move(view), {out.type(v)}, {g_.value(o).name})).outputs[0];
+    }
+    outs.push_back(v);
+  }
   out.set_outputs(outs);
   ir::verify_or_throw(out, std::string(what));
   return out;

@@ -2,9 +2,10 @@
 // are appended, readers of values redirected to others, and then the result put back in a
 // topological order without what nothing reads any more.
 //
-// Appended primitives read any value of the graph. A value replaced by another gives it its
-// name (the rewritten graph keeps the names of the values it still computes, graph outputs
-// included). The order of the result: among the primitives ready to be placed, the one with
+// Appended primitives read any value of the graph. A value replaced by an appended one gives
+// it its name (the rewritten graph keeps the names of the values it still computes); a graph
+// output replaced by a value that keeps a name of its own is that value through a view of
+// the output's name (outputs keep their names). The order of the result: among the primitives ready to be placed, the one with
 // the lowest key goes first; a kept primitive's key is its position, an appended one's comes
 // right after the latest primitive it reads. Deterministic.
 #pragma once
@@ -31,7 +32,8 @@ class Edit {
   // named `name` (made unique).
   ir::ValueId add(ir::Primitive p, const ir::TensorType& type, const std::string& name);
   ir::ValueId add_constant(const std::string& name, ir::Tensor data);
-  // Every reader of `old`, and the graph outputs, read `now` instead; `now` takes old's name.
+  // Every reader of `old`, and the graph outputs, read `now` instead; `now` takes old's name
+  // when it was appended here.
   void replace(ir::ValueId old, ir::ValueId now);
 
   // The edited graph: topologically ordered, dead primitives and constants dropped, verified
@@ -41,6 +43,7 @@ class Edit {
  private:
   ir::Graph g_;
   int32_t original_nodes_ = 0;
+  int32_t original_values_ = 0;
   std::string provenance_;
   std::vector<std::pair<ir::ValueId, ir::ValueId>> replaced_;
 };

@@ -276,6 +276,25 @@ TEST(RewriteRules, ViewChains) {
   EXPECT_FALSE(check_rewrite(g, wrong).accepted);
 }
 
+// A rewrite that replaces a graph output by a value with a name of its own (an identity
+// permutation of an input) keeps the output's name, through a view.
+TEST(RewriteRules, OutputsKeepTheirNames) {
+  ir::Graph g = ir::parse_graph(R"(graph @g {
+  input %x : f32[3,4]
+  %t : f32[3,4] = layout(%x) { %x[i0, i1] }
+  %u : f32[3,4] = elementwise(%t) { neg(%t[i0, i1]) }
+  output %t, %u
+})");
+  ir::Graph out = apply_first(g, "permutation-pair");
+  ASSERT_EQ(out.outputs().size(), 2u);
+  EXPECT_EQ(out.value(out.outputs()[0]).name, "t");
+  EXPECT_EQ(out.value(out.outputs()[1]).name, "u");
+  EXPECT_EQ(out.node(out.value(out.outputs()[0]).node).op, ir::PrimOp::View);
+  EXPECT_EQ(out.inputs().size(), 1u);
+  EXPECT_EQ(out.value(out.inputs()[0]).name, "x");
+  expect_proven(g, out);
+}
+
 // Every rule has a positive test above; this keeps the table and the tests together.
 TEST(RewriteRules, TableNamesEveryRuleOnce) {
   std::vector<std::string> names;
