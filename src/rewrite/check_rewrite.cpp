@@ -81,17 +81,21 @@ Graph region(const Graph& g, const Side& s, const std::set<std::string>& inputs,
 }
 
 // The f32 differential test: `after` in f32 against `before` in f64, on seeded random inputs.
+// An output may differ by the tolerance, or by ten times what `before` itself loses in f32
+// (a graph that cancels badly is not the rewrite's doing).
 std::string differential(const Graph& before, const Graph& after, const CheckRewriteOptions& o) {
   std::vector<ir::Tensor> in = interp::random_inputs(before, o.seed);
   std::vector<ir::Tensor> want = interp::run(before, in, {interp::Precision::F64, true});
+  std::vector<ir::Tensor> own = interp::run(before, in, {interp::Precision::Own, true});
   std::vector<ir::Tensor> got = interp::run(after, in, {interp::Precision::Own, true});
   for (size_t k = 0; k < want.size(); ++k) {
     std::string why;
     double err = interp::relative_l2(got[k], want[k], &why);
-    if (!(err <= o.tolerance)) {
+    double allowed = std::max(o.tolerance, 10 * interp::relative_l2(own[k], want[k], nullptr));
+    if (!(err <= allowed)) {
       std::ostringstream s;
       s << "output " << before.value(before.outputs()[k]).name << " differs in f32 by " << err
-        << " (relative L2 > " << o.tolerance << ")" << (why.empty() ? "" : ": " + why);
+        << " (relative L2 > " << allowed << ")" << (why.empty() ? "" : ": " + why);
       return s.str();
     }
   }
@@ -111,25 +115,23 @@ ChangedRegions changed_regions(const Graph& before, const Graph& after) {
   ChangedRegions r;
   std::vector<bool> kept_b = kept_nodes(before, after), kept_a = kept_nodes(after, before);
   Side b = side_of(before, kept_b), a = side_of(after, kept_a);
-  // Both sides must read the same values: one that only one side reads is computed by an
-  // unchanged primitive from what the other side reads, so that primitive joins both regions
-  // (else the verifier would take related values for independent ones).
-  for (bool grew = true; grew;) {
-    grew = false;
-    std::vector<std::string> one_side;
-    std::set_symmetric_difference(b.reads.begin(), b.reads.end(), a.reads.begin(), a.reads.end(),
-                                  std::back_inserter(one_side));
-    for (const std::string& name : one_side) {
+  // Both sides should read the same values, or values the verifier takes as independent may
+  // be related (one computed from the other by an unchanged primitive). While they do not,
+  // the unchanged primitives computing what either side reads join both sides.
+  while (b.reads != a.reads) {
+    bool grew = false;
+    std::set<std::string> all = b.reads;
+    all.insert(a.reads.begin(), a.reads.end());
+    for (const std::string& name : all) {
       std::optional<NodeId> pb = producer_named(before, name), pa = producer_named(after, name);
       if (pb && pa && kept_b[static_cast<size_t>(pb->v)] && kept_a[static_cast<size_t>(pa->v)]) {
         kept_b[static_cast<size_t>(pb->v)] = kept_a[static_cast<size_t>(pa->v)] = false;
         grew = true;
       }
     }
-    if (grew) {
-      b = side_of(before, kept_b);
-      a = side_of(after, kept_a);
-    }
+    if (!grew) break;
+    b = side_of(before, kept_b);
+    a = side_of(after, kept_a);
   }
   std::set<std::string> inputs = b.reads;
   inputs.insert(a.reads.begin(), a.reads.end());

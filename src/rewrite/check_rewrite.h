@@ -22,7 +22,9 @@ struct CheckRewriteOptions {
     f.max_work = 400'000'000;
     return f;
   }();
-  double tolerance = 1e-4;     // largest relative L2 error of an f32 output of the window
+  // Largest relative L2 error of an f32 output of the window, or ten times the original
+  // window's own f32 error where that is larger.
+  double tolerance = 1e-4;
   uint64_t seed = 1;           // of the differential test's inputs
 };
 
@@ -30,7 +32,9 @@ struct CheckRewriteOptions {
 // inputs and outputs: each side's primitives without an identical one (same output names,
 // operator, attributes, bodies and input names) on the other side. The inputs are what either
 // side reads from the unchanged part, the outputs what the unchanged part or the window's
-// outputs read from the changed part.
+// outputs read from the changed part. Where the two sides read different values, the
+// unchanged primitives computing what they read join both sides, until they read the same
+// values or only the window's inputs.
 struct ChangedRegions {
   ir::Graph before, after;
   std::string problem;  // non-empty when the two sides do not line up (the rewrite lost a value)

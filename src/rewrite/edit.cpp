@@ -1,9 +1,11 @@
 #include "rewrite/edit.h"
 
+#include <algorithm>
 #include <queue>
 #include <tuple>
 
 #include "ir/verifier.h"
+#include "rewrite/patterns.h"
 #include "support/error.h"
 
 namespace orchid::rewrite {
@@ -89,14 +91,35 @@ Order order_nodes(const ir::Graph& g, const std::vector<ValueId>& to, int32_t or
   return o;
 }
 
+// p with each input listed once: a written body that now reads one value through two slots
+// reads it through the first (derived operators read by position and may repeat one).
+void merge_repeated_inputs(ir::Primitive& p) {
+  if (ir::prim_op_derived(p.op)) return;
+  std::vector<ValueId> unique;
+  std::vector<int32_t> slots;
+  for (ValueId v : p.inputs) {
+    auto it = std::find(unique.begin(), unique.end(), v);
+    slots.push_back(static_cast<int32_t>(it - unique.begin()));
+    if (it == unique.end()) unique.push_back(v);
+  }
+  if (unique.size() == p.inputs.size()) return;
+  p.inputs = std::move(unique);
+  for (ir::Expr& b : p.bodies) b = remap(b, slots, domain_vars(p.domain.size()));
+}
+
 }  // namespace
 
 Edit::Edit(const ir::Graph& g) : g_(g), original_nodes_(g.num_nodes()), original_values_(g.num_values()) {}
 
 ValueId Edit::add(ir::Primitive p, const ir::TensorType& type, const std::string& name) {
+  return add(std::move(p), std::vector<ir::TensorType>{type}, std::vector<std::string>{name})[0];
+}
+
+std::vector<ValueId> Edit::add(ir::Primitive p, const std::vector<ir::TensorType>& types,
+                               const std::vector<std::string>& names) {
   if (p.name.empty()) p.name = provenance_;
-  NodeId n = g_.add_node(std::move(p), {type}, {name});
-  return g_.node(n).outputs[0];
+  NodeId n = g_.add_node(std::move(p), types, names);
+  return g_.node(n).outputs;
 }
 
 ValueId Edit::add_constant(const std::string& name, ir::Tensor data) { return g_.add_constant(name, std::move(data)); }
@@ -138,6 +161,7 @@ ir::Graph Edit::finish(std::string_view what) const {
       out_names.push_back(names[at(o)]);
     }
     for (ValueId& i : p.inputs) i = map[at(to[at(i)])];
+    merge_repeated_inputs(p);
     std::vector<ValueId> old = p.outputs;
     NodeId id = out.add_node(std::move(p), types, out_names);
     for (size_t k = 0; k < old.size(); ++k) map[at(old[k])] = out.node(id).outputs[k];

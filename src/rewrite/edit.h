@@ -31,6 +31,9 @@ class Edit {
   // Appends p (inputs: values of the graph, old or appended), one output of type `type`
   // named `name` (made unique).
   ir::ValueId add(ir::Primitive p, const ir::TensorType& type, const std::string& name);
+  // The same for a primitive of several outputs.
+  std::vector<ir::ValueId> add(ir::Primitive p, const std::vector<ir::TensorType>& types,
+                               const std::vector<std::string>& names);
   ir::ValueId add_constant(const std::string& name, ir::Tensor data);
   // Every reader of `old`, and the graph outputs, read `now` instead; `now` takes old's name
   // when it was appended here.

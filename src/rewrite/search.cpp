@@ -153,11 +153,16 @@ void splice(Edit& e, const Graph& g, const Graph& before, const Graph& after) {
   };
   for (const ir::Primitive& p : after.nodes()) {
     if (!changed_after.count(after.value(p.outputs[0]).name)) continue;
-    ORCHID_CHECK(p.outputs.size() == 1) << "splicing a rewrite: a primitive with several outputs";
     ir::Primitive q = p;
     for (ValueId& i : q.inputs) i = value_in_g(i);
-    ValueId o = p.outputs[0];
-    map[o.v] = e.add(std::move(q), after.type(o), after.value(o).name);
+    std::vector<ir::TensorType> types;
+    std::vector<std::string> names;
+    for (ValueId o : p.outputs) {
+      types.push_back(after.type(o));
+      names.push_back(after.value(o).name);
+    }
+    std::vector<ValueId> added = e.add(std::move(q), types, names);
+    for (size_t k = 0; k < added.size(); ++k) map[p.outputs[k].v] = added[k];
   }
   for (const std::string& name : exports) e.replace(*g.find_value(name), map.at(after.find_value(name)->v));
 }

@@ -7,11 +7,15 @@
 #include "interp/compare.h"
 #include "interp/interp.h"
 #include "interp/random_inputs.h"
+#include "ir/canonical.h"
+#include "ir/dce.h"
+#include "rewrite/fold_constants.h"
 #include "ir/parser.h"
 #include "orchestrate/optimal.h"
 #include "rewrite/check_rewrite.h"
 #include "rewrite/search.h"
 #include "target/presets.h"
+#include "testlib/random_graph.h"
 
 namespace orchid::rewrite {
 namespace {
@@ -108,6 +112,41 @@ TEST(RewriteSearch, ProjectionsSharingTheirInputMerge) {
   RewriteResult none = rewrite_graph(plain, h100());
   EXPECT_EQ(none.sites, 0);
   EXPECT_EQ(none.graph.num_nodes(), 1);
+}
+
+}  // namespace
+}  // namespace orchid::rewrite
+
+namespace orchid::rewrite {
+namespace {
+
+// The whole search on random graphs, priced at random (a hash of each variant) so that many
+// rewrites are taken: every rewrite passes its checks, and the graph computes what it did
+// (interpreter, f64) under the same input and output names.
+TEST(RewriteSearch, RandomGraphsKeepTheirFunction) {
+  GraphCost random_cost = [](const ir::Graph& g) { return static_cast<double>(ir::canonical_signature(g).hash % 1000); };
+  int rewritten = 0, with_sites = 0;
+  for (uint64_t seed = 1; seed <= 2000; ++seed) {
+    testlib::RandomGraphOptions opts;
+    opts.max_nodes = seed % 3 == 0 ? 40 : seed % 2 ? 10 : 24;
+    ir::Graph g = testlib::random_graph(seed, opts);
+    if (fold_constants(g)) g = ir::eliminate_dead(g);  // the clean-up before the search
+    RewriteResult r = rewrite_graph(g, random_cost);
+    with_sites += r.sites > 0;
+    rewritten += !r.applied.empty();
+    for (const AppliedRewrite& a : r.rejected) ADD_FAILURE() << "seed " << seed << ": " << a.verdict;
+    ASSERT_EQ(r.graph.inputs().size(), g.inputs().size());
+    ASSERT_EQ(r.graph.outputs().size(), g.outputs().size());
+    for (size_t k = 0; k < g.outputs().size(); ++k)
+      EXPECT_EQ(r.graph.value(r.graph.outputs()[k]).name, g.value(g.outputs()[k]).name) << "seed " << seed;
+    auto in = interp::random_inputs(g, seed);
+    auto want = interp::run(g, in), got = interp::run(r.graph, in);
+    for (size_t k = 0; k < want.size(); ++k)
+      EXPECT_LE(interp::relative_l2(got[k], want[k], nullptr), 1e-9) << "seed " << seed;
+  }
+  std::printf("%d of 2000 random graphs had rewrite sites, %d were rewritten\n", with_sites, rewritten);
+  EXPECT_GT(with_sites, 200);
+  EXPECT_GT(rewritten, 100);
 }
 
 }  // namespace
