@@ -21,6 +21,7 @@ struct OptimalPlan {
   orchestrate::OptimalResult last;  // the last solve
   int rounds = 0;
   int measured = 0;                 // kernels measured (or found in the tuning database)
+  double measured_seconds = 0;      // the kept plan's measured time (0: nothing measured)
   std::vector<std::string> notes;   // for the report
 };
 
