@@ -36,6 +36,7 @@ std::vector<ValueId> resolve_all(const ir::Graph& g, const std::vector<std::pair
 struct Order {
   std::vector<bool> live;       // per node
   std::vector<NodeId> nodes;    // live nodes in the order of the result
+  bool acyclic = true;          // else `nodes` misses those on a cycle
 };
 
 Order order_nodes(const ir::Graph& g, const std::vector<ValueId>& to, int32_t original_nodes) {
@@ -65,7 +66,6 @@ Order order_nodes(const ir::Graph& g, const std::vector<ValueId>& to, int32_t or
     double latest = -1;
     for (ValueId i : g.node(NodeId(static_cast<int32_t>(k))).inputs)
       if (int32_t p = producer(to[at(i)]); p >= 0) {
-        ORCHID_CHECK(p != static_cast<int32_t>(k)) << "Edit: a primitive reads its own output";
         latest = std::max(latest, key[static_cast<size_t>(p)]);
         if (o.live[k]) {
           ++pending[k];
@@ -87,7 +87,7 @@ Order order_nodes(const ir::Graph& g, const std::vector<ValueId>& to, int32_t or
   }
   size_t live = 0;
   for (bool b : o.live) live += b;
-  ORCHID_CHECK(o.nodes.size() == live) << "Edit: the edited graph has a cycle";
+  o.acyclic = o.nodes.size() == live;
   return o;
 }
 
@@ -129,6 +129,8 @@ void Edit::replace(ValueId old, ValueId now) {
   replaced_.emplace_back(old, now);
 }
 
+bool Edit::acyclic() const { return order_nodes(g_, resolve_all(g_, replaced_), original_nodes_).acyclic; }
+
 ir::Graph Edit::finish(std::string_view what) const {
   std::vector<ValueId> to = resolve_all(g_, replaced_);
   std::vector<std::string> names;
@@ -141,6 +143,7 @@ ir::Graph Edit::finish(std::string_view what) const {
     renamed[at(target)] = true;
   }
   Order order = order_nodes(g_, to, original_nodes_);
+  ORCHID_CHECK(order.acyclic) << "Edit: the edited graph has a cycle (" << what << ")";
   ir::Graph out;
   out.name = g_.name;
   std::vector<ValueId> map(names.size());

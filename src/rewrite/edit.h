@@ -39,6 +39,10 @@ class Edit {
   // when it was appended here.
   void replace(ir::ValueId old, ir::ValueId now);
 
+  // Whether the edited graph has no cycle (replacements can make one: a value replaced by
+  // one computed from it).
+  bool acyclic() const;
+
   // The edited graph: topologically ordered, dead primitives and constants dropped, verified
   // (an InternalError naming `what` when the edit broke it).
   ir::Graph finish(std::string_view what) const;

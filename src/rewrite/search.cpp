@@ -253,7 +253,16 @@ RewriteResult rewrite_graph(const Graph& g, const GraphCost& cost, const SearchO
       result.rejected.push_back(std::move(a));
       continue;
     }
-    splice(edit, g, window, best.graph);
+    // Disjoint windows can still depend on each other both ways once rewritten (a merged
+    // product reading what the other window computes, and the reverse).
+    Edit trial = edit;
+    splice(trial, g, window, best.graph);
+    if (!trial.acyclic()) {
+      a.verdict = "rejected: with the rewrites of earlier windows it would make a cycle";
+      result.rejected.push_back(std::move(a));
+      continue;
+    }
+    edit = std::move(trial);
     result.applied.push_back(std::move(a));
     any = true;
   }

@@ -170,6 +170,15 @@ Reduced reduce_uniform_dims(const Graph& a, const Graph& b) {
   for (size_t k = 0; k < a.outputs().size(); ++k)
     for (size_t x = 0; x < a.type(a.outputs()[k]).shape.size(); ++x)
       c.join(c.id(0, a.outputs()[k], x), c.id(1, b.outputs()[k], x));
+  // A class holding two axes of one value (a transpose against the identity, x·xᵀ, a
+  // diagonal) would keep only the diagonal position: not uniform.
+  for (int gi = 0; gi < 2; ++gi)
+    for (int32_t v = 0; v < graphs[gi]->num_values(); ++v) {
+      size_t rank = graphs[gi]->type(ValueId(v)).shape.size();
+      std::set<size_t> roots;
+      for (size_t k = 0; k < rank; ++k)
+        if (!roots.insert(c.find(c.id(gi, ValueId(v), k))).second) c.mark(c.id(gi, ValueId(v), k));
+    }
   // One extent per class; count the classes that shrink.
   std::map<size_t, std::set<int64_t>> extents;
   for (int gi = 0; gi < 2; ++gi)

@@ -10,7 +10,8 @@
 //  - no reduction variable, literal or other expression indexes an axis of it (a literal 0
 //    into an axis of extent 1, a broadcast, indexes nothing);
 //  - no constant has an axis of it of extent above 1, no opaque primitive reads or writes
-//    one, and all its axes have one extent.
+//    one, no value has two axes in it (a transpose compared with the identity, x·xᵀ, a
+//    diagonal), and all its axes have one extent.
 // Then an output's element at position b of a uniform class is a function of the inputs'
 // elements at position b only, by expressions that do not depend on b: the graphs agree at
 // every b if they agree at b = 0, with the inputs there free. So every uniform class is cut

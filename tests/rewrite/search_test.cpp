@@ -151,3 +151,40 @@ TEST(RewriteSearch, RandomGraphsKeepTheirFunction) {
 
 }  // namespace
 }  // namespace orchid::rewrite
+
+namespace orchid::rewrite {
+namespace {
+
+// Two disjoint windows whose merges would each read what the other computes (found by the
+// reviewer of the search): the second is rejected instead of making a cycle.
+TEST(RewriteSearch, WindowsThatWouldDependOnEachOtherAreNotBothRewritten) {
+  ir::Graph g = ir::parse_graph(R"(graph @g {
+  input %x : f32[4,4]
+  input %y : f32[4,4]
+  input %z : f32[4,4]
+  input %w : f32[4,4]
+  %o1 : f32[4,4] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %t1 : f32[4,4] = elementwise(%o1) { neg(%o1[i0, i1]) }
+  %t2 : f32[4,4] = elementwise(%t1) { neg(%t1[i0, i1]) }
+  %p1 : f32[4,4] = matmul(%t2, %z) {trans_a=false, trans_b=false}
+  %v : f32[4,4] = matmul(%y, %z) {trans_a=false, trans_b=false}
+  %u1 : f32[4,4] = elementwise(%v) { neg(%v[i0, i1]) }
+  %u2 : f32[4,4] = elementwise(%u1) { neg(%u1[i0, i1]) }
+  %o2 : f32[4,4] = matmul(%x, %u2) {trans_a=false, trans_b=false}
+  output %p1, %o2
+})");
+  GraphCost fewer_matmuls = [](const ir::Graph& h) {
+    double c = 0;
+    for (const ir::Primitive& p : h.nodes()) c += p.op == ir::PrimOp::MatMul ? 1 : 0.001;
+    return c;
+  };
+  RewriteResult r = rewrite_graph(g, fewer_matmuls);
+  EXPECT_EQ(r.windows, 2);
+  ASSERT_EQ(r.applied.size(), 1u);
+  ASSERT_EQ(r.rejected.size(), 1u);
+  EXPECT_NE(r.rejected[0].verdict.find("cycle"), std::string::npos) << r.rejected[0].verdict;
+  expect_same_function(g, r.graph);
+}
+
+}  // namespace
+}  // namespace orchid::rewrite

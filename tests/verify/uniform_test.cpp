@@ -83,6 +83,35 @@ TEST(UniformDims, DifferencesAtOnePositionAreNotHidden) {
   EXPECT_EQ(v.uniform_dims_cut, 1);  // the columns only
 }
 
+// Two axes of one value in one class (found by the reviewer of this reduction): a transpose
+// against the identity, x·xᵀ against a sum of squares broadcast, a row read twice.
+TEST(UniformDims, ClassesHoldingTwoAxesOfOneValueStay) {
+  Verdict v = check_equivalence(g(R"(
+  input %x : f32[4,4]
+  %y : f32[4,4] = layout(%x) { %x[i0, i1] }
+  output %y)"), g(R"(
+  input %x : f32[4,4]
+  %y : f32[4,4] = layout(%x) { %x[i1, i0] }
+  output %y)"));
+  EXPECT_EQ(v.outcome, Outcome::Different) << describe(v);
+  v = check_equivalence(g(R"(
+  input %x : f32[8,16]
+  %y : f32[8,8] = matmul(%x, %x) {trans_a=false, trans_b=true}
+  output %y)"), g(R"(
+  input %x : f32[8,16]
+  %y : f32[8,8] = reduce sum(%x) over [16] { mul(%x[i0, r0], %x[i0, r0]) }
+  output %y)"));
+  EXPECT_EQ(v.outcome, Outcome::Different) << describe(v);
+  v = check_equivalence(g(R"(
+  input %x : f32[5]
+  %y : f32[5,5] = layout(%x) { %x[i0] }
+  output %y)"), g(R"(
+  input %x : f32[5]
+  %y : f32[5,5] = layout(%x) { %x[i1] }
+  output %y)"));
+  EXPECT_EQ(v.outcome, Outcome::Different) << describe(v);
+}
+
 TEST(UniformDims, ReducedAndReshapedAxesStay) {
   Reduced r = reduce_uniform_dims(g(R"(
   input %x : f32[6,5]
