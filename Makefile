@@ -7,7 +7,7 @@ CTEST = cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 # Labels kept out of the default run (STYLE.md, "Tests"): they have their own targets.
 SLOW_LABELS = ^(e2e-large|cuda|python)$$
 
-.PHONY: all deps configure build test test-large test-gpu demo ops-doc clean
+.PHONY: all deps configure build test test-large test-gpu test-sanitize fuzz demo ops-doc clean
 
 all: build
 
@@ -27,6 +27,25 @@ test: build
 test-large: build
 	@scripts/install-deps.sh --torch
 	$(CTEST) -L '^e2e-large$$'
+
+# The unit and differential tests built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (a build of its own; any report fails its test).
+SANITIZE_BUILD ?= build-sanitize
+test-sanitize: deps
+	@cmake -S . -B $(SANITIZE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORCHID_SANITIZE=ON \
+	  > $(SANITIZE_BUILD).configure.log 2>&1 || (cat $(SANITIZE_BUILD).configure.log; exit 1)
+	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
+	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j$(JOBS) -L '^(unit|diff)$$'
+
+# libFuzzer on the ONNX loader, the text IR parser and the plan reader (clang, a build of its
+# own), FUZZ_SECONDS per target (fuzz/run.sh; findings in $(FUZZ_BUILD)/fuzz-findings).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORCHID_FUZZ=ON \
+	  -DORCHID_BUILD_TESTS=OFF > $(FUZZ_BUILD).configure.log 2>&1 || (cat $(FUZZ_BUILD).configure.log; exit 1)
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target onnx_loader_fuzz ir_parser_fuzz plan_loader_fuzz
+	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 # On a machine with an NVIDIA GPU: the CUDA differential tests and the GPU kernel benchmark
 # (bench/gpu/run.sh; results in bench/results/gpu).

@@ -47,7 +47,8 @@ ir::Dims reshape_target(const RuleContext& ctx, const ir::Dims& in,
     } else {
       ORCHID_USER_CHECK(d >= 0) << ctx.where() << "shape " << ir::dims_str(want)
                                 << " has an invalid entry " << d;
-      known *= d;
+      ORCHID_USER_CHECK(!__builtin_mul_overflow(known, d, &known))
+          << ctx.where() << "shape " << ir::dims_str(want) << " has more elements than fit in 64 bits";
     }
     out.push_back(d);
   }
@@ -57,7 +58,7 @@ ir::Dims reshape_target(const RuleContext& ctx, const ir::Dims& in,
         << ir::dims_str(in);
     out[static_cast<size_t>(infer)] = ir::numel(in) / known;
   }
-  ORCHID_USER_CHECK(ir::numel(out) == ir::numel(in))
+  ORCHID_USER_CHECK(ir::checked_numel(out) == ir::numel(in))
       << ctx.where() << "cannot reshape " << ir::dims_str(in) << " (" << ir::numel(in)
       << " elements) to " << ir::dims_str(out);
   return out;

@@ -204,10 +204,12 @@ std::vector<ir::Tensor> Session::run(const std::map<std::string, ir::Tensor, std
         << ir::type_str(it->second.type()) << ", expected " << ir::type_str(pb.type);
     in.push_back(it->second.data());
   }
-  for (const auto& [name, t] : inputs)
+  for (const auto& entry : inputs) {
+    const std::string& name = entry.first;  // a plain name: clang 14 lambdas capture no bindings
     ORCHID_USER_CHECK(std::any_of(p.inputs.begin(), p.inputs.end(),
                                   [&](int32_t b) { return buffer(p, b).name == name; }))
         << "model '" << p.graph_name << "' has no input named '" << name << "'";
+  }
   std::vector<ir::Tensor> results;
   std::vector<void*> out;
   for (int32_t b : p.outputs) results.emplace_back(buffer(p, b).type);
