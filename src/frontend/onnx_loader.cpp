@@ -415,6 +415,7 @@ bool all_ops_known(const onnx::GraphProto& gp, const onnx::ModelProto& m, int64_
 // Runs ONNX's shape inference on m (which it annotates; the caller needs m no more). Not on a
 // graph with an operator ONNX does not know: the inference of a node reading such an
 // operator's output crashes in libonnx (found by fuzzing: MaxPool after an unknown op).
+// Other malformed graphs crash it too, so it runs only where ImportOptions ask for it.
 void collect_inferred(onnx::ModelProto& m, OpGraph& g) {
   if (!all_ops_known(m.graph(), m, g.opset)) return;
   try {
@@ -481,7 +482,7 @@ OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
   for (const auto& o : m.graph().output()) g.outputs.push_back(o.name());
   check_divisor_attrs(g);
   check_arity(g);
-  collect_inferred(m, g);
+  if (opts.onnx_shape_inference) collect_inferred(m, g);
   return g;
 }
 

@@ -20,6 +20,11 @@ struct ImportOptions {
   // Graph inputs bound to values at compile time (`--bind name=file.npy`): they become
   // constants, so shapes that depend on them (a Reshape's shape, a Slice's starts) are known.
   std::map<std::string, ir::Tensor> bind;
+  // Also run ONNX's own shape inference and record what it determined (OpGraph::inferred),
+  // for tests that hold Orchid's shapes against it. Off for models from users: Orchid
+  // computes every shape itself, and libonnx's inference crashes on some malformed models
+  // (a MaxPool reading a value whose type it could not infer; found by fuzzing).
+  bool onnx_shape_inference = false;
 };
 
 OpGraph load_onnx(const std::string& path, const ImportOptions& opts = {});

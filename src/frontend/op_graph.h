@@ -39,7 +39,8 @@ struct OpGraph {
   std::vector<std::pair<std::string, ir::Tensor>> initializers;
   std::vector<OpNode> nodes;  // topologically ordered
   std::vector<std::string> outputs;
-  // Types ONNX shape inference determined completely (dtype and every dim), by value name.
+  // Types ONNX shape inference determined completely (dtype and every dim), by value name;
+  // empty unless ImportOptions::onnx_shape_inference.
   std::map<std::string, ir::TensorType> inferred;
 };
 

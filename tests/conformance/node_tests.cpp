@@ -140,7 +140,9 @@ ir::Graph import_for(const fs::path& dir, const fs::path& set, std::vector<ir::T
   std::string path = (dir / "model.onnx").string();
   *bound = false;
   try {
-    frontend::OpGraph model = frontend::load_onnx(path);
+    frontend::ImportOptions with_inference;
+    with_inference.onnx_shape_inference = true;
+    frontend::OpGraph model = frontend::load_onnx(path, with_inference);
     ir::Graph g = fission::fission(model);
     check_inferred_types(model, g);
     inputs = read_inputs(set);

@@ -30,13 +30,16 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 TEST(Loader, LoadsASingleNodeModel) {
   OnnxModel m = single_node("Add", {kF32x4, kF32x4});
-  frontend::OpGraph g = frontend::load_onnx_bytes(serialize_model(m), "m.onnx");
+  frontend::ImportOptions opts;
+  opts.onnx_shape_inference = true;
+  frontend::OpGraph g = frontend::load_onnx_bytes(serialize_model(m), "m.onnx", opts);
   EXPECT_EQ(g.opset, 17);
   ASSERT_EQ(g.nodes.size(), 1u);
   EXPECT_EQ(g.nodes[0].op_type, "Add");
   EXPECT_EQ(g.nodes[0].since_version, 14);
   EXPECT_EQ(g.inputs.size(), 2u);
   EXPECT_EQ(g.inferred.at("y0"), kF32x4);  // ONNX shape inference ran
+  EXPECT_TRUE(frontend::load_onnx_bytes(serialize_model(m), "m.onnx").inferred.empty());  // by request only
 }
 
 TEST(Loader, CorruptAndTruncatedBytesAreUserErrors) {
