@@ -63,7 +63,7 @@ void load_external_data(onnx::TensorProto& t, const std::string& model_path) {
   int64_t size = f.tellg();
   if (length < 0 && offset >= 0 && offset <= size) length = size - offset;
   ORCHID_USER_CHECK(offset >= 0 && length >= 0 && offset <= size && length <= size - offset)
-      << what << ": external data range [" << offset << ", " << offset + length << ") outside "
+      << what << ": external data of " << length << " bytes at offset " << offset << " lies outside "
       << file.string() << " (" << size << " bytes)";
   std::string bytes(static_cast<size_t>(length), '\0');
   f.seekg(offset);

@@ -35,6 +35,7 @@ struct SubprocessOptions {
   // `/usr/bin/prlimit --as=N -- program args...`, which sets the limit on itself and then execs
   // the program (no shell, and no window in which the program runs unlimited). Where
   // /usr/bin/prlimit is missing, run_subprocess throws UserError rather than run unlimited.
+  // Not applied in a build with AddressSanitizer (address_space_limit_applies()).
   int64_t address_space_limit = 0;
   // The complete environment as NAME=value strings; nullopt: the caller's environment.
   std::optional<std::vector<std::string>> environment;
@@ -67,6 +68,10 @@ struct SubprocessResult {
 // leaves running with them open keeps this waiting, up to the timeout.
 SubprocessResult run_subprocess(const std::vector<std::string>& argv,
                                 const SubprocessOptions& options = {});
+
+// Whether SubprocessOptions::address_space_limit takes effect: not in a build with
+// AddressSanitizer, whose shadow memory needs terabytes of address space.
+bool address_space_limit_applies();
 
 // The path argv[0] would run: the program itself when it contains a '/', else the first
 // executable file of that name on `search_path` (a PATH-style list). Empty if there is none.

@@ -182,7 +182,7 @@ int64_t ref_floordiv(int64_t a, int64_t b) {
 }
 int64_t ref_mod(int64_t a, int64_t b) {
   if (b == 0 || b == -1) return 0;
-  return a - ref_floordiv(a, b) * b;
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(ref_floordiv(a, b)) * static_cast<uint64_t>(b));
 }
 int64_t ref_rem(int64_t a, int64_t b) {  // truncated: a - div(a, b) * b, with wrapping
   return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(ref_div(a, b)) * static_cast<uint64_t>(b));

@@ -187,6 +187,7 @@ TEST(Subprocess, EnvironmentIsInheritedReplacedOrOverridden) {
 
 TEST(Subprocess, AddressSpaceLimitApplies) {
   if (::access("/usr/bin/prlimit", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/prlimit";
+  if (!address_space_limit_applies()) GTEST_SKIP() << "an AddressSanitizer build runs children without the limit";
   SubprocessOptions options;
   options.address_space_limit = int64_t(1) << 30;
   SubprocessResult r = sh("ulimit -v", options);
