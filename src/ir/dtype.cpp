@@ -65,13 +65,18 @@ int64_t numel(const Dims& dims) {
 }
 
 std::optional<int64_t> checked_numel(const Dims& dims, DType dtype) {
-  int64_t n = 1;
+  // The dims other than 0 must multiply within int64 too: an empty tensor's strides are
+  // still computed from them.
+  int64_t nonzero = 1;
+  bool empty = false;
   for (int64_t d : dims) {
-    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+    if (d < 0) return std::nullopt;
+    if (d == 0) empty = true;
+    else if (__builtin_mul_overflow(nonzero, d, &nonzero)) return std::nullopt;
   }
   int64_t bytes = 0;
-  if (__builtin_mul_overflow(n, dtype_bytes(dtype), &bytes)) return std::nullopt;
-  return n;
+  if (__builtin_mul_overflow(nonzero, dtype_bytes(dtype), &bytes)) return std::nullopt;
+  return empty ? 0 : nonzero;
 }
 
 Dims row_major_strides(const Dims& dims) {

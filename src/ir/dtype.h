@@ -48,7 +48,8 @@ constexpr int kNumDTypes = 0
 using Dims = std::vector<int64_t>;
 int64_t numel(const Dims& dims);
 // The element count, or nullopt when a dim is negative or the count (or its byte size in
-// `dtype`) does not fit in int64. For shapes that come from user data.
+// `dtype`) does not fit in int64 — the count of the dims other than 0, so that an empty
+// tensor's strides fit too. For shapes that come from user data.
 std::optional<int64_t> checked_numel(const Dims& dims, DType dtype = DType::U8);
 // Row-major strides in elements.
 Dims row_major_strides(const Dims& dims);

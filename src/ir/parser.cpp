@@ -144,10 +144,12 @@ class GraphParser {
     lex_.next();
     if (!lex_.at_punct('[')) lex_.expected("'[' and the dimensions of the type");
     TensorType type{*d, parse_dims(false)};
+    // The dims other than 0 must multiply within the limit too: an empty tensor's strides are
+    // still computed from them (a fuzzing finding).
     int64_t bytes = dtype_bytes(type.dtype);
     for (int64_t dim : type.shape) {
-      if (dim == 0) bytes = 0;
-      if (bytes > 0 && dim > max_bytes / bytes)
+      if (dim == 0) continue;
+      if (dim > max_bytes / bytes)
         lex_.error_at(t, type_str(type) + " is too large (more than " + std::to_string(max_bytes) +
                              " bytes)");
       bytes *= dim;

@@ -225,3 +225,21 @@ TEST(Graph, NamesAreMadeUnique) {
 
 }  // namespace
 }  // namespace orchid::ir
+
+namespace orchid::ir {
+namespace {
+
+// User shapes: the count, or none when a dim is negative or the dims (those other than 0
+// too: an empty tensor's strides come from them) or the bytes overflow.
+TEST(CheckedNumel, RefusesOverflowEvenWhenEmpty) {
+  EXPECT_EQ(checked_numel({2, 3}, DType::F32), 6);
+  EXPECT_EQ(checked_numel({}, DType::F32), 1);
+  EXPECT_EQ(checked_numel({4, 0, 5}, DType::F32), 0);
+  EXPECT_EQ(checked_numel({-1, 2}), std::nullopt);
+  EXPECT_EQ(checked_numel({int64_t{1} << 62, 4}), std::nullopt);
+  EXPECT_EQ(checked_numel({0, int64_t{1} << 62, 4}), std::nullopt);
+  EXPECT_EQ(checked_numel({int64_t{1} << 62}, DType::F32), std::nullopt);  // bytes
+}
+
+}  // namespace
+}  // namespace orchid::ir

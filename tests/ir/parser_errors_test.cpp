@@ -135,6 +135,9 @@ TEST(ParserErrors, TypesTooLarge) {
                "f32[4611686018427387904,4] is too large (more than 9223372036854775807 bytes)");
   expect_error(graph_with("  const %c : f32[1024,1024,1024] = splat(0)"), "f32[1024",
                "f32[1024,1024,1024] is too large (more than 1073741824 bytes)");
+  // Empty, but its other dims still give strides that must fit (a fuzzing finding).
+  expect_error(graph_with("  input %e : f32[0,4611686018427387904,4]"), "f32[0",
+               "f32[0,4611686018427387904,4] is too large (more than 9223372036854775807 bytes)");
 }
 
 // ---- Constants ----
