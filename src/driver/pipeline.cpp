@@ -4,13 +4,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "driver/cuda_plan_builder.h"
 #include "driver/implement.h"
 #include "driver/optimal_costs.h"
 #include "driver/report.h"
 #include "fission/fission.h"
-#include "ir/canonical.h"
 #include "ir/dce.h"
 #include "ir/verifier.h"
 #include "rewrite/fold_constants.h"
@@ -51,17 +51,18 @@ struct RemovedUnlessPublished {
   }
 };
 
-// The rewrite search's result for g, its report lines in `notes`.
-ir::Graph search_rewrites(const ir::Graph& g, const CompileOptions& o, std::vector<std::string>* notes) {
+// The rewrite search's graph, or none where it rewrote nothing; its report lines in `notes`.
+std::optional<ir::Graph> search_rewrites(const ir::Graph& g, const CompileOptions& o, std::vector<std::string>* notes) {
   target::Target t = o.device == runtime::PlanDevice::Cuda ? target::cuda_preset("h100") : o.target;
   bool priced = t.peak_gflops_f32 > 0 && !t.levels.empty() && target::main_memory(t).bandwidth_gbs > 0;
   if (!priced) {
     notes->push_back("not run: the target has no measured peak and main-memory bandwidth");
-    return g;
+    return std::nullopt;
   }
   rewrite::RewriteResult r = rewrite::rewrite_graph(g, rewrite::orchestrated_cost(t, o.strategy));
   *notes = r.summary();
-  return r.applied.empty() ? g : clean_up(r.graph);
+  if (r.applied.empty()) return std::nullopt;
+  return clean_up(r.graph);
 }
 
 }  // namespace
@@ -100,8 +101,13 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   //    priced by the kernels this compile's strategy makes of them, on roofline costs; the
   //    cheapest kept where it gains, once the finite-field verifier and the f32 differential
   //    test accept it.
-  ir::Graph cleaned = g;
-  if (o.rewrite) g = stages.run("rewrite", [&] { return search_rewrites(g, o, &result.rewrites); });
+  // The graph without its rewrites is kept only where the optimal strategy measures both.
+  std::optional<ir::Graph> unrewritten;
+  if (o.rewrite)
+    if (std::optional<ir::Graph> r = stages.run("rewrite", [&] { return search_rewrites(g, o, &result.rewrites); })) {
+      if (o.strategy == orchestrate::Strategy::Optimal) unrewritten = std::move(g);
+      g = std::move(*r);
+    }
   // 4. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
   //    every convex candidate with measured costs (optimal). There the graph without rewrites
   //    is orchestrated too, and the one whose plan measures faster goes on: roofline prices
@@ -109,8 +115,8 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] {
     if (o.strategy != orchestrate::Strategy::Optimal) return orchestrate::orchestrate(g, o.strategy);
     OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure);
-    if (g.num_nodes() != cleaned.num_nodes() || !(ir::canonical_signature(g) == ir::canonical_signature(cleaned))) {
-      OptimalPlan q = orchestrate_measured(cleaned, o.target, o.build, o.measure);
+    if (unrewritten) {
+      OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, o.measure);
       if (p.measured_seconds > 0 && q.measured_seconds > 0) {
         bool keep = p.measured_seconds <= q.measured_seconds;
         char line[160];
@@ -118,7 +124,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
                       p.measured_seconds * 1e3, q.measured_seconds * 1e3, keep ? "rewrites kept" : "rewrites dropped");
         result.rewrites.push_back(line);
         if (!keep) {
-          g = cleaned;
+          g = std::move(*unrewritten);
           p = std::move(q);
         }
       }

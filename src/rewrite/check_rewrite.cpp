@@ -151,8 +151,12 @@ ChangedRegions changed_regions(const Graph& before, const Graph& after) {
 }
 
 RewriteCheck check_rewrite(const Graph& before, const Graph& after, const CheckRewriteOptions& o) {
+  return check_rewrite(before, after, changed_regions(before, after), o);
+}
+
+RewriteCheck check_rewrite(const Graph& before, const Graph& after, const ChangedRegions& regions,
+                           const CheckRewriteOptions& o) {
   RewriteCheck c;
-  ChangedRegions regions = changed_regions(before, after);
   if (!regions.problem.empty()) {
     c.verdict = "rejected: " + regions.problem;
     return c;

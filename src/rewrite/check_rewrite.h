@@ -48,5 +48,8 @@ struct RewriteCheck {
 };
 
 RewriteCheck check_rewrite(const ir::Graph& before, const ir::Graph& after, const CheckRewriteOptions& o = {});
+// The same with the changed regions of the two already found.
+RewriteCheck check_rewrite(const ir::Graph& before, const ir::Graph& after, const ChangedRegions& regions,
+                           const CheckRewriteOptions& o);
 
 }  // namespace orchid::rewrite

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -131,8 +132,7 @@ Graph extract_window(const Graph& g, const std::set<int32_t>& nodes, const Reade
 
 // Adds the primitives of `after` that `before` (the window as extracted from g) lacks to the
 // edit of g, and redirects the readers of the values they replace.
-void splice(Edit& e, const Graph& g, const Graph& before, const Graph& after) {
-  ChangedRegions regions = changed_regions(before, after);
+void splice(Edit& e, const Graph& g, const Graph& before, const Graph& after, const ChangedRegions& regions) {
   std::set<std::string> changed_after, exports;
   for (const ir::Primitive& p : regions.after.nodes())
     for (ValueId o : p.outputs) changed_after.insert(regions.after.value(o).name);
@@ -167,8 +167,7 @@ void splice(Edit& e, const Graph& g, const Graph& before, const Graph& after) {
   for (const std::string& name : exports) e.replace(*g.find_value(name), map.at(after.find_value(name)->v));
 }
 
-std::string where_of(const Graph& window, const Graph& best) {
-  ChangedRegions r = changed_regions(window, best);
+std::string where_of(const Graph& window, const ChangedRegions& r) {
   for (const ir::Primitive& p : r.before.nodes())
     if (!p.name.empty()) return p.name;
   return window.value(window.outputs()[0]).name;
@@ -225,8 +224,12 @@ RewriteResult rewrite_graph(const Graph& g, const GraphCost& cost, const SearchO
   std::vector<Site> sites = find_sites(g);
   result.sites = static_cast<int32_t>(sites.size());
   Readers readers(g);
-  Edit edit(g);
-  bool any = false;
+  struct Accepted {
+    Graph window, best;
+    ChangedRegions regions;
+  };
+  std::vector<Accepted> accepted;
+  std::optional<Edit> edit;  // made at the first accepted window (it copies the graph)
   for (const std::set<int32_t>& nodes : windows_of(g, sites, o)) {
     if (static_cast<int>(nodes.size()) > o.max_window_nodes) continue;
     ++result.windows;
@@ -234,39 +237,38 @@ RewriteResult rewrite_graph(const Graph& g, const GraphCost& cost, const SearchO
     std::vector<Variant> variants = search_window(window, cost, o);
     result.variants += static_cast<int32_t>(variants.size());
     const Variant& best = variants[0];
-    double before = variants.end()[-1].cost;
-    for (const Variant& v : variants)
-      if (v.rules.empty()) before = v.cost;
+    double before = std::find_if(variants.begin(), variants.end(), [](const Variant& v) { return v.rules.empty(); })->cost;
+    auto size = static_cast<int32_t>(nodes.size());
     if (best.rules.empty() || best.cost > (1 - o.min_gain) * before) {
-      for (const Variant& v : variants)
-        if (!v.rules.empty()) {
-          result.kept.push_back({v.rules, where_of(window, v.graph), static_cast<int32_t>(nodes.size()), before,
-                                 v.cost, false, "not cheaper"});
-          break;
-        }
+      const Variant& runner_up = best.rules.empty() && variants.size() > 1 ? variants[1] : best;
+      if (!runner_up.rules.empty())
+        result.kept.push_back({runner_up.rules, where_of(window, changed_regions(window, runner_up.graph)), size, before,
+                               runner_up.cost, false, "not cheaper"});
       continue;
     }
-    RewriteCheck check = check_rewrite(window, best.graph, o.check);
-    AppliedRewrite a{best.rules, where_of(window, best.graph), static_cast<int32_t>(nodes.size()),
-                     before, best.cost, check.proven, check.verdict};
+    ChangedRegions regions = changed_regions(window, best.graph);
+    RewriteCheck check = check_rewrite(window, best.graph, regions, o.check);
+    AppliedRewrite a{best.rules, where_of(window, regions), size, before, best.cost, check.proven, check.verdict};
     if (!check.accepted) {
       result.rejected.push_back(std::move(a));
       continue;
     }
+    if (!edit) edit.emplace(g);
+    splice(*edit, g, window, best.graph, regions);
     // Disjoint windows can still depend on each other both ways once rewritten (a merged
-    // product reading what the other window computes, and the reverse).
-    Edit trial = edit;
-    splice(trial, g, window, best.graph);
-    if (!trial.acyclic()) {
+    // product reading what the other window computes, and the reverse): then this window is
+    // left out, and the edit made again from the others (rare, so no copy is kept for it).
+    if (!edit->acyclic()) {
       a.verdict = "rejected: with the rewrites of earlier windows it would make a cycle";
       result.rejected.push_back(std::move(a));
+      edit.emplace(g);
+      for (const Accepted& w : accepted) splice(*edit, g, w.window, w.best, w.regions);
       continue;
     }
-    edit = std::move(trial);
+    accepted.push_back({std::move(window), best.graph, std::move(regions)});
     result.applied.push_back(std::move(a));
-    any = true;
   }
-  result.graph = any ? edit.finish("after rewriting") : g;
+  result.graph = accepted.empty() ? g : edit->finish("after rewriting");
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -126,7 +126,7 @@ int64_t work_of_one_test(const ir::Graph& g) {
   for (const ir::Primitive& p : g.nodes()) {
     int64_t body = 0;
     for (const ir::Expr& e : p.bodies) ir::visit_post(e, [&](const ir::Expr&) { ++body; });
-    if (p.op == ir::PrimOp::MatMul && ir::is_float(g.type(p.outputs[0]).dtype)) body = 1;
+    if (evaluated_directly(g, p)) body = 1;
     double points = static_cast<double>(ir::numel(p.domain)) * static_cast<double>(std::max<int64_t>(1, ir::numel(p.reduce_domain)));
     total += static_cast<int64_t>(std::min(points * static_cast<double>(body), 9e15));
   }

@@ -431,7 +431,7 @@ void NodeEval::run() {
     (ir::is_float(t.type.dtype) ? t.f.resize(static_cast<size_t>(t.type.numel()))
                                 : t.i.resize(static_cast<size_t>(t.type.numel())));
   }
-  if (p_.op == ir::PrimOp::MatMul && ir::is_float(g_.type(p_.outputs[0]).dtype)) return run_matmul();
+  if (evaluated_directly(g_, p_)) return run_matmul();
   int64_t outs = numel(p_.domain);
   int64_t reds = p_.reduce == ir::ReduceOp::None ? 1 : numel(p_.reduce_domain);
   ivars_.assign(p_.domain.size(), 0);
@@ -446,6 +446,10 @@ void NodeEval::run() {
 }
 
 }  // namespace
+
+bool evaluated_directly(const ir::Graph& g, const ir::Primitive& p) {
+  return p.op == ir::PrimOp::MatMul && ir::is_float(g.type(p.outputs[0]).dtype);
+}
 
 FTensor field_constant(const ir::Tensor& t, const Draw& draw) {
   FTensor f{t.type(), {}, {}};

@@ -50,6 +50,10 @@ class ZeroDivisor : public std::runtime_error {
   explicit ZeroDivisor(const std::string& msg) : std::runtime_error(msg) {}
 };
 
+// Whether p is evaluated directly rather than through its expression (a float matmul), at
+// one unit of work per multiply-add.
+bool evaluated_directly(const ir::Graph& g, const ir::Primitive& p);
+
 // Every value of g (by ValueId) for the given inputs (one per graph input). `work` counts
 // expression evaluations down; below zero, Undecidable.
 std::vector<FTensor> evaluate(const ir::Graph& g, const Analysis& an,
