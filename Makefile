@@ -38,14 +38,18 @@ test-sanitize: deps
 	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j$(JOBS) -L '^(unit|diff)$$'
 
 # libFuzzer on the ONNX loader, the text IR parser and the plan reader (clang, a build of its
-# own), FUZZ_SECONDS per target (fuzz/run.sh; findings in $(FUZZ_BUILD)/fuzz-findings).
+# own): each target until FUZZ_RUNS executions or FUZZ_SECONDS, whichever comes first
+# (fuzz/run.sh; findings in $(FUZZ_BUILD)/fuzz-findings). `make fuzz FUZZ_TARGETS=ir_parser`
+# runs one.
 FUZZ_BUILD ?= build-fuzz
-FUZZ_SECONDS ?= 600
+FUZZ_RUNS ?= 10000000
+FUZZ_SECONDS ?= 7200
+FUZZ_TARGETS ?= onnx_loader ir_parser plan_loader
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORCHID_FUZZ=ON \
 	  -DORCHID_BUILD_TESTS=OFF > $(FUZZ_BUILD).configure.log 2>&1 || (cat $(FUZZ_BUILD).configure.log; exit 1)
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target onnx_loader_fuzz ir_parser_fuzz plan_loader_fuzz
-	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_RUNS) $(FUZZ_TARGETS)
 
 # On a machine with an NVIDIA GPU: the CUDA differential tests and the GPU kernel benchmark
 # (bench/gpu/run.sh; results in bench/results/gpu).

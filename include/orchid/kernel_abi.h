@@ -23,15 +23,17 @@
 extern "C" {
 #endif
 
-#define ORCHID_KERNEL_ABI_VERSION 1
+#define ORCHID_KERNEL_ABI_VERSION 2
 #define ORCHID_ALIGN 64
 
 typedef struct orchid_args {
   void* const* ptrs;
   int64_t count;
-  /* A kernel that finds a run-time index out of bounds (an indirect load, as Gather's indices)
-   * stores 1 + the number of the failing check here (atomically; any one of several wins),
-   * uses index 0 instead and goes on; the runtime reports the step as failed. May be null. */
+  /* Two int64_t, zero at the call: a kernel that finds a run-time index out of bounds (an
+   * indirect load, as Gather's indices) stores 1 + the number of the failing check in
+   * error[0] and the index in error[1] (the first failure only: error[0] is set by a
+   * compare-and-swap from 0), uses index 0 instead and goes on; the runtime reports the step
+   * as failed, naming the check and the index. May be null. */
   int64_t* error;
 } orchid_args;
 

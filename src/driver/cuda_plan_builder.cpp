@@ -40,6 +40,7 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
     step.threads = k.threads;
     step.shared_bytes = k.shared_bytes;
     step.scratch_bytes = k.global_scratch_bytes;
+    step.checks = k.checks;
     return codegen::cuda::schedule_str(sched);
   });
   std::string source = codegen::cuda::module_source(kernels);

@@ -8,6 +8,7 @@
 
 #include "driver/cuda_plan_builder.h"
 #include "driver/implement.h"
+#include "driver/memory_check.h"
 #include "driver/optimal_costs.h"
 #include "driver/report.h"
 #include "fission/fission.h"
@@ -94,6 +95,12 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   bool cuda = o.device == runtime::PlanDevice::Cuda;
   ORCHID_USER_CHECK(!cuda || o.strategy != orchestrate::Strategy::Optimal)
       << "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy";
+  // The artifact is verified where this machine can run it: by the reference interpreter,
+  // whose values must then fit in this machine's memory, as the artifact's must anyway.
+  std::string no_gpu;
+  const bool runnable = cuda ? cuda_device_present(&no_gpu) : o.host_target;
+  check_memory_fits(reference, o.model_path, runnable ? Evaluator::Interpreter : Evaluator::Artifact,
+                    o.memory_limit_bytes);
   // 2. Clean-ups: weights' own primitives folded, scalar constants inlined, transposes read by
   //    matmuls folded into their trans flags, BatchNorm folded into Conv, dead code removed.
   ir::Graph g = stages.run("clean-up", [&] { return clean_up(reference); });
@@ -153,8 +160,6 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   std::filesystem::remove_all(staging);
   RemovedUnlessPublished guard{staging};
   stages.run("write", [&] { write_artifact(built, staging); return 0; });
-  std::string no_gpu;
-  bool runnable = cuda ? cuda_device_present(&no_gpu) : o.host_target;
   if (!runnable) result.not_verified = cuda ? "no GPU here: " + no_gpu : "built for another target";
   if (runnable) {
     result.verify = stages.run("verify", [&] { return verify_artifact(staging, reference, o.verify_seed, o.tolerance); });

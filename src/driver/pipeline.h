@@ -32,6 +32,9 @@ struct CompileOptions {
   uint64_t verify_seed = 1;
   double tolerance = 1e-4;        // relative L2 error of each f32 output
   double measure_seconds = 0.2;   // per-step timing for the report (0: none)
+  // Models whose values need more memory at once are refused before any work on them
+  // (memory_check.h); 0: this machine's physical memory.
+  int64_t memory_limit_bytes = 0;
 };
 
 // How long each stage took, for the report.

@@ -80,6 +80,7 @@ void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
     ps.kernel = static_cast<int32_t>(libs.back().size() - 1);
     ps.tasks = libs.back().back().tasks;
     ps.scratch_bytes = libs.back().back().scratch_bytes;
+    ps.checks = libs.back().back().checks;
     a.steps[plan_step[i]].schedule = codegen::cpu::schedule_str(sched[i]);
   }
   std::vector<std::string> sources;

@@ -143,6 +143,7 @@ ResizeSpec legacy_spec(const RuleContext& ctx, const std::vector<double>& scales
   if (mode != "nearest" && mode != "linear") ctx.unsupported("mode '" + mode + "'");
   s.linear = mode != "nearest";
   shape_from(ctx, scales, {}, s);
+  ctx.check_size({ctx.dtype(0), s.out});
   for (double f : scales)
     if (!s.linear && f != std::floor(f))
       ctx.unsupported("nearest mode with the non-integer scale " + std::to_string(f) +
@@ -185,6 +186,7 @@ ResizeSpec resize_spec(const RuleContext& ctx) {
   ORCHID_USER_CHECK(scales.empty() != sizes.empty())
       << ctx.where() << "needs exactly one of scales and sizes (non-empty)";
   shape_from(ctx, scales, sizes, s);
+  ctx.check_size({ctx.dtype(0), s.out});  // before the index tables, one entry per output coordinate
   if (s.coord == Coord::TfCropAndResize) {
     if (!s.linear && !s.cubic) ctx.unsupported("tf_crop_and_resize with nearest interpolation");
     s.roi = ctx.has_input(1) ? layout::static_floats(ctx, 1) : std::vector<double>{};

@@ -148,7 +148,9 @@ ir::TensorType input_type(const onnx::ValueInfoProto& v, const ImportOptions& op
   ir::Dims dims;
   for (int k = 0; k < tt.shape().dim_size(); ++k) {
     const auto& d = tt.shape().dim(k);
-    ORCHID_USER_CHECK(d.has_dim_value() && d.dim_value() >= 0)
+    ORCHID_USER_CHECK(!d.has_dim_value() || d.dim_value() >= 0)
+        << what << ": dimension " << k << " is negative (" << d.dim_value() << ")";
+    ORCHID_USER_CHECK(d.has_dim_value())
         << what << " has a dynamic dimension " << k
         << (d.has_dim_param() ? " ('" + d.dim_param() + "')" : std::string())
         << ": fix it with --shape " << v.name() << "=...";
@@ -398,6 +400,12 @@ void check_arity(const OpGraph& g) {
   }
 }
 
+void check_node_count(int64_t nodes, const ImportOptions& opts, const std::string& path) {
+  ORCHID_USER_CHECK(nodes <= opts.max_nodes)
+      << path << ": the model has " << nodes << " nodes (If branches inlined), more than the limit of "
+      << opts.max_nodes << " (raise it with --max-nodes)";
+}
+
 // Whether ONNX has a schema for every node of graph `gp` and of its subgraphs.
 bool all_ops_known(const onnx::GraphProto& gp, const onnx::ModelProto& m, int64_t opset) {
   for (const auto& n : gp.node()) {
@@ -457,6 +465,7 @@ OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
   ORCHID_USER_CHECK(m.ParseFromString(bytes))
       << path << ": not an ONNX model (the file does not parse as a ModelProto; truncated or corrupt?)";
   ORCHID_USER_CHECK(m.has_graph()) << path << ": the model has no graph";
+  check_node_count(m.graph().node_size(), opts, path);
   OpGraph g;
   g.path = path;
   g.name = m.graph().name();
@@ -478,6 +487,7 @@ OpGraph load_onnx_bytes(const std::string& bytes, const std::string& path,
   std::vector<OpNode> nodes;
   Inliner inliner{m, g, defined, nodes, path};
   inliner.append(m.graph().node(), "", {});
+  check_node_count(static_cast<int64_t>(nodes.size()), opts, path);
   g.nodes = topological(std::move(nodes), defined, path);
   for (const auto& o : m.graph().output()) g.outputs.push_back(o.name());
   check_divisor_attrs(g);

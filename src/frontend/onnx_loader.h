@@ -25,6 +25,9 @@ struct ImportOptions {
   // computes every shape itself, and libonnx's inference crashes on some malformed models
   // (a MaxPool reading a value whose type it could not infer; found by fuzzing).
   bool onnx_shape_inference = false;
+  // The most nodes a model may have (If branches inlined included); larger ones are refused
+  // before any work on them (`--max-nodes`). The largest models seen have tens of thousands.
+  int64_t max_nodes = 200000;
 };
 
 OpGraph load_onnx(const std::string& path, const ImportOptions& opts = {});

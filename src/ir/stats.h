@@ -25,4 +25,14 @@ struct GraphStats {
 };
 GraphStats graph_stats(const Graph& g);
 
+// The most bytes g's values hold at once while its nodes run in order: each value from its
+// producer (graph inputs and constants from the start) to its last reader (graph outputs and
+// constants to the end), each element taking `element_bytes` (0: its dtype's size). `node`
+// is the node at the peak (-1 when the peak is before the first node).
+struct MemoryPeak {
+  int64_t bytes = 0;
+  int32_t node = -1;
+};
+MemoryPeak peak_memory(const Graph& g, int64_t element_bytes = 0);
+
 }  // namespace orchid::ir

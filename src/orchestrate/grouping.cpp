@@ -62,6 +62,7 @@ void Grouping::join(int32_t node, int32_t group) {
 }
 
 bool Grouping::can_join(int32_t group, int32_t node) const {
+  if (members(group).size() >= kMaxGroupNodes) return false;
   ++epoch_;
   bool any = false;
   for (int32_t p : ng_.producers[static_cast<size_t>(node)]) {

@@ -11,6 +11,11 @@
 
 namespace orchid::orchestrate::detail {
 
+// The most primitives one group holds. A kernel's code inlines its chains of primitives into
+// expressions: without a bound a long chain (thousands of elementwise ops) makes one
+// expression too deep to emit and too large for the C compiler.
+inline constexpr size_t kMaxGroupNodes = 256;
+
 // The edges between nodes, computed once per graph. Ids are plain ints (node and value ids).
 struct NodeGraph {
   std::vector<std::vector<int32_t>> producers;    // per node: distinct producer nodes, increasing
@@ -39,6 +44,7 @@ class Grouping {
   // and keeps `group` convex (a path from it through other nodes into node would pass through
   // a producer's group reachable from it). Convexity of each group alone is not enough: two
   // convex groups {a, a'} and {b, b'} with edges a -> b and b' -> a' need each other's outputs.
+  // A group of kMaxGroupNodes nodes takes no more.
   bool can_join(int32_t group, int32_t node) const;
 
   // The groups as kernels (see strategies.h for their order and outputs).

@@ -52,7 +52,9 @@
 //       epilogue. So a conv between two permutations is one kernel, which a oneDNN step runs
 //       channels-last in place (onednn_pattern.h).
 //   (2) no value n reads from G is materialised (below);
-//   (3) the kernels stay orderable (below).
+//   (3) the kernels stay orderable (below);
+//   (4) G holds fewer than 256 primitives (grouping.h: a longer chain would make one
+//       expression too deep to emit and too large to compile).
 // Candidates are tried in decreasing order of the producer's id (the latest producer's group
 // first, which is also the one least likely to break convexity); the first allowed is taken,
 // else n starts a new group of its own kind.

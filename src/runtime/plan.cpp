@@ -123,6 +123,14 @@ std::optional<PlanDevice> parse_plan_device(std::string_view text) {
 
 std::string cuda_function_name(int32_t kernel) { return ORCHID_CUDA_FUNCTION_PREFIX + std::to_string(kernel); }
 
+std::string index_check_failure(const Plan& plan, size_t step, int64_t code, std::optional<int64_t> index) {
+  const PlanStep& s = plan.steps.at(step);
+  std::string out = "model '" + plan.graph_name + "': step " + std::to_string(step) + " ('" + s.name + "'): ";
+  out += index ? "index " + std::to_string(*index) + " is out of range" : std::string("an index is out of range");
+  if (code >= 1 && static_cast<uint64_t>(code) <= s.checks.size())
+    return out + ": " + s.checks[static_cast<size_t>(code - 1)];
+  return out + " (run-time check " + std::to_string(code - 1) + " of the kernel: an index read from a tensor)";
+}
 bool is_safe_file_name(std::string_view name) {
   if (name.empty() || name == "." || name == "..") return false;
   for (char c : name) {

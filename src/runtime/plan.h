@@ -98,6 +98,9 @@ struct PlanStep {
   int64_t shared_bytes = 0;   // Cuda: dynamic shared memory per block
   // impl == OneDnn or Reference: the step's graph as .oir text
   std::string ir;
+  // impl == Generated or Cuda: what each run-time index check of the kernel is (check k + 1 is
+  // checks[k]), for the message when one fails; names come from the model
+  std::vector<std::string> checks;
   // report-only
   std::vector<std::string> source_ops;
   int64_t flops = 0;
@@ -141,6 +144,10 @@ void validate_plan(const Plan& plan, const std::string& source = kPlanFileName);
 
 // The name of CUDA step `kernel`'s function in the module.
 std::string cuda_function_name(int32_t kernel);
+
+// The message for a failed run-time index check of step `step`: `code` is 1 + the check's
+// number (orchid_args::error[0]), `index` the index found out of range where the kernel says.
+std::string index_check_failure(const Plan& plan, size_t step, int64_t code, std::optional<int64_t> index);
 
 // JSON text of a plan (deterministic: fixed key order, two-space indent) and back.
 // plan_from_json validates; a malformed document is a UserError naming `source` and the field.

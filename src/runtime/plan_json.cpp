@@ -148,7 +148,7 @@ PlanBuffer read_buffer(const json& j, size_t index, const std::string& source) {
 PlanStep read_step(const json& j, size_t index, const std::string& source) {
   Reader r(j, item("steps", index), source,
            {"name", "impl", "args", "num_inputs", "library", "kernel", "tasks", "scratch_bytes",
-            "threads", "shared_bytes", "ir", "source_ops", "flops", "bytes"});
+            "threads", "shared_bytes", "ir", "checks", "source_ops", "flops", "bytes"});
   PlanStep s;
   s.name = r.str("name");
   std::string impl = r.str("impl");
@@ -178,6 +178,11 @@ PlanStep read_step(const json& j, size_t index, const std::string& source) {
     for (const char* key : {"library", "kernel", "tasks", "scratch_bytes", "threads", "shared_bytes"})
       ORCHID_USER_CHECK(!r.has(key)) << source << ": " << r.at(key) << ": not allowed for impl "
                                      << impl;
+  }
+  if (r.has("checks")) {
+    ORCHID_USER_CHECK(s.impl == StepImpl::Generated || s.impl == StepImpl::Cuda)
+        << source << ": " << r.at("checks") << ": not allowed for impl " << impl;
+    s.checks = r.strings("checks");
   }
   s.source_ops = r.strings("source_ops");
   s.flops = r.integer("flops", 0, kMaxI64);
@@ -265,6 +270,7 @@ ojson step_json(const PlanStep& s) {
   } else {
     j["ir"] = s.ir;
   }
+  if (!s.checks.empty()) j["checks"] = s.checks;
   j["source_ops"] = s.source_ops;
   j["flops"] = s.flops;
   j["bytes"] = s.bytes;

@@ -118,8 +118,8 @@ void Session::bind(std::span<const void* const> inputs, std::span<void* const> o
 }
 
 void Session::run_generated(const orchid_kernel_desc& k, void* const* args, int64_t count) {
-  kernel_error_ = 0;
-  orchid_args a{args, count, &kernel_error_};
+  kernel_error_[0] = kernel_error_[1] = 0;
+  orchid_args a{args, count, kernel_error_};
   int64_t tasks = k.task_count;
   if (tasks == 0) return;
   int want = static_cast<int>(std::min<int64_t>(threads_, tasks));
@@ -145,10 +145,8 @@ void Session::run_step(size_t step) {
   void* const* args = args_.data() + args_begin_[step];
   if (const orchid_kernel_desc* k = model_->kernel(step)) {
     run_generated(*k, args, static_cast<int64_t>(s.args.size()));
-    ORCHID_USER_CHECK(kernel_error_ == 0)
-        << "model '" << model_->plan().graph_name << "': step " << step << " ('" << s.name
-        << "'): run-time check " << kernel_error_ - 1
-        << " failed: an index read from an input is out of bounds";
+    ORCHID_USER_CHECK(kernel_error_[0] == 0)
+        << index_check_failure(model_->plan(), step, kernel_error_[0], kernel_error_[1]);
     return;
   }
   OmpThreads pool(threads_);

@@ -82,7 +82,7 @@ class Session {
   std::vector<void*> ptrs_;          // per buffer, for the current run
   std::vector<void*> args_;          // every step's argument pointers, back to back
   std::vector<size_t> args_begin_;   // per step: where its pointers start in args_
-  int64_t kernel_error_ = 0;         // orchid_args::error of the running generated step
+  int64_t kernel_error_[2] = {0, 0};  // orchid_args::error of the running generated step
 };
 
 }  // namespace orchid::runtime

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace orchid {
 
@@ -29,6 +30,12 @@ class InternalError : public std::runtime_error {
  public:
   explicit InternalError(const std::string& msg) : std::runtime_error(msg) {}
 };
+
+// A message as a terminal may show it: control characters other than newline and tab (a
+// model's names may hold escape sequences) written as \xNN, and a message longer than
+// max_bytes (a name of a megabyte, an attribute of 100000 entries) cut in its middle, saying
+// how many bytes were left out.
+std::string for_terminal(std::string_view message, size_t max_bytes = 8192);
 
 namespace detail {
 

@@ -63,12 +63,12 @@ std::vector<MemoryLevel> cache_levels(const std::vector<CacheInfo>& caches, int 
   return levels;
 }
 
+}  // namespace
+
 int64_t physical_memory_bytes() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? int64_t(pages) * page : 0;
 }
-
-}  // namespace
 
 Target detect_host() {
   Target t;

@@ -27,6 +27,8 @@ struct CacheInfo {
 // physical memory. The compiler is the one that built Orchid (generated code is built with
 // the same system compiler); codegen may replace it with the one it invokes.
 Target detect_host();
+// This machine's physical memory in bytes (0 when the system does not say).
+int64_t physical_memory_bytes();
 
 // The pieces, separately testable.
 // Data and unified caches under `cache_dir` (a sysfs .../cpuN/cache folder), by level;

@@ -2,7 +2,14 @@
 
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <ctime>
 #include <optional>
 #include <system_error>
 
@@ -48,6 +55,25 @@ std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
   ORCHID_USER_ERROR() << "tuning database " << quoted(path) << ": " << what;
 }
 
+// A file SQLite finds damaged (not a database at all, or a malformed one): opening it moves
+// it aside (open_recovering) where other errors stop.
+class CorruptFile : public UserError {
+ public:
+  CorruptFile(const fs::path& path, const std::string& what)
+      : UserError("tuning database " + quoted(path) + ": " + what), what_(what) {}
+  const std::string& reason() const { return what_; }
+
+ private:
+  std::string what_;
+};
+
+// Fails with the connection's last error: CorruptFile where SQLite says the file is damaged.
+[[noreturn]] void fail_sqlite(sqlite3* db, const fs::path& path, const std::string& what) {
+  int code = sqlite3_errcode(db) & 0xff;
+  if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) throw CorruptFile(path, what);
+  fail(path, what);
+}
+
 struct CloseConnection {
   void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
 };
@@ -91,7 +117,7 @@ class Statement {
 
  private:
   void check(int rc) const {
-    if (rc != SQLITE_OK) fail(*path_, sqlite3_errmsg(db_));
+    if (rc != SQLITE_OK) fail_sqlite(db_, *path_, sqlite3_errmsg(db_));
   }
   struct Finalize {
     void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
@@ -120,7 +146,7 @@ void exec(sqlite3* db, const char* sql, const fs::path& path) {
   if (sqlite3_exec(db, sql, nullptr, nullptr, &err) == SQLITE_OK) return;
   std::string msg = err ? err : sqlite3_errmsg(db);
   sqlite3_free(err);
-  fail(path, msg);
+  fail_sqlite(db, path, msg);
 }
 
 // A write transaction, taken at once (IMMEDIATE) so that concurrent openers of a new file
@@ -195,10 +221,75 @@ void ensure_schema(sqlite3* db, const fs::path& path) {
   t.commit();
 }
 
+// SQLite's quick integrity check: damaged pages, indexes out of step with their tables.
+void check_integrity(sqlite3* db, const fs::path& path) {
+  Statement check(db, "PRAGMA quick_check", path);
+  std::string first = check.step() ? check.text(0) : std::string("no answer");
+  if (first != "ok") throw CorruptFile(path, "damaged: " + first);
+}
+
 Connection open_database(const fs::path& path) {
   Connection db = open_connection(path);
+  check_integrity(db.get(), path);
   ensure_schema(db.get(), path);
   return db;
+}
+
+// An exclusive lock on a file beside the database, held while one process decides whether
+// to move a damaged database aside: two processes that both found it damaged then do not
+// both move it (the second would move the first's new database away).
+class RecoveryLock {
+ public:
+  explicit RecoveryLock(const fs::path& db_path) {
+    fs::path lock = db_path.string() + ".lock";
+    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail(db_path, "cannot open its lock file " + quoted(lock) + ": " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) fail(db_path, "cannot lock " + quoted(lock) + ": " + std::strerror(errno));
+  }
+  ~RecoveryLock() { ::close(fd_); }
+  RecoveryLock(const RecoveryLock&) = delete;
+  RecoveryLock& operator=(const RecoveryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Renames the database file and its write-ahead log to a free name beside it,
+// "<file>.corrupt-<UTC time>[.N]"; drops its shared-memory index. Returns the new name.
+fs::path move_aside(const fs::path& path) {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  fs::path aside = path.string() + ".corrupt-" + stamp;
+  for (int n = 1; fs::exists(aside); ++n) aside = path.string() + ".corrupt-" + stamp + "." + std::to_string(n);
+  std::error_code ec;
+  fs::rename(path, aside, ec);
+  if (ec) fail(path, "damaged, and it cannot be moved aside to " + quoted(aside) + ": " + ec.message());
+  fs::path wal = path.string() + "-wal";
+  if (fs::exists(wal)) fs::rename(wal, aside.string() + "-wal", ec);
+  fs::remove(path.string() + "-shm", ec);
+  return aside;
+}
+
+// Opens the database; a damaged file is moved aside (under RecoveryLock, once it is still
+// damaged) and a new one started, `note` saying so.
+Connection open_recovering(const fs::path& path, std::string* note) {
+  try {
+    return open_database(path);
+  } catch (const CorruptFile&) {
+  }
+  RecoveryLock lock(path);
+  try {
+    return open_database(path);  // another process may have moved it aside meanwhile
+  } catch (const CorruptFile& e) {
+    fs::path aside = move_aside(path);
+    *note = "tuning database " + quoted(path) + ": " + e.reason() + "; moved aside to " + quoted(aside) +
+            ", starting a new one";
+  }
+  return open_database(path);
 }
 
 }  // namespace
@@ -206,12 +297,13 @@ Connection open_database(const fs::path& path) {
 struct TuningDb::Impl {
   // Declared in this order so that statements are finalized before the connection closes.
   fs::path path;
+  std::string note;  // what opening did beyond the ordinary (a damaged file moved aside)
   Connection db;
   Statement lookup, record, schedules_for, size;
 
   explicit Impl(const fs::path& p)
       : path(p),
-        db(open_database(path)),
+        db(open_recovering(path, &note)),
         lookup(db.get(), kLookup, path),
         record(db.get(), kRecord, path),
         schedules_for(db.get(), kSchedulesFor, path),
@@ -228,6 +320,7 @@ TuningDb::TuningDb(TuningDb&&) noexcept = default;
 TuningDb& TuningDb::operator=(TuningDb&&) noexcept = default;
 
 const fs::path& TuningDb::path() const { return impl_->path; }
+const std::string& TuningDb::note() const { return impl_->note; }
 
 namespace {
 

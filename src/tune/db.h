@@ -13,8 +13,13 @@
 // with a busy timeout, so a writer waits for another's transaction instead of failing.
 // A TuningDb is one connection: use it from one thread at a time (open one per thread).
 //
-// Errors — a path that cannot be created or opened, a file that is not a tuning database, a
-// schema newer than this Orchid knows, a failing statement — are UserErrors naming the path.
+// A damaged file (SQLite finds it is not a database, or its quick integrity check fails) is
+// moved aside to "<file>.corrupt-<UTC time>" with its write-ahead log, and a new database
+// started in its place; note() says so, for the caller to tell the user. A lock file beside
+// it ("<file>.lock") keeps two processes from both moving it.
+// Other errors — a path that cannot be created or opened, a file that is not a tuning
+// database, a schema newer than this Orchid knows, a failing statement — are UserErrors
+// naming the path.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +64,8 @@ class TuningDb {
   TuningDb& operator=(const TuningDb&) = delete;
 
   const std::filesystem::path& path() const;
+  // Empty, or what opening the file did beyond the ordinary: a damaged file moved aside.
+  const std::string& note() const;
 
   std::optional<Measurement> lookup(const std::string& target, const std::string& kernel,
                                     const std::string& schedule);

@@ -113,8 +113,8 @@ extern "C" const orchid_kernel_desc* orchid_kernel_table(int64_t* count) { *coun
 )",
                                      dir.file("future.so")));
   EXPECT_TRUE(contains(error_of([&] { KernelLibrary::open(dir.file("future.so")); }),
-                       "/future.so: kernel 0 was built for kernel ABI version 2, this runtime "
-                       "implements version 1"));
+                       "/future.so: kernel 0 was built for kernel ABI version 3, this runtime "
+                       "implements version 2"));
 }
 
 TEST(RuntimeModelLoad, LibraryStepGraphMustFitItsBuffers) {

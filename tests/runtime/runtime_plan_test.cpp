@@ -47,6 +47,7 @@ Plan sample_plan() {
              generated_step("relu", {2, 3}, 1, 0, 1, 2),
              library_step("cumsum", StepImpl::Reference, {3, 5}, 1, kStepIr)};
   p.steps[0].source_ops = {"Add_1", "Mul_2"};
+  p.steps[0].checks = {"node 'Gather_1' reads 'w' along dim 0"};
   p.steps[0].flops = 12;
   p.steps[0].bytes = 84;
   p.weights = PlanWeights{"weights.bin", 76, 0xfedcba9876543210ull};
@@ -156,6 +157,9 @@ const Case kCases[] = {
     {"missing_key", [](json& j) { j.erase("steps"); }, "steps: missing"},
     {"unknown_key", [](json& j) { j["buffers"][0]["colour"] = 1; },
      "buffers[0].colour: unknown key"},
+    {"checks_of_a_library_step", [](json& j) { j["steps"][2]["checks"] = {"a check"}; },
+     "steps[2].checks: not allowed for impl reference"},
+    {"checks_not_strings", [](json& j) { j["steps"][0]["checks"] = {1}; }, "steps[0].checks"},
     {"wrong_type_int", [](json& j) { j["steps"][0]["tasks"] = "4"; },
      "steps[0].tasks: expected an integer"},
     {"wrong_type_string", [](json& j) { j["graph"] = 3; }, "graph: expected a string"},

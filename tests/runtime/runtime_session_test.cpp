@@ -178,11 +178,22 @@ TEST(RuntimeSession, KernelIndexChecksFailTheRun) {
     for (int i = 0; i < 8; ++i) EXPECT_EQ(out[0].get_f64(i), 100 + 7 * i + 3);
     idx.set_i64(5, 64);
     EXPECT_EQ(error_of([&] { session.run({{"idx", idx}}); }),
-              "model 'gather': step 0 ('gather'): run-time check 3 failed: an index read from an "
-              "input is out of bounds");
+              "model 'gather': step 0 ('gather'): index 64 is out of range (run-time check 3 of the "
+              "kernel: an index read from a tensor)");
     idx.set_i64(5, 0);
     EXPECT_EQ(session.run({{"idx", idx}})[0].get_f64(5), 100);  // the session recovers
   }
+}
+
+TEST(RuntimeSession, AFailedIndexCheckIsNamedByThePlan) {
+  testlib::TempDir dir;
+  Plan p = gather_plan();
+  p.steps[0].checks = {"check 0", "check 1", "check 2", "node 'G' reads 'table' along dim 0"};
+  Session session(load_sample(dir, p), SessionOptions{2});
+  ir::Tensor idx(ir::TensorType{ir::DType::I64, {8}});
+  idx.set_i64(2, -5);
+  EXPECT_EQ(error_of([&] { session.run({{"idx", idx}}); }),
+            "model 'gather': step 0 ('gather'): index -5 is out of range: node 'G' reads 'table' along dim 0");
 }
 
 // A oneDNN matmul whose weights are a constant: the step gets the weights' address at load.

@@ -48,7 +48,9 @@ static void gather(const orchid_args* a, int64_t begin, int64_t end, void* scrat
   for (int64_t i = begin; i < end; ++i) {
     int64_t k = idx[i];
     if (k < 0 || k >= 64) {
-      if (a->error) __atomic_store_n(a->error, 1 + 3, __ATOMIC_RELAXED);
+      int64_t none = 0;
+      if (a->error && __atomic_compare_exchange_n(a->error, &none, 1 + 3, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        __atomic_store_n(a->error + 1, k, __ATOMIC_RELAXED);
       k = 0;
     }
     g[i] = table[k];

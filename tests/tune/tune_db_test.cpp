@@ -1,9 +1,12 @@
 // The tuning database: round trips, upserts, persistence, sharing one file between
-// connections, strings that would break string-built SQL, ordering, and error messages.
+// connections and processes, strings that would break string-built SQL, ordering, damaged
+// files moved aside, and error messages.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -163,11 +166,100 @@ TEST(TuningDb, SchedulesForListsOneKernelFastestFirst) {
   EXPECT_TRUE(db.schedules_for("t", "missing").empty());
 }
 
-TEST(TuningDb, ACorruptFileIsAUserErrorNamingThePath) {
+// The files in `dir` whose names hold `part`.
+std::vector<std::string> files_with(const std::string& dir, const std::string& part) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().find(part) != std::string::npos) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(TuningDb, ACorruptFileIsMovedAsideAndANewOneStarted) {
   testlib::TempDir dir("orchid_tune_db");
-  std::string path = dir.file("corrupt.db", std::string(4096, 'z') + " this is not an SQLite database");
-  std::string msg = testlib::error_of([&] { TuningDb db(path); });
-  EXPECT_NE(msg.find("tuning database '" + path + "': file is not a database"), std::string::npos) << msg;
+  std::string junk = std::string(4096, 'z') + " this is not an SQLite database";
+  std::string path = dir.file("corrupt.db", junk);
+  TuningDb db(path);
+  std::vector<std::string> aside = files_with(dir.str(), ".corrupt-");
+  ASSERT_EQ(aside.size(), 1u);
+  EXPECT_EQ(read_all(aside[0]), junk);  // kept, not deleted
+  EXPECT_TRUE(std::regex_match(db.note(), std::regex("tuning database '" + path +
+                                                     "': file is not a database; moved aside to '" + path +
+                                                     R"(\.corrupt-\d{8}T\d{6}Z', starting a new one)")))
+      << db.note();
+  db.record("t", "k", "s", m(7));
+  EXPECT_EQ(TuningDb(path).lookup("t", "k", "s"), m(7));
+  EXPECT_EQ(TuningDb(path).note(), "");
+}
+
+TEST(TuningDb, DamagedPagesAreMovedAside) {
+  testlib::TempDir dir("orchid_tune_db");
+  std::string path = dir.file("tuning.db");
+  {
+    TuningDb db(path);
+    for (int i = 0; i < 2000; ++i) db.record("t", "kernel " + std::to_string(i), std::string(100, 's'), m(i));
+  }
+  {  // a checkpointed file (the connection closed); its pages past the first two overwritten
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3 * 4096);
+    std::string garbage(8 * 4096, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  TuningDb db(path);
+  EXPECT_NE(db.note().find("': damaged: "), std::string::npos) << db.note();
+  EXPECT_EQ(files_with(dir.str(), ".corrupt-").size(), 1u);
+  EXPECT_EQ(db.size(), 0);
+}
+
+// Runs ProcessWriter children at once, each recording `records` measurements under its own name.
+void run_writers_at_once(const std::string& path, int writers, int records) {
+  if (::access("/proc/self/exe", R_OK) != 0) GTEST_SKIP() << "no /proc/self/exe";
+  std::vector<std::thread> threads;
+  std::vector<SubprocessResult> results(static_cast<size_t>(writers));
+  for (int w = 0; w < writers; ++w)
+    threads.emplace_back([&, w] {
+      SubprocessOptions options;
+      options.environment = std::vector<std::string>{"ORCHID_TUNE_DB_WRITER=" + path, "ORCHID_TUNE_DB_WHO=w" + std::to_string(w),
+                                                     "ORCHID_TUNE_DB_RECORDS=" + std::to_string(records)};
+      options.timeout_s = 120;
+      results[static_cast<size_t>(w)] = run_subprocess({"/proc/self/exe", "--gtest_filter=TuningDb.ProcessWriter"}, options);
+    });
+  for (std::thread& t : threads) t.join();
+  for (const SubprocessResult& r : results) ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST(TuningDb, ProcessesWritingAtOnceLoseNoRecord) {
+  testlib::TempDir dir("orchid_tune_db");
+  std::string path = dir.file("tuning.db");
+  run_writers_at_once(path, 3, 300);
+  TuningDb db(path);
+  EXPECT_EQ(db.size(), 900);
+  for (int w = 0; w < 3; ++w)
+    for (int i = 0; i < 300; ++i)
+      EXPECT_EQ(db.lookup("t", "w" + std::to_string(w), std::to_string(i)), m(i)) << w << " " << i;
+}
+
+TEST(TuningDb, ProcessesFindingOneCorruptFileMoveItAsideOnce) {
+  testlib::TempDir dir("orchid_tune_db");
+  std::string path = dir.file("tuning.db", std::string(8192, 'q'));
+  run_writers_at_once(path, 3, 100);
+  EXPECT_EQ(files_with(dir.str(), ".corrupt-").size(), 1u);
+  EXPECT_EQ(TuningDb(path).size(), 300);
+}
+
+// The other side of the two tests above: does nothing unless run by them.
+TEST(TuningDb, ProcessWriter) {
+  const char* path = std::getenv("ORCHID_TUNE_DB_WRITER");
+  if (path == nullptr) GTEST_SKIP() << "runs only as a child of ProcessesWritingAtOnceLoseNoRecord";
+  std::string who = std::getenv("ORCHID_TUNE_DB_WHO");
+  int records = std::atoi(std::getenv("ORCHID_TUNE_DB_RECORDS"));
+  TuningDb db(path);
+  for (int i = 0; i < records; ++i) db.record("t", who, std::to_string(i), m(i));
 }
 
 TEST(TuningDb, AnUnwritablePathIsAUserErrorNamingIt) {

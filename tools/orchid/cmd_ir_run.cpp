@@ -16,7 +16,7 @@ Command add_ir_run(CLI::App& app) {
       "ir-run", "Run a primitive graph (.oir text IR) through the reference interpreter");
   cmd->add_option("file", opts->file, "the .oir file")->required();
   add_run_io_options(cmd, opts->io);
-  return {cmd, [opts] { return run_and_report(ir::parse_graph_file(opts->file), opts->io); }};
+  return {cmd, [opts] { return run_and_report(ir::parse_graph_file(opts->file), opts->file, opts->io); }};
 }
 
 }  // namespace orchid::cli

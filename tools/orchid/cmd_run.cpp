@@ -27,7 +27,7 @@ Command add_run(CLI::App& app) {
   return {cmd, [opts] {
             if (std::filesystem::is_directory(opts->model.file))
               return run_artifact(opts->model.file, opts->io, opts->bench);
-            return run_and_report(fission::fission(load_model(opts->model)), opts->io);
+            return run_and_report(fission::fission(load_model(opts->model)), opts->model.file, opts->io);
           }};
 }
 

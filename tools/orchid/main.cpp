@@ -34,13 +34,13 @@ int main(int argc, char** argv) {
   try {
     return run_cli(argc, argv);
   } catch (const orchid::UserError& e) {
-    std::fprintf(stderr, "orchid: error: %s\n", e.what());
+    std::fprintf(stderr, "orchid: error: %s\n", orchid::for_terminal(e.what()).c_str());
     return 1;
   } catch (const orchid::InternalError& e) {
-    std::fprintf(stderr, "orchid: %s\n", e.what());
+    std::fprintf(stderr, "orchid: %s\n", orchid::for_terminal(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "orchid: internal error: %s\n", e.what());
+    std::fprintf(stderr, "orchid: internal error: %s\n", orchid::for_terminal(e.what()).c_str());
     return 2;
   }
 }

@@ -11,10 +11,14 @@ void add_model_options(CLI::App* cmd, ModelOptions& m) {
   cmd->add_option("--shape", m.shapes, "name=1x3x224x224: fix the dynamic dims of an input");
   cmd->add_option("--bind", m.binds,
                   "name=file.npy: bind an input to a value at compile time (e.g. a shape tensor)");
+  cmd->add_option("--max-nodes", m.max_nodes, "refuse models of more nodes than this")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 frontend::ImportOptions import_options(const ModelOptions& m) {
   frontend::ImportOptions opts;
+  opts.max_nodes = m.max_nodes;
   for (const std::string& spec : m.shapes) {
     size_t eq = spec.find('=');
     ORCHID_USER_CHECK(eq != std::string::npos && eq > 0)

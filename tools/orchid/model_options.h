@@ -1,4 +1,5 @@
-// Options shared by the commands that read an ONNX model: the file and --shape fixes.
+// Options shared by the commands that read an ONNX model: the file, --shape and --bind fixes,
+// the node limit.
 #pragma once
 
 #include <string>
@@ -16,6 +17,7 @@ struct ModelOptions {
   std::string file;
   std::vector<std::string> shapes;  // name=1x3x224x224
   std::vector<std::string> binds;   // name=file.npy
+  int64_t max_nodes = frontend::ImportOptions{}.max_nodes;
 };
 
 void add_model_options(CLI::App* cmd, ModelOptions& m);

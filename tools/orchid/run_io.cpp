@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "driver/memory_check.h"
 #include "interp/interp.h"
 #include "interp/random_inputs.h"
 #include "ir/npy.h"
@@ -98,7 +99,8 @@ std::vector<ir::Tensor> make_inputs(const ir::Graph& g, const RunIo& io) {
   return inputs;
 }
 
-int run_and_report(const ir::Graph& g, const RunIo& io) {
+int run_and_report(const ir::Graph& g, const std::string& source, const RunIo& io) {
+  driver::check_memory_fits(g, source, driver::Evaluator::Interpreter);
   std::vector<ir::Tensor> inputs = make_inputs(g, io);
   interp::Options opts;
   opts.precision = io.precision == "own" ? interp::Precision::Own : interp::Precision::F64;

@@ -29,7 +29,8 @@ std::vector<ir::Tensor> make_inputs(const ir::Graph& g, const RunIo& io);
 // Writes each output as <dir>/<name>.npy (names made safe for files).
 void write_outputs(const ir::Graph& g, const std::vector<ir::Tensor>& outs, const std::string& dir);
 
-// Runs the interpreter, prints a summary of each output, writes them when asked.
-int run_and_report(const ir::Graph& g, const RunIo& io);
+// Runs the interpreter, prints a summary of each output, writes them when asked; refuses a
+// graph whose values do not fit in this machine's memory (`source` names it).
+int run_and_report(const ir::Graph& g, const std::string& source, const RunIo& io);
 
 }  // namespace orchid::cli

@@ -37,6 +37,15 @@ const NodeLowering* producer_in_kernel(const ir::Graph& g, const KernelLowering&
   return nullptr;
 }
 
+// What the run-time check of index d of a load of v in p is, for the message when it fails
+// (names from the model: never part of generated code).
+std::string index_check(const ir::Graph& g, const ir::Primitive& p, ValueId v, size_t d) {
+  const ir::TensorType& t = g.type(v);
+  std::string node = p.name.empty() ? std::string("a primitive") : "node '" + p.name + "'";
+  return node + " reads '" + g.value(v).name + "' (" + ir::type_str(t) + ") along dim " + std::to_string(d) +
+         " at an index taken from a tensor, which must lie in [0, " + std::to_string(t.shape[d]) + ")";
+}
+
 }  // namespace
 
 std::string arg_name(int arg) { return "a" + std::to_string(arg); }
@@ -78,8 +87,7 @@ std::string ExprEmitter::load(const Expr& e, const Scope& s) {
   for (size_t d = 0; d < shape.size(); ++d) {
     std::string x = expr(e.arg(d), s);
     if (contains_load(e.arg(d))) {
-      checks_.push_back("index " + std::to_string(d) + " of a load in primitive " +
-                        std::to_string(g_.value(s.prim->outputs[0]).node.v));
+      checks_.push_back(index_check(g_, *s.prim, v, d));
       x = "orc_chk(" + x + ", " + std::to_string(shape[d]) + ", err, " +
           std::to_string(checks_.size()) + ")";
     }

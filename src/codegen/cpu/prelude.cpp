@@ -93,10 +93,13 @@ ORC_INLINE float orc_f64_to_f32_odd(double x) {
   }
   return f;
 }
-/* A run-time index checked against its extent: out of bounds reports `code` and reads 0. */
+/* A run-time index checked against its extent: out of bounds reports `code` and the index
+ * (the first failure of the call: orchid_args::error) and reads 0. */
 ORC_INLINE int64_t orc_chk(int64_t i, int64_t n, int64_t* err, int64_t code) {
   if ((uint64_t)i < (uint64_t)n) return i;
-  if (err) __atomic_store_n(err, code, __ATOMIC_RELAXED);
+  int64_t none = 0;
+  if (err && __atomic_compare_exchange_n(err, &none, code, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    __atomic_store_n(err + 1, i, __ATOMIC_RELAXED);
   return 0;
 }
 /* Streaming (non-temporal) stores: `bytes` from src to dst past the caches, in the widest

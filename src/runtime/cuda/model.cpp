@@ -153,9 +153,7 @@ std::vector<ir::Tensor> CudaModel::run(const std::vector<ir::Tensor>& inputs) {
   std::vector<int64_t> errors(plan_.steps.size());
   dev.download(errors.data(), errors_, errors.size() * sizeof(int64_t));
   for (size_t i = 0; i < errors.size(); ++i)
-    ORCHID_USER_CHECK(errors[i] == 0) << "model '" << plan_.graph_name << "': step " << i << " ('"
-                                      << plan_.steps[i].name << "'): run-time check " << errors[i]
-                                      << " failed: an index read from an input is out of bounds";
+    ORCHID_USER_CHECK(errors[i] == 0) << index_check_failure(plan_, i, errors[i], std::nullopt);
   // Outputs computed in place are read from the caller's output buffers; the others from
   // where they live (an input, a constant, the arena).
   std::vector<ir::Tensor> out;
