@@ -53,6 +53,18 @@ TEST(RuntimeModelLoad, CorruptedKernelLibrary) {
   EXPECT_TRUE(contains(msg, ": the file is corrupted"));
 }
 
+// Each file of the artifact cut short: refused with a message naming it.
+TEST(RuntimeModelLoad, TruncatedFiles) {
+  for (std::string file : {"plan.json", "weights.bin", "kernels.so"}) {
+    testlib::TempDir dir;
+    write_sample_artifact(sample_plan(), dir.str(), compiled_kernels());
+    std::filesystem::resize_file(dir.file(file), std::filesystem::file_size(dir.file(file)) / 2);
+    std::string msg = error_of([&] { Model::load(dir.str()); });
+    EXPECT_TRUE(contains(msg, dir.file(file) + ": ")) << file << ": " << msg;
+    EXPECT_FALSE(contains(msg, "(no error)")) << file;
+  }
+}
+
 TEST(RuntimeModelLoad, MissingFiles) {
   testlib::TempDir dir;
   EXPECT_TRUE(contains(error_of([&] { Model::load(dir.str()); }), "/plan.json: cannot open"));
