@@ -302,5 +302,40 @@ TEST(CliCompile, MeasuringChoosesAnImplementationAndCachesTheTimes) {
   }
 }
 
+// A model's names reach the terminal escaped and bounded: an unsupported op named with an
+// escape sequence and 100 KB of text.
+TEST(CliCompile, ErrorsShowNamesEscapedAndBounded) {
+  TempDir dir("orchid_cli_names");
+  testlib::OnnxModel m = testlib::single_node("FrobnicateTensor", {{ir::DType::F32, {4}}});
+  m.nodes[0].name = "bad\x1b[2Jname" + std::string(100000, 'N');
+  std::string model = dir.file("m.onnx");
+  std::ofstream(model, std::ios::binary) << testlib::serialize_model(m);
+  auto r = orchid_cli({"compile", model, "-o", dir.file("a"), "--no-measure"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "node 'bad\\x1b[2JnameNNN"));
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos);
+  EXPECT_TRUE(contains(r.output, " bytes left out ...] "));
+  EXPECT_LT(r.output.size(), 9000u);
+}
+
+// A damaged tuning database is moved aside with a warning, and the compile goes on with a
+// new one.
+TEST(CliCompile, ACorruptTuningDatabaseIsMovedAsideAndTheCompileGoesOn) {
+  TempDir dir("orchid_cli_corrupt_db");
+  std::string model = write_model(dir), db = dir.file("t.db", std::string(5000, '#'));
+  auto r = orchid_cli({"compile", model, "-o", dir.file("a"), "--db", db, "--cache-dir", object_cache()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "orchid: warning: tuning database '" + db + "': file is not a database; moved aside to '" +
+                                     db + ".corrupt-"));
+  EXPECT_TRUE(fs::exists(dir.file("a") + "/plan.json"));
+  int aside = 0;
+  for (const auto& e : fs::directory_iterator(dir.str()))
+    if (e.path().filename().string().rfind("t.db.corrupt-", 0) == 0) {
+      ++aside;
+      EXPECT_EQ(read_file(e.path()), std::string(5000, '#'));
+    }
+  EXPECT_EQ(aside, 1);
+}
+
 }  // namespace
 }  // namespace orchid

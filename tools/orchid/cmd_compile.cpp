@@ -68,6 +68,7 @@ int compile(const CompileFlags& f) {
   std::unique_ptr<tune::TuningDb> db;
   if (f.measure && !cuda) {
     db = std::make_unique<tune::TuningDb>(f.db.empty() ? default_cache_root() / "tuning.db" : std::filesystem::path(f.db));
+    if (!db->note().empty()) std::fprintf(stderr, "orchid: warning: %s\n", for_terminal(db->note()).c_str());
     o.measure.orchid_exe = std::filesystem::read_symlink("/proc/self/exe").string();
     o.measure.work_dir = driver::directory_name(f.out) + ".candidates";
     o.measure.db = db.get();
