@@ -84,10 +84,11 @@ int64_t OpaqueAttrs::param(const std::string& name) const {
   return it->second;
 }
 
-std::string Graph::unique_name(std::string_view want) const {
+std::string Graph::unique_name(std::string_view want) {
   std::string base = want.empty() ? std::string("v") : std::string(want);
   if (!by_name_.count(base)) return base;
-  for (int k = 1;; ++k) {
+  auto [hint, fresh] = next_suffix_.try_emplace(base, 1);
+  for (int& k = hint->second;; ++k) {
     std::string cand = base + "." + std::to_string(k);
     if (!by_name_.count(cand)) return cand;
   }

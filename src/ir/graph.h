@@ -154,7 +154,9 @@ class Graph {
   std::vector<std::vector<NodeId>> users() const;
 
  private:
-  std::string unique_name(std::string_view want) const;
+  // `want`, or the first free "want.k" (k = 1, 2, ...). Each taken base keeps the k to try
+  // next, so that n values wanting one name cost n lookups, not n^2 / 2.
+  std::string unique_name(std::string_view want);
   ValueId add_value(Value v);
 
   std::vector<Value> values_;
@@ -163,6 +165,7 @@ class Graph {
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
   std::map<std::string, ValueId, std::less<>> by_name_;
+  std::map<std::string, int, std::less<>> next_suffix_;  // unique_name's next k per base
 };
 
 // The tensor expression of a derived operator (view, matmul, conv) from its attributes and
