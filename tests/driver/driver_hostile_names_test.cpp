@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "driver/compile_options.h"
 #include "driver/cuda_plan_builder.h"
 #include "driver/pipeline.h"
 #include "interp/compare.h"
@@ -84,15 +85,7 @@ void expect_kernels_free_of_names(const fs::path& out) {
   }
 }
 
-CompileOptions options(const std::string& model, const std::string& out) {
-  CompileOptions o;
-  o.model_path = model;
-  o.out_dir = out;
-  o.build.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
-  o.build.cores = 2;
-  o.measure_seconds = 0;
-  return o;
-}
+CompileOptions options(const std::string& model, const std::string& out) { return test_compile_options(model, out); }
 
 TEST(HostileNames, CompileAndRunWithoutReachingCodeOrLeavingTheOutputDirectory) {
   testlib::TempDir dir("orchid_hostile_names");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/compile_options.h"
 #include "driver/memory_check.h"
 #include "driver/pipeline.h"
 #include "fission/fission.h"
@@ -44,12 +45,7 @@ ir::Tensor floats(const std::vector<double>& v) {
 }
 
 CompileOptions options(const std::string& model, const std::string& out) {
-  CompileOptions o;
-  o.model_path = model;
-  o.out_dir = out;
-  o.build.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
-  o.build.cores = 2;
-  o.measure_seconds = 0;
+  CompileOptions o = test_compile_options(model, out);
   o.rewrite = false;
   return o;
 }

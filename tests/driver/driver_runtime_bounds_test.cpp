@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/compile_options.h"
 #include "driver/pipeline.h"
 #include "interp/interp.h"
 #include "runtime/model.h"
@@ -18,8 +19,6 @@
 
 namespace orchid::driver {
 namespace {
-
-namespace fs = std::filesystem;
 
 // table[50, 8] (a weight), gathered along axis 0 by the caller's ids[6], then doubled.
 testlib::OnnxModel embedding() {
@@ -44,12 +43,7 @@ TEST(RuntimeBounds, AnIndexOutOfRangeIsAnErrorNamingNodeTensorAndIndex) {
   testlib::TempDir dir("orchid_bounds");
   std::string model = dir.file("embedding.onnx");
   std::ofstream(model, std::ios::binary) << testlib::serialize_model(embedding());
-  CompileOptions o;
-  o.model_path = model;
-  o.out_dir = dir.file("out");
-  o.build.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
-  o.build.cores = 2;
-  o.measure_seconds = 0;
+  CompileOptions o = test_compile_options(model, dir.file("out"));
   ASSERT_TRUE(compile_onnx(o).verified);
 
   ir::Graph g = testlib::import_model(embedding());
