@@ -177,19 +177,30 @@ class GraphParser {
     lex_.next();
     std::string name = define(expect_value());
     lex_.expect_punct(':');
-    Tensor data(parse_type(kMaxConstantBytes));
+    TensorType type = parse_type(kMaxConstantBytes);
     lex_.expect_punct('=');
+    // The statement is read as far as it can be before the tensor is allocated: a short text
+    // naming a large type must not cost its memory (a fuzzing finding).
     if (lex_.accept_ident("splat")) {
       lex_.expect_punct('(');
       Token v = lex_.next();
-      for (int64_t i = 0; i < data.numel(); ++i) set_element(data, i, v);
+      Tensor one({type.dtype, {}});
+      set_element(one, 0, v);
       lex_.expect_punct(')');
+      Tensor data(type);
+      for (int64_t i = 0; i < data.numel(); ++i) set_element(data, i, v);
+      g_.add_constant(name, std::move(data));
     } else if (lex_.at_punct('[')) {
+      // Each element takes at least two characters (a digit and a ',' or the ']').
+      if (static_cast<uint64_t>(type.numel()) > lex_.remaining() / 2 + 2)
+        lex_.error_at(lex_.peek(), type_str(type) + " needs " + std::to_string(type.numel()) +
+                                       " elements; the text is too short to hold them");
+      Tensor data(type);
       parse_elements(data);
+      g_.add_constant(name, std::move(data));
     } else {
       lex_.expected("'splat(' or '[' and the elements");
     }
-    g_.add_constant(name, std::move(data));
   }
 
   void set_element(Tensor& data, int64_t i, const Token& t) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,8 @@ class Lexer {
   static std::string describe(const Token& t);
   // The location prefix "FILE:LINE:COL: error: ".
   std::string where(const Token& at) const;
+  // Characters of the text not yet read past the current token.
+  size_t remaining() const { return src_.size() - std::min(pos_, src_.size()); }
 
  private:
   void advance();

@@ -143,6 +143,10 @@ TEST(ParserErrors, TypesTooLarge) {
 // ---- Constants ----
 
 TEST(ParserErrors, ConstantData) {
+  // A short text naming a large constant fails before the constant is allocated.
+  expect_error(graph_with("  const %c : f32[3,200004,16,16] = [1]"), "[1]",
+               "f32[3,200004,16,16] needs 153603072 elements; the text is too short to hold them");
+  expect_error(graph_with("  const %c : f32[3,200004,16,16] = splat(x)"), "x)", "expected a number");
   expect_error(graph_with("  const %c : f32[2] = {1, 2}"), "{",
                "expected 'splat(' or '[' and the elements, found '{'", "%c");
   expect_error(graph_with("  const %c : f32[2] = [1, 2, 3]"), "3]",
