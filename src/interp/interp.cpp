@@ -4,6 +4,7 @@
 #include "interp/buffer.h"
 #include "interp/kernels.h"
 #include "ir/printer.h"
+#include "ir/stats.h"
 #include "support/error.h"
 
 namespace orchid::interp {
@@ -73,15 +74,12 @@ std::vector<Buffer> evaluate(const ir::Graph& g, const std::vector<ir::Tensor>& 
   std::vector<Buffer> env(static_cast<size_t>(g.num_values()));
   for (size_t k = 0; k < inputs.size(); ++k)
     env[static_cast<size_t>(g.inputs()[k].v)] = detail::buffer_from_tensor(inputs[k]);
-  std::vector<int32_t> last_use(env.size(), -1);
+  std::vector<int32_t> last_use = ir::last_uses(g);
   for (int32_t v = 0; v < g.num_values(); ++v) {
     const ir::Value& val = g.value(ir::ValueId(v));
     if (val.origin == ir::ValueOrigin::Constant)
       env[static_cast<size_t>(v)] = detail::buffer_from_tensor(g.constant(ir::ValueId(v)));
   }
-  for (int32_t n = 0; n < g.num_nodes(); ++n)
-    for (ir::ValueId in : g.node(ir::NodeId(n)).inputs) last_use[static_cast<size_t>(in.v)] = n;
-  for (ir::ValueId out : g.outputs()) last_use[static_cast<size_t>(out.v)] = g.num_nodes();
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     eval_node(g, ir::NodeId(n), precision, env);
     if (keep_all) continue;

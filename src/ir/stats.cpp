@@ -1,6 +1,5 @@
 #include "ir/stats.h"
 
-#include <algorithm>
 #include <vector>
 
 namespace orchid::ir {
@@ -50,16 +49,20 @@ GraphStats graph_stats(const Graph& g) {
   return s;
 }
 
+std::vector<int32_t> last_uses(const Graph& g) {
+  std::vector<int32_t> last_use(static_cast<size_t>(g.num_values()), -1);
+  for (int32_t n = 0; n < g.num_nodes(); ++n)
+    for (ValueId v : g.node(NodeId(n)).inputs) last_use[static_cast<size_t>(v.v)] = n;
+  for (ValueId v : g.outputs()) last_use[static_cast<size_t>(v.v)] = g.num_nodes();
+  return last_use;
+}
+
 MemoryPeak peak_memory(const Graph& g, int64_t element_bytes) {
   auto bytes = [&](ValueId v) {
     const TensorType& t = g.type(v);
     return t.numel() * (element_bytes > 0 ? element_bytes : dtype_bytes(t.dtype));
   };
-  const auto values = static_cast<size_t>(g.num_values());
-  std::vector<int32_t> last_use(values, -1);
-  for (int32_t n = 0; n < g.num_nodes(); ++n)
-    for (ValueId v : g.node(NodeId(n)).inputs) last_use[static_cast<size_t>(v.v)] = n;
-  for (ValueId v : g.outputs()) last_use[static_cast<size_t>(v.v)] = g.num_nodes();
+  std::vector<int32_t> last_use = last_uses(g);
   int64_t live = 0;
   for (int32_t v = 0; v < g.num_values(); ++v) {
     ValueOrigin o = g.value(ValueId(v)).origin;
@@ -73,12 +76,11 @@ MemoryPeak peak_memory(const Graph& g, int64_t element_bytes) {
     if (live > peak.bytes) peak = {live, n};
     for (ValueId v : p.outputs)
       if (last_use[static_cast<size_t>(v.v)] <= n) live -= bytes(v);
-    for (size_t k = 0; k < p.inputs.size(); ++k) {
-      ValueId v = p.inputs[k];
-      bool first = std::find(p.inputs.begin(), p.inputs.begin() + static_cast<std::ptrdiff_t>(k), v) ==
-                   p.inputs.begin() + static_cast<std::ptrdiff_t>(k);
-      if (first && last_use[static_cast<size_t>(v.v)] == n) live -= bytes(v);
-    }
+    for (ValueId v : p.inputs)
+      if (last_use[static_cast<size_t>(v.v)] == n) {
+        live -= bytes(v);
+        last_use[static_cast<size_t>(v.v)] = -1;  // an input read twice is freed once
+      }
   }
   return peak;
 }

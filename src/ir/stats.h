@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -24,6 +25,9 @@ struct GraphStats {
   std::array<int64_t, 5> primitives_by_kind{};  // indexed by PrimKind
 };
 GraphStats graph_stats(const Graph& g);
+
+// Per value: the last node reading it, num_nodes() for a graph output, -1 when none reads it.
+std::vector<int32_t> last_uses(const Graph& g);
 
 // The most bytes g's values hold at once while its nodes run in order: each value from its
 // producer (graph inputs and constants from the start) to its last reader (graph outputs and

@@ -131,6 +131,7 @@ std::string index_check_failure(const Plan& plan, size_t step, int64_t code, std
     return out + ": " + s.checks[static_cast<size_t>(code - 1)];
   return out + " (run-time check " + std::to_string(code - 1) + " of the kernel: an index read from a tensor)";
 }
+
 bool is_safe_file_name(std::string_view name) {
   if (name.empty() || name == "." || name == "..") return false;
   for (char c : name) {
