@@ -6,12 +6,15 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <ctime>
 #include <optional>
 #include <system_error>
+#include <thread>
 
 #include "support/error.h"
 
@@ -67,10 +70,20 @@ class CorruptFile : public UserError {
   std::string what_;
 };
 
-// Fails with the connection's last error: CorruptFile where SQLite says the file is damaged.
+// SQLite answered "busy" or "locked". Its busy handler waits for locks, but not everywhere:
+// a connection opening while another sets up or recovers the write-ahead log is answered at
+// once, so opening tries again (open_database).
+class Busy : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+// Fails with the connection's last error: CorruptFile where SQLite says the file is damaged,
+// Busy where another connection holds it.
 [[noreturn]] void fail_sqlite(sqlite3* db, const fs::path& path, const std::string& what) {
   int code = sqlite3_errcode(db) & 0xff;
   if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) throw CorruptFile(path, what);
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED) throw Busy("tuning database " + quoted(path) + ": " + what);
   fail(path, what);
 }
 
@@ -228,11 +241,21 @@ void check_integrity(sqlite3* db, const fs::path& path) {
   if (first != "ok") throw CorruptFile(path, "damaged: " + first);
 }
 
+// A connection to a checked database with the schema; tried again, on a new connection,
+// while another process keeps it busy, for up to kBusyTimeoutMs.
 Connection open_database(const fs::path& path) {
-  Connection db = open_connection(path);
-  check_integrity(db.get(), path);
-  ensure_schema(db.get(), path);
-  return db;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      Connection db = open_connection(path);
+      check_integrity(db.get(), path);
+      ensure_schema(db.get(), path);
+      return db;
+    } catch (const Busy&) {
+      if (std::chrono::steady_clock::now() >= deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1 << std::min(attempt, 7)));
+    }
+  }
 }
 
 // An exclusive lock on a file beside the database, held while one process decides whether
