@@ -10,7 +10,8 @@
 # travel with the tree (ORCHID_GPU_DEPS names another prefix). Stages (each under 8 minutes):
 #   0. configure (if needed) and build the CUDA tests and benchmarks with every core;
 #   1. cuda_compile_test: every kernel of the differential suite compiles to CUBIN;
-#   2. cuda_kernel_test: every kernel matches the reference interpreter on the GPU;
+#   2. cuda_kernel_test, cuda_lt_test: every kernel and cuBLASLt step matches the reference
+#      interpreter on the GPU (lt_matmul_test: cuBLASLt's descriptions of matmul steps);
 #   3. cuda_kernel_bench --sweep: generated kernels against the GPU's copy bandwidth, under
 #      their default schedule and the fastest of a sweep of block sizes and task sizes;
 #   4. bench/gpu/peers.py: the same kernels in PyTorch (eager, torch.compile), where it imports;
@@ -21,11 +22,13 @@ BUILD=${1:-build-gpu}
 RESULTS=${2:-bench/results/gpu}
 ARTIFACTS=${3:-}
 mkdir -p "$RESULTS"
-# NVRTC is loaded at run time: find the toolkit's copy where the loader does not.
-if ! ldconfig -p | grep -q 'libnvrtc.so'; then
-  nvrtc=$(find /usr/local/cuda*/ /usr/lib -name 'libnvrtc.so*' 2>/dev/null | head -1)
-  [ -n "$nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+# NVRTC and cuBLASLt are loaded at run time: find the toolkit's copies where the loader does not.
+for lib in libnvrtc.so libcublasLt.so; do
+  if ! ldconfig -p | grep -q "$lib"; then
+    found=$(find /usr/local/cuda*/ /usr/lib -name "$lib*" 2>/dev/null | head -1)
+    [ -n "$found" ] && export LD_LIBRARY_PATH="$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+done
 deps=${ORCHID_GPU_DEPS:-.gpu-deps}
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   prefix=()
@@ -35,11 +38,11 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DORCHID_GPU_ONLY=ON "${prefix[@]}" \
     >"$RESULTS/configure.log" 2>&1 || { tail -20 "$RESULTS/configure.log"; exit 1; }
 fi
-timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test cuda_kernel_test cuda_kernel_bench \
-  cuda_model_bench >"$RESULTS/build.log" 2>&1 || { tail -20 "$RESULTS/build.log"; exit 1; }
+timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test lt_matmul_test cuda_kernel_test cuda_lt_test \
+  cuda_kernel_bench cuda_model_bench >"$RESULTS/build.log" 2>&1 || { tail -20 "$RESULTS/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$RESULTS/gpu.txt"
 status=0
-for t in cuda_compile_test cuda_kernel_test; do
+for t in cuda_compile_test lt_matmul_test cuda_kernel_test cuda_lt_test; do
   timeout 480 "$BUILD/tests/$t" --gtest_brief=1 >"$RESULTS/$t.log" 2>&1
   rc=$?
   echo "$t: exit $rc"; tail -4 "$RESULTS/$t.log"
@@ -54,7 +57,7 @@ if [ -n "$ARTIFACTS" ]; then
   if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     models=$(for d in "$ARTIFACTS"/*/; do basename "$d"; done)
     # shellcheck disable=SC2086
-    (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.torch_models $models) | tee "$RESULTS/torch_models.md" ||
+    (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.torch_models $models --modes default,max-autotune) | tee "$RESULTS/torch_models.md" ||
       status=1
   fi
 fi

@@ -1,6 +1,7 @@
-"""The benchmark models (bench/models) in PyTorch on the GPU, f32: eager and torch.compile,
-each timed with CUDA events (5 warm-ups, median of 50 runs) under torch.no_grad. Run from the
-repository root: python3 -m bench.gpu.torch_models MODEL... [--mode default|max-autotune].
+"""The benchmark models (bench/models) in PyTorch on the GPU, f32 (no TF32): eager and
+torch.compile in each mode asked for, each timed with CUDA events (5 warm-ups, median of 50
+runs) under torch.no_grad. Run from the repository root:
+python3 -m bench.gpu.torch_models MODEL... [--modes default,max-autotune].
 Prints a markdown table, a row as soon as a model is done."""
 import argparse
 import statistics
@@ -29,23 +30,30 @@ def median_ms(fn, args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models", nargs="+")
-    ap.add_argument("--mode", default="default", help="torch.compile mode (default or max-autotune)")
+    ap.add_argument("--modes", default="default", help="torch.compile modes, comma-separated (default, max-autotune, ...)")
     a = ap.parse_args()
-    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, torch.compile mode {a.mode}\n")
-    print("| model | eager ms | torch.compile ms | compile s |\n|---|---:|---:|---:|", flush=True)
+    modes = a.modes.split(",")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, f32 without TF32\n")
+    head = "".join(f" {m} ms | {m} compile s |" for m in modes)
+    print("| model | eager ms |" + head + "\n|---|---:|" + "---:|---:|" * len(modes), flush=True)
     for name in a.models:
         spec = registry.get(name)
         torch.manual_seed(registry.SEED)
         module = spec.build().cuda().eval()
         args = [torch.from_numpy(x).cuda() for x in registry.make_inputs(spec)]
+        cells = []
         with torch.no_grad():
             eager = median_ms(module, args)
-            t0 = time.time()
-            compiled = torch.compile(module, mode=None if a.mode == "default" else a.mode)
-            compiled(*args)
-            seconds = time.time() - t0
-            fast = median_ms(compiled, args)
-        print(f"| {name} | {eager:.3f} | {fast:.3f} | {seconds:.0f} |", flush=True)
+            for mode in modes:
+                torch._dynamo.reset()
+                t0 = time.time()
+                compiled = torch.compile(module, mode=None if mode == "default" else mode)
+                compiled(*args)
+                seconds = time.time() - t0
+                cells.append(f" {median_ms(compiled, args):.3f} | {seconds:.0f} |")
+        print(f"| {name} | {eager:.3f} |" + "".join(cells), flush=True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include "codegen/cuda/codegen.h"
 #include "codegen/cuda/nvrtc.h"
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/lt_matmul.h"
 #endif
 
 namespace orchid::driver {
@@ -29,6 +30,14 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
   std::vector<codegen::cuda::CudaKernel> kernels;
   lay_out_plan(g, steps, buffers, a, [&](const StepChoice& s, runtime::PlanStep& step) {
+    if (s.kind == StepKind::CublasLt) {
+      ir::Graph kg = kernel_graph(g, s);
+      runtime::cuda::LtMatch m = runtime::cuda::match_lt_matmul(kg);
+      ORCHID_CHECK(m.matmul) << "a cublaslt step cuBLASLt cannot run: " << m.reason;
+      step.impl = runtime::StepImpl::CublasLt;
+      step.ir = ir::print_graph(kg);
+      return runtime::cuda::describe(*m.matmul);
+    }
     ORCHID_CHECK(s.kind == StepKind::Generated) << "a " << step_kind_name(s.kind) << " step in a CUDA plan";
     codegen::cuda::Schedule sched = codegen::cuda::default_schedule(g, s.kernel);
     auto index = static_cast<int32_t>(kernels.size());

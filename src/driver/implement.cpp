@@ -7,6 +7,10 @@
 #include "runtime/library_step.h"
 #include "support/error.h"
 
+#ifdef ORCHID_HAVE_CUDA
+#include "runtime/cuda/lt_matmul.h"
+#endif
+
 namespace orchid::driver {
 
 std::string_view step_kind_name(StepKind k) {
@@ -15,6 +19,7 @@ std::string_view step_kind_name(StepKind k) {
     case StepKind::OneDnn: return "onednn";
     case StepKind::Reference: return "reference";
     case StepKind::Alias: return "alias";
+    case StepKind::CublasLt: return "cublaslt";
   }
   return "?";
 }
@@ -23,10 +28,26 @@ ir::Graph kernel_graph(const ir::Graph& g, const StepChoice& s) {
   return ir::extract_subgraph(g, s.kernel.nodes, s.inputs, s.kernel.outputs);
 }
 
+std::string cublaslt_refusal(const ir::Graph& kernel_graph) {
+#ifdef ORCHID_HAVE_CUDA
+  runtime::cuda::LtMatch m = runtime::cuda::match_lt_matmul(kernel_graph);
+  if (!m.matmul) return m.reason;
+  const runtime::cuda::LtMatmul& mm = *m.matmul;
+  if (mm.batch * mm.m * mm.n * mm.k < kLtMinMultiplyAdds)
+    return "cublaslt: fewer than " + std::to_string(kLtMinMultiplyAdds) + " multiply-adds";
+  return "";
+#else
+  (void)kernel_graph;
+  return "cublaslt: this build of Orchid has no CUDA runtime";
+#endif
+}
+
 namespace {
 
-// Whether oneDNN is one of the implementations to choose from (the CPU), or not (a GPU).
-enum class Libraries { OneDnn, None };
+// The library that runs linear kernels: oneDNN (the CPU), cuBLASLt (a GPU), or none.
+enum class Libraries { OneDnn, CublasLt, None };
+
+StepKind library_kind(Libraries libs) { return libs == Libraries::OneDnn ? StepKind::OneDnn : StepKind::CublasLt; }
 
 StepKind choose(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   int linear = 0;
@@ -38,6 +59,8 @@ StepKind choose(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   if (s.kernel.nodes.size() == 1 && g.node(s.kernel.nodes[0]).op == ir::PrimOp::View) return StepKind::Alias;
   if (libs == Libraries::OneDnn && linear == 1 && runtime::library_step_unsupported("onednn", kernel_graph(g, s)).empty())
     return StepKind::OneDnn;
+  if (libs == Libraries::CublasLt && linear == 1 && cublaslt_refusal(kernel_graph(g, s)).empty())
+    return StepKind::CublasLt;
   return StepKind::Generated;
 }
 
@@ -66,7 +89,7 @@ std::vector<ir::ValueId> part_outputs(const ir::Graph& g, const std::vector<ir::
 
 // A linear kernel that oneDNN cannot run whole: the linear primitive with the longest run of
 // the nodes after it that oneDNN can take as post-ops, then the rest as its own kernel.
-std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s) {
+std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   std::vector<ir::NodeId> nodes = s.kernel.nodes;
   std::sort(nodes.begin(), nodes.end());
   size_t at = 0;
@@ -75,13 +98,13 @@ std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s) {
   for (size_t cut = nodes.size() - 1; cut >= 1; --cut) {
     std::vector<ir::NodeId> part(nodes.begin(), nodes.begin() + cut), rest(nodes.begin() + cut, nodes.end());
     tile::Kernel a{part, part_outputs(g, part, rest, s.kernel.outputs)};
-    StepChoice first = make_choice(g, a);
-    if (first.kind != StepKind::OneDnn) continue;
+    StepChoice first = make_choice(g, a, libs);
+    if (first.kind != library_kind(libs)) continue;
     std::vector<ir::ValueId> rest_outs;
     for (ir::ValueId v : s.kernel.outputs)
       if (std::find(a.outputs.begin(), a.outputs.end(), v) == a.outputs.end()) rest_outs.push_back(v);
     if (rest_outs.empty()) return {first};
-    return {first, make_choice(g, tile::Kernel{rest, rest_outs})};
+    return {first, make_choice(g, tile::Kernel{rest, rest_outs}, libs)};
   }
   return {s};
 }
@@ -140,16 +163,17 @@ void refuse_opaque_on_gpu(const ir::Graph& g, const StepChoice& s) {
 }  // namespace
 
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
-                                  runtime::PlanDevice device) {
+                                  runtime::PlanDevice device, bool gpu_libraries) {
   bool cpu = device == runtime::PlanDevice::Cpu;
-  Libraries libs = cpu ? Libraries::OneDnn : Libraries::None;
+  Libraries libs = cpu ? Libraries::OneDnn : gpu_libraries ? Libraries::CublasLt : Libraries::None;
   std::vector<StepChoice> out;
   for (const tile::Kernel& k : kernels) {
     StepChoice s = make_choice(g, k, libs);
     if (!cpu && s.kind == StepKind::Reference) refuse_opaque_on_gpu(g, s);
     bool linear = false;
     for (ir::NodeId n : s.kernel.nodes) linear |= g.node(n).kind() == ir::PrimKind::Linear;
-    std::vector<StepChoice> parts = cpu && s.kind == StepKind::Generated && linear ? split_linear(g, s) : std::vector{s};
+    std::vector<StepChoice> parts =
+        libs != Libraries::None && s.kind == StepKind::Generated && linear ? split_linear(g, s, libs) : std::vector{s};
     for (StepChoice& p : parts) {
       std::vector<StepChoice> steps =
           p.kind == StepKind::Generated ? split_trailing_views(g, std::move(p), libs) : std::vector{p};

@@ -11,7 +11,7 @@
 
 namespace orchid::driver {
 
-enum class StepKind { Generated, OneDnn, Reference, Alias };
+enum class StepKind { Generated, OneDnn, Reference, Alias, CublasLt };
 std::string_view step_kind_name(StepKind k);
 
 struct StepChoice {
@@ -27,12 +27,27 @@ struct StepChoice {
 // bytes to an alias; all others to generated code. A view a generated kernel would compute as
 // an output (of a value it computes, read by nothing else in it) becomes an alias step after
 // it instead. One kernel may give several steps.
-// For an NVIDIA GPU (device Cuda) every kernel is generated CUDA code (linear ones too), a
-// lone view an alias, views a kernel would compute as outputs alias steps after it; a kernel
-// with an opaque primitive has no implementation there (UnsupportedError naming the
+// For an NVIDIA GPU (device Cuda) a matmul kernel that cuBLASLt can run whole
+// (runtime/cuda/lt_matmul.h: the product with a bias, a residual and a relu) and that has at
+// least kLtMinMultiplyAdds multiply-adds is a cublaslt step;
+// a larger kernel that begins with such a matmul is split as on the CPU; every other kernel
+// is generated CUDA code (linear ones too), a lone view an alias, views a kernel would compute
+// as outputs alias steps after it. With `gpu_libraries` false, no cublaslt steps. A kernel
+// with an opaque primitive has no implementation on a GPU (UnsupportedError naming the
 // primitive and its source node).
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
-                                  runtime::PlanDevice device = runtime::PlanDevice::Cpu);
+                                  runtime::PlanDevice device = runtime::PlanDevice::Cpu, bool gpu_libraries = true);
+
+// Below this size a product stays generated on a GPU: a small product is a reduction there,
+// fused with what reads it, and cuBLASLt's call would not pay for the split. Measured on an
+// H100 (bench/results/2026-11-26-gpu-cublaslt.md): generated products of a million
+// multiply-adds or more, thin ones (attention at decode: a few rows per head) included, were
+// slower than cuBLASLt's, up to 8x; at 4 M multiply-adds over 16 rows, 1.3x faster.
+inline constexpr int64_t kLtMinMultiplyAdds = int64_t{1} << 20;
+
+// Why a kernel graph is not a cublaslt step (empty when it is): cuBLASLt cannot run it, or
+// it is below the size above.
+std::string cublaslt_refusal(const ir::Graph& kernel_graph);
 
 // The kernel as a graph of its own (its inputs, then its outputs), for library steps.
 ir::Graph kernel_graph(const ir::Graph& g, const StepChoice& s);

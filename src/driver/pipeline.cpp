@@ -141,10 +141,10 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   });
   // 5. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
   //    oneDNN or generated code for linear kernels by measuring both, alone, then whole
-  //    plans where generated steps would break chains of blocked layouts. On a GPU: generated
-  //    CUDA code, or an alias.
+  //    plans where generated steps would break chains of blocked layouts. On a GPU: cuBLASLt
+  //    for large matmuls, generated CUDA code, or an alias.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
-    if (cuda) return implement(g, kernels, runtime::PlanDevice::Cuda);
+    if (cuda) return implement(g, kernels, runtime::PlanDevice::Cuda, o.gpu_libraries);
     const std::vector<StepChoice> before = implement(g, kernels);
     std::vector<StepChoice> chosen = before;
     choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);

@@ -26,6 +26,9 @@ struct CompileOptions {
   // The device the artifact runs on: the CPU, or an NVIDIA GPU (CUDA code; verified where a
   // GPU is present, else written unverified).
   runtime::PlanDevice device = runtime::PlanDevice::Cpu;
+  // CUDA: large matmuls through cuBLASLt where it can run them (implement.h); false: every
+  // step generated.
+  bool gpu_libraries = true;
   // The rewrite search (rewrite/search.h), priced on `target` (or, for CUDA, the H100 preset);
   // skipped, with a note in the report, where the target has no measured peak and bandwidth.
   bool rewrite = true;

@@ -72,16 +72,19 @@ std::string join_ops(const std::vector<std::string>& ops) {
 std::string summary(const ReportInput& in, const Timing& t) {
   const runtime::Plan& plan = in.built->plan;
   int64_t flops = 0, bytes = 0;
-  int counts[4] = {0, 0, 0, 0};
+  int counts[5] = {0, 0, 0, 0, 0};  // by StepKind
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     flops += plan.steps[i].flops;
     bytes += plan.steps[i].bytes;
     ++counts[static_cast<int>(in.built->steps[i].kind)];
   }
   std::string s = "- model: " + markdown_cell(fs::path(in.model_path).filename().string()) + ", strategy " + in.strategy + "\n";
-  s += "- steps: " + std::to_string(plan.steps.size()) + " (generated " + std::to_string(counts[0]) + ", oneDNN " +
-       std::to_string(counts[1]) + ", reference " + std::to_string(counts[2]) + "), primitives " +
-       std::to_string(in.graph->num_nodes()) + "\n";
+  auto count = [&](StepKind k) { return std::to_string(counts[static_cast<int>(k)]); };
+  std::string libraries = plan.device == runtime::PlanDevice::Cuda
+                              ? ", cuBLASLt " + count(StepKind::CublasLt)
+                              : ", oneDNN " + count(StepKind::OneDnn) + ", reference " + count(StepKind::Reference);
+  s += "- steps: " + std::to_string(plan.steps.size()) + " (generated " + count(StepKind::Generated) + libraries +
+       "), primitives " + std::to_string(in.graph->num_nodes()) + "\n";
   s += "- work: " + fmt("%.3g", static_cast<double>(flops)) + " FLOPs, " + fmt("%.3g", static_cast<double>(bytes)) +
        " bytes moved between steps\n";
   const LayoutSummary& l = in.built->layouts;
@@ -100,8 +103,8 @@ std::string summary(const ReportInput& in, const Timing& t) {
   if (in.built->plan.device == runtime::PlanDevice::Cuda) {
     std::string archs;
     for (const runtime::PlanLibrary& l : in.built->plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
-    s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "); every kernel under its default CUDA schedule, none "
-         "measured\n";
+    s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "); generated kernels under their default CUDA "
+         "schedule, " + count(StepKind::CublasLt) + " matmuls through cuBLASLt (fp32); none measured\n";
   }
   s += std::string("- verified against the interpreter: ") +
        (in.verified ? "yes" : "no (" + (in.not_verified.empty() ? std::string("not run") : in.not_verified) + ")") + "\n";

@@ -30,28 +30,6 @@ void check_isa(const Plan& plan, const std::string& source) {
                       << " (the artifact was built for target '" << plan.target << "')";
 }
 
-// The step's graph has one input per step input and one output per step output, of the
-// buffers' types.
-void check_step_graph(const Plan& plan, const PlanStep& s, const ir::Graph& g,
-                      const std::string& where) {
-  auto check = [&](const std::vector<ir::ValueId>& values, size_t first, size_t count,
-                   const char* what) {
-    ORCHID_USER_CHECK(values.size() == count)
-        << where << ": its ir has " << values.size() << " " << what << "s, the step has " << count;
-    for (size_t k = 0; k < count; ++k) {
-      int32_t b = s.args[first + k];
-      const ir::TensorType& want = plan.buffers[static_cast<size_t>(b)].type;
-      ORCHID_USER_CHECK(g.type(values[k]) == want)
-          << where << ": ir " << what << " " << k << " is " << ir::type_str(g.type(values[k]))
-          << ", buffer " << b << " ('" << plan.buffers[static_cast<size_t>(b)].name << "') is "
-          << ir::type_str(want);
-    }
-  };
-  check(g.inputs(), 0, static_cast<size_t>(s.num_inputs), "input");
-  check(g.outputs(), static_cast<size_t>(s.num_inputs), static_cast<size_t>(s.num_outputs()),
-        "output");
-}
-
 }  // namespace
 
 std::vector<std::string> missing_isa(const std::vector<std::string>& required,

@@ -106,12 +106,14 @@ std::string_view step_impl_name(StepImpl i) {
     case StepImpl::OneDnn: return "onednn";
     case StepImpl::Reference: return "reference";
     case StepImpl::Cuda: return "cuda";
+    case StepImpl::CublasLt: return "cublaslt";
   }
   return "?";
 }
 
 std::optional<StepImpl> parse_step_impl(std::string_view text) {
-  return parse_named(text, {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference, StepImpl::Cuda},
+  return parse_named(text, {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference, StepImpl::Cuda,
+                                 StepImpl::CublasLt},
                      step_impl_name);
 }
 
@@ -304,8 +306,8 @@ class Validator {
         << "' is not a plain file name (only letters, digits, '_', '.', '-')";
   }
 
-  // A cuda plan: CUBINs of distinct architectures, cuda steps only, plain buffers; a cpu plan:
-  // no architectures, no cuda steps.
+  // A cuda plan: CUBINs of distinct architectures, cuda and cublaslt steps only, plain buffers;
+  // a cpu plan: no architectures, neither of those steps.
   void check_device() {
     bool cuda = p_.device == PlanDevice::Cuda;
     std::set<std::string> archs;
@@ -317,7 +319,7 @@ class Validator {
       ORCHID_USER_CHECK(!cuda || archs.insert(a).second) << where << a << " is listed twice";
     }
     for (size_t i = 0; i < p_.steps.size(); ++i)
-      ORCHID_USER_CHECK((p_.steps[i].impl == StepImpl::Cuda) == cuda)
+      ORCHID_USER_CHECK((p_.steps[i].impl == StepImpl::Cuda || p_.steps[i].impl == StepImpl::CublasLt) == cuda)
           << src_ << ": steps[" << i << "] ('" << p_.steps[i].name << "'): a " << step_impl_name(p_.steps[i].impl)
           << " step in a " << plan_device_name(p_.device) << " plan";
     for (size_t b = 0; cuda && b < p_.buffers.size(); ++b)
@@ -405,5 +407,25 @@ class Validator {
 }  // namespace
 
 void validate_plan(const Plan& plan, const std::string& source) { Validator(plan, source).run(); }
+
+void check_step_graph(const Plan& plan, const PlanStep& s, const ir::Graph& g,
+                      const std::string& where) {
+  auto check = [&](const std::vector<ir::ValueId>& values, size_t first, size_t count,
+                   const char* what) {
+    ORCHID_USER_CHECK(values.size() == count)
+        << where << ": its ir has " << values.size() << " " << what << "s, the step has " << count;
+    for (size_t k = 0; k < count; ++k) {
+      int32_t b = s.args[first + k];
+      const ir::TensorType& want = plan.buffers[static_cast<size_t>(b)].type;
+      ORCHID_USER_CHECK(g.type(values[k]) == want)
+          << where << ": ir " << what << " " << k << " is " << ir::type_str(g.type(values[k]))
+          << ", buffer " << b << " ('" << plan.buffers[static_cast<size_t>(b)].name << "') is "
+          << ir::type_str(want);
+    }
+  };
+  check(g.inputs(), 0, static_cast<size_t>(s.num_inputs), "input");
+  check(g.outputs(), static_cast<size_t>(s.num_inputs), static_cast<size_t>(s.num_outputs()),
+        "output");
+}
 
 }  // namespace orchid::runtime

@@ -25,7 +25,9 @@
 // `source_ops`, `flops` and `bytes` are for reports and profiles; execution ignores them.
 //
 // Devices. A plan runs on the host CPU (`device` cpu, the default: steps generated, onednn or
-// reference) or on an NVIDIA GPU (`device` cuda: every step a "cuda" step, every buffer plain).
+// reference) or on an NVIDIA GPU (`device` cuda: every step a "cuda" or "cublaslt" step, every
+// buffer plain). A "cublaslt" step runs its `ir` (a matmul step graph, runtime/cuda/lt_matmul.h)
+// as one cuBLASLt call.
 // A CUDA plan's `libraries` are one CUBIN of the same module per architecture (`arch`, e.g.
 // sm_80, sm_90a; the runtime loads the one for its GPU); a cuda step launches function
 // `orc_cuda_<kernel>` of it (include/orchid/cuda_abi.h) with `tasks` blocks of `threads` threads,
@@ -42,6 +44,7 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/graph.h"
 #include "orchid/kernel_abi.h"
 #include "runtime/layout.h"
 
@@ -57,7 +60,7 @@ enum class BufferKind : uint8_t { Input, Output, Constant, Intermediate };
 std::string_view buffer_kind_name(BufferKind k);
 std::optional<BufferKind> parse_buffer_kind(std::string_view text);
 
-enum class StepImpl : uint8_t { Generated, OneDnn, Reference, Cuda };
+enum class StepImpl : uint8_t { Generated, OneDnn, Reference, Cuda, CublasLt };
 std::string_view step_impl_name(StepImpl i);
 std::optional<StepImpl> parse_step_impl(std::string_view text);
 
@@ -96,7 +99,7 @@ struct PlanStep {
   int64_t scratch_bytes = 0;  // Cuda: global scratch per block
   int32_t threads = 0;        // Cuda: threads per block
   int64_t shared_bytes = 0;   // Cuda: dynamic shared memory per block
-  // impl == OneDnn or Reference: the step's graph as .oir text
+  // impl == OneDnn, Reference or CublasLt: the step's graph as .oir text
   std::string ir;
   // impl == Generated or Cuda: what each run-time index check of the kernel is (check k + 1 is
   // checks[k]), for the message when one fails; names come from the model
@@ -141,6 +144,10 @@ int32_t alias_root(const Plan& plan, int32_t b);
 // safe file names, every buffer written before it is read, no step writing an input or a
 // constant). `source` names the plan in messages; a violation is a UserError naming the field.
 void validate_plan(const Plan& plan, const std::string& source = kPlanFileName);
+
+// UserError unless g, the `ir` of step s, has one input per step input and one output per
+// step output, of the buffers' types; `where` names the step.
+void check_step_graph(const Plan& plan, const PlanStep& s, const ir::Graph& g, const std::string& where);
 
 // The name of CUDA step `kernel`'s function in the module.
 std::string cuda_function_name(int32_t kernel);

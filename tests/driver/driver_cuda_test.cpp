@@ -54,10 +54,17 @@ runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out) {
     EXPECT_EQ(archs, (std::vector<std::string>{"sm_80", "sm_90a"}));
   }
   for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].impl == runtime::StepImpl::CublasLt) continue;
     EXPECT_EQ(plan.steps[i].impl, runtime::StepImpl::Cuda);
     EXPECT_GT(plan.steps[i].threads, 0);
   }
   return plan;
+}
+
+std::vector<std::string> step_impls(const runtime::Plan& plan) {
+  std::vector<std::string> out;
+  for (const runtime::PlanStep& s : plan.steps) out.emplace_back(runtime::step_impl_name(s.impl));
+  return out;
 }
 
 TEST(CudaPipeline, EveryGraphCompilesForCuda) {
@@ -88,6 +95,35 @@ TEST(CudaPipeline, OpaqueRoutinesAreRefusedByName) {
   std::string msg = testlib::error_of([&] { compile_graph(ir::parse_graph(kOpaque), cuda_options(dir.file("o"))); });
   EXPECT_NE(msg.find("routine topk has no CUDA implementation yet (it runs on the CPU only)"), std::string::npos) << msg;
   EXPECT_FALSE(fs::exists(dir.file("o")));
+}
+
+// A large matmul calls cuBLASLt with its bias as an epilogue, and the tanh after it, which
+// cuBLASLt cannot apply, is a generated step of its own; a small one stays generated, fused
+// with its bias; without GPU libraries every step is generated.
+TEST(CudaPipeline, LargeMatmulsCallCublasLt) {
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
+  const char* text = R"(graph @dense {
+  input %x : f32[128,256]
+  input %w : f32[256,512]
+  input %b : f32[512]
+  input %xs : f32[8,16]
+  input %ws : f32[16,8]
+  %y : f32[128,512] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %yb : f32[128,512] = elementwise(%y, %b) { add(%y[i0, i1], %b[i1]) }
+  %z : f32[128,512] = elementwise(%yb) { tanh(%yb[i0, i1]) }
+  %s : f32[8,8] = matmul(%xs, %ws) {trans_a=false, trans_b=false}
+  %sb : f32[8,8] = elementwise(%s) { add(%s[i0, i1], 1:f32) }
+  output %z, %sb
+})";
+  testlib::TempDir dir("orchid_driver_cuda_lt");
+  runtime::Plan plan = compile_for_cuda(ir::parse_graph(text), dir.file("lt"));
+  EXPECT_EQ(step_impls(plan), (std::vector<std::string>{"cublaslt", "cuda", "cuda"}));
+  ASSERT_FALSE(plan.steps.empty());
+  EXPECT_NE(plan.steps[0].ir.find("add("), std::string::npos) << "the bias is in the cuBLASLt step";
+  CompileOptions o = cuda_options(dir.file("gen"));
+  o.gpu_libraries = false;
+  compile_graph(ir::parse_graph(text), o);
+  EXPECT_EQ(step_impls(runtime::read_plan(dir.file("gen"))), (std::vector<std::string>{"cuda", "cuda"}));
 }
 
 std::string read_text(const fs::path& p) {

@@ -21,9 +21,14 @@
 #include "support/random.h"
 #include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
+#include "testlib/random_matmul.h"
 
 namespace orchid::runtime {
 namespace {
+
+using testlib::matmul_rhs;
+using testlib::MatMulCase;
+using testlib::random_matmul;
 
 using ir::Dims;
 using ir::Tensor;
@@ -180,37 +185,6 @@ void random_post_ops(ChainText& c, size_t channel, Rng& rng) {
 }
 
 // ---- Random matmuls ----
-
-struct MatMulCase {
-  Dims a, b;
-  bool ta = false, tb = false;
-  int64_t k = 0;
-};
-
-MatMulCase random_matmul(Rng& rng) {
-  size_t rank = rng.range(2, 5);
-  Dims batch;
-  for (size_t j = 0; j + 2 < rank; ++j) batch.push_back(rng.range(1, 4));
-  auto operand = [&](int64_t rows, int64_t cols, bool trans) {
-    size_t keep = rng.range(0, static_cast<int64_t>(batch.size()) + 1);  // batch dims kept (from the right)
-    Dims s;
-    for (size_t j = batch.size() - keep; j < batch.size(); ++j) s.push_back(rng.coin(0.3) ? 1 : batch[j]);
-    s.push_back(trans ? cols : rows);
-    s.push_back(trans ? rows : cols);
-    return s;
-  };
-  MatMulCase mc;
-  int64_t m = rng.range(1, 40), n = rng.range(1, 40);
-  mc.k = rng.range(1, 70);
-  mc.ta = rng.coin(), mc.tb = rng.coin();
-  mc.a = operand(m, mc.k, mc.ta);
-  mc.b = operand(mc.k, n, mc.tb);
-  return mc;
-}
-
-std::string matmul_rhs(bool ta, bool tb) {
-  return std::string("matmul(%a, %b) {trans_a=") + (ta ? "true" : "false") + ", trans_b=" + (tb ? "true" : "false") + "}";
-}
 
 TEST(OnednnStep, RandomMatMulsWithPostOpsMatchTheInterpreter) {
   int ran = 0;

@@ -27,6 +27,7 @@ struct CompileFlags {
   bool measure = true;
   bool layouts = true;
   bool rewrite = true;
+  bool gpu_libraries = true;
   uint64_t seed = 1;
   double tolerance = 1e-4;
   double measure_seconds = 0.2;
@@ -62,6 +63,7 @@ int compile(const CompileFlags& f) {
     o.build.target = "cuda";
   }
   o.rewrite = f.rewrite;
+  o.gpu_libraries = f.gpu_libraries;
   o.verify_seed = f.seed;
   o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
@@ -109,6 +111,8 @@ Command add_compile(CLI::App& app) {
                 "stored as GEMM panels)");
   cmd->add_flag("!--no-rewrite", f->rewrite,
                 "skip the rewrite search (algebraic rewrites chosen by their orchestrated cost)");
+  cmd->add_flag("!--no-gpu-libraries", f->gpu_libraries,
+                "--target cuda: generate every step, large matmuls too (by default they call cuBLASLt)");
   cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
   cmd->add_option("--tolerance", f->tolerance, "largest relative L2 error of an f32 output (default 1e-4)");
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");

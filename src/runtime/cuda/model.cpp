@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "ir/parser.h"
 #include "orchid/cuda_abi.h"
 #include "runtime/checksum.h"
 #include "runtime/weights.h"
@@ -36,24 +37,34 @@ std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
   const PlanWeights& w = m->plan_.weights;
   AlignedBuffer host = read_weights(join(m->dir_, w.file), w.bytes, w.checksum);
   const Device& dev = Device::get();
-  size_t cubin = cubins.size();
-  std::string archs;
-  for (size_t i = 0; i < m->plan_.libraries.size(); ++i) {
-    if (m->plan_.libraries[i].arch == dev.arch()) cubin = i;
-    archs += (archs.empty() ? "" : ", ") + m->plan_.libraries[i].arch;
-  }
-  ORCHID_USER_CHECK(cubin < cubins.size()) << source << ": no code for this GPU (" << dev.name()
-                                           << ", compute capability " << dev.major() << "." << dev.minor()
-                                           << "); the artifact has " << archs;
-  m->module_ = dev.load(cubins[cubin]);
-  m->check_steps(source);
-  for (const PlanStep& s : m->plan_.steps) m->functions_.push_back(m->module_.function(cuda_function_name(s.kernel)));
+  bool kernels = std::any_of(m->plan_.steps.begin(), m->plan_.steps.end(),
+                             [](const PlanStep& s) { return s.impl == StepImpl::Cuda; });
+  if (kernels) m->load_module(cubins, source);
+  for (const PlanStep& s : m->plan_.steps)
+    m->functions_.push_back(s.impl == StepImpl::Cuda ? m->module_.function(cuda_function_name(s.kernel)) : nullptr);
   m->weights_ = dev.alloc(static_cast<size_t>(w.bytes));
   dev.upload(m->weights_, host.data(), static_cast<size_t>(w.bytes));
   m->allocate();
+  m->make_lt_steps(source);
   m->stream_ = dev.stream();
   m->capture();
   return m;
+}
+
+// The CUBIN for this GPU's architecture, its kernels checked against the steps.
+void CudaModel::load_module(const std::vector<std::vector<char>>& cubins, const std::string& source) {
+  const Device& dev = Device::get();
+  size_t cubin = cubins.size();
+  std::string archs;
+  for (size_t i = 0; i < plan_.libraries.size(); ++i) {
+    if (plan_.libraries[i].arch == dev.arch()) cubin = i;
+    archs += (archs.empty() ? "" : ", ") + plan_.libraries[i].arch;
+  }
+  ORCHID_USER_CHECK(cubin < cubins.size()) << source << ": no code for this GPU (" << dev.name()
+                                           << ", compute capability " << dev.major() << "." << dev.minor()
+                                           << "); the artifact has " << (archs.empty() ? "none" : archs);
+  module_ = dev.load(cubins[cubin]);
+  check_steps(source);
 }
 
 // Every step launches its kernel as the kernel was generated for (the module's descriptor,
@@ -67,6 +78,7 @@ void CudaModel::check_steps(const std::string& source) const {
       << source << ": the module's kernel descriptor is malformed";
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& s = plan_.steps[i];
+    if (s.impl != StepImpl::Cuda) continue;
     ORCHID_USER_CHECK(s.kernel < d[0]) << source << ": steps[" << i << "] ('" << s.name << "'): kernel " << s.kernel
                                        << " is not in the module (it has " << d[0] << ")";
     const int64_t* k = &d[1 + static_cast<size_t>(s.kernel) * ORCHID_CUDA_DESCRIPTOR_FIELDS];
@@ -125,13 +137,40 @@ uint64_t CudaModel::address(const BufferHome& h) const {
   return 0;
 }
 
-void CudaModel::capture() {
+// Each cublaslt step's product, from its graph (lt_matmul.h), at its arguments' addresses;
+// the steps share one workspace.
+void CudaModel::make_lt_steps(const std::string& source) {
   const Device& dev = Device::get();
-  graph_ = dev.capture(stream_, [&] {
-    for (size_t i = 0; i < plan_.steps.size(); ++i) {
-      const PlanStep& s = plan_.steps[i];
-      dev.launch(functions_[i], s.tasks, s.threads, s.shared_bytes, param_ptrs_[i].data(), stream_.handle());
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep& s = plan_.steps[i];
+    if (s.impl != StepImpl::CublasLt) {
+      lt_steps_.emplace_back();
+      continue;
     }
+    std::string where = source + ": steps[" + std::to_string(i) + "] ('" + s.name + "')";
+    ir::Graph g = ir::parse_graph(s.ir, where + ".ir");
+    check_step_graph(plan_, s, g, where);
+    LtMatch match = match_lt_matmul(g);
+    ORCHID_USER_CHECK(match.matmul) << where << ": " << match.reason;
+    if (lt_workspace_.bytes() == 0) lt_workspace_ = dev.alloc(kLtWorkspaceBytes);
+    std::vector<uint64_t> args(params_[i].begin(), params_[i].begin() + static_cast<std::ptrdiff_t>(s.args.size()));
+    lt_steps_.push_back(std::make_unique<LtStep>(*match.matmul, args, lt_workspace_.ptr(), where));
+  }
+}
+
+void CudaModel::launch_step(size_t i) const {
+  const PlanStep& s = plan_.steps[i];
+  if (lt_steps_[i]) {
+    lt_steps_[i]->enqueue(stream_.handle());
+    return;
+  }
+  Device::get().launch(functions_[i], s.tasks, s.threads, s.shared_bytes,
+                       const_cast<void**>(param_ptrs_[i].data()), stream_.handle());
+}
+
+void CudaModel::capture() {
+  graph_ = Device::get().capture(stream_, [&] {
+    for (size_t i = 0; i < plan_.steps.size(); ++i) launch_step(i);
   });
 }
 
@@ -188,10 +227,7 @@ std::vector<double> CudaModel::step_times_ms(int repeats) {
   const Device& dev = Device::get();
   std::vector<double> out;
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    const PlanStep& s = plan_.steps[i];
-    auto launch = [&] {
-      dev.launch(functions_[i], s.tasks, s.threads, s.shared_bytes, param_ptrs_[i].data(), stream_.handle());
-    };
+    auto launch = [&] { launch_step(i); };
     launch();
     dev.synchronize();
     out.push_back(median_ms(repeats, launch));

@@ -1,0 +1,154 @@
+// A matmul step graph as one cuBLASLt call (lt_matmul.h).
+#include "runtime/cuda/lt_matmul.h"
+
+#include <sstream>
+#include <variant>
+
+#include "ir/movement.h"
+#include "runtime/onednn_pattern.h"
+
+namespace orchid::runtime::cuda {
+
+namespace {
+
+using onednn::LinearPattern;
+using onednn::Operand;
+
+ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
+
+// A matrix whose element (r, c) lies at r·sr + c·sc, column-major: as stored (unit row
+// stride, ld = sc) or as the transpose of a stored matrix (unit column stride, ld = sr). A
+// dim of extent 1 takes any stride. None where neither has unit stride or ld is too small.
+std::optional<LtMatrix> column_major(int64_t rows, int64_t cols, int64_t sr, int64_t sc) {
+  if (sr == 1 || rows == 1) {
+    int64_t ld = cols == 1 ? rows : sc;
+    if (ld >= rows && ld >= 1) return LtMatrix{-1, false, rows, cols, ld, 0};
+  }
+  if (sc == 1 || cols == 1) {
+    int64_t ld = rows == 1 ? cols : sr;
+    if (ld >= cols && ld >= 1) return LtMatrix{-1, true, cols, rows, ld, 0};
+  }
+  return std::nullopt;
+}
+
+// The one stride between consecutive batches of an operand of `shape` (its last two dims the
+// matrix) at `strides`, over the output's batch dims `batch` (numpy-broadcast, right-aligned);
+// none where its batch dims do not collapse into one.
+std::optional<int64_t> batch_stride(const ir::Dims& batch, const ir::Dims& shape, const ir::Dims& strides) {
+  auto lead = static_cast<int64_t>(batch.size()) - (static_cast<int64_t>(shape.size()) - 2);
+  int64_t stride = 0, span = 1;
+  bool first = true;
+  for (auto j = static_cast<int64_t>(batch.size()) - 1; j >= 0; --j) {
+    if (batch[static_cast<size_t>(j)] == 1) continue;
+    int64_t dim = j - lead;
+    int64_t s = dim < 0 || shape[static_cast<size_t>(dim)] == 1 ? 0 : strides[static_cast<size_t>(dim)];
+    if (first) stride = s;
+    if (s != stride * span) return std::nullopt;
+    first = false;
+    span *= batch[static_cast<size_t>(j)];
+  }
+  return stride;
+}
+
+// cuBLASLt's A (B'ᵀ, N × K) or B (A'ᵀ, K × M) from a matmul operand: `outer` is the operand's
+// dim that is not K, `swapped` whether its stored order is (outer, K) rather than (K, outer).
+std::optional<LtMatrix> operand_matrix(const Operand& o, const ir::Dims& batch, int64_t outer, int64_t k,
+                                       bool k_first) {
+  ir::Dims st = strides_of(o);
+  size_t q = o.shape.size();
+  int64_t s_k = k_first ? st[q - 2] : st[q - 1], s_outer = k_first ? st[q - 1] : st[q - 2];
+  // cuBLASLt's A: rows outer (N), cols K; its B: rows K, cols outer (M): the caller swaps.
+  std::optional<LtMatrix> m = column_major(outer, k, s_outer, s_k);
+  std::optional<int64_t> bs = batch_stride(batch, o.shape, st);
+  if (!m || !bs) return std::nullopt;
+  m->arg = o.input;
+  m->batch_stride = *bs;
+  return m;
+}
+
+// The transpose of a matrix description: the same bytes seen with rows and columns swapped.
+LtMatrix transposed(LtMatrix m) {
+  m.trans = !m.trans;
+  return m;
+}
+
+std::string check_post_ops(const LinearPattern& p, LtMatmul& mm) {
+  size_t i = 0;
+  if (i < p.post_ops.size()) {
+    if (const auto* sum = std::get_if<onednn::SumPostOp>(&p.post_ops[i])) {
+      if (sum->operand.input < 0 || !sum->operand.strides.empty()) return "a residual that is not a dense step input";
+      mm.c = mm.d;
+      mm.c->arg = sum->operand.input;
+      ++i;
+    }
+  }
+  if (i < p.post_ops.size()) {
+    const auto* e = std::get_if<onednn::EltwisePostOp>(&p.post_ops[i]);
+    if (e && e->alg == onednn::EltwiseAlg::Relu && e->alpha == 0) {
+      mm.relu = true;
+      ++i;
+    }
+  }
+  if (i < p.post_ops.size()) return "post-op " + onednn::describe(p.post_ops[i]) + " (only a residual, then a relu)";
+  return "";
+}
+
+std::string match(const LinearPattern& p, const ir::Graph& g, LtMatmul& mm) {
+  if (p.op != ir::PrimOp::MatMul) return "a convolution (only matmuls)";
+  if (!p.out_strides.empty()) return "the product is written through a permutation";
+  if (p.a.input < 0 || p.b.input < 0) return "an operand that is a constant of the step graph";
+  if (ir::TensorType t = g.type(g.outputs()[0]); t.numel() == 0) return "an empty product";
+  const auto& attrs = std::get<ir::MatMulAttrs>(p.attrs);
+  size_t r = p.out.size();
+  int64_t rows = p.out[r - 2], cols = p.out[r - 1];
+  size_t qa = p.a.shape.size();
+  int64_t k = attrs.trans_a ? p.a.shape[qa - 2] : p.a.shape[qa - 1];
+  if (k == 0) return "a product over 0 terms";
+  ir::Dims batch(p.out.begin(), p.out.end() - 2);
+  // cuBLASLt's A: B'ᵀ, N × K. B stored (K, N) unless trans_b.
+  std::optional<LtMatrix> a = operand_matrix(p.b, batch, cols, k, !attrs.trans_b);
+  // cuBLASLt's B: A'ᵀ, K × M: the M × K matrix of A' transposed.
+  std::optional<LtMatrix> b = operand_matrix(p.a, batch, rows, k, attrs.trans_a);
+  if (!a || !b) return "an operand whose strides are not those of a (batched) matrix";
+  auto out = static_cast<int32_t>(g.inputs().size());
+  mm.m = cols;
+  mm.n = rows;
+  mm.k = k;
+  mm.batch = ir::numel(batch);
+  mm.a = *a;
+  mm.b = transposed(*b);
+  mm.d = LtMatrix{out, false, cols, rows, cols, rows * cols};
+  if (p.bias) {
+    if (p.bias->input < 0) return "a bias that is a constant of the step graph";
+    mm.bias = p.bias->input;
+  }
+  return check_post_ops(p, mm);
+}
+
+}  // namespace
+
+LtMatch match_lt_matmul(const ir::Graph& g) {
+  onednn::PatternMatch pm = onednn::match_linear_pattern(g);
+  if (!pm.pattern) {
+    std::string why = pm.reason.starts_with("onednn: ") ? pm.reason.substr(8) : pm.reason;
+    return {std::nullopt, "cublaslt: " + why};
+  }
+  LtMatmul mm;
+  if (std::string why = match(*pm.pattern, g, mm); !why.empty()) return {std::nullopt, "cublaslt: " + why};
+  return {mm, ""};
+}
+
+std::string describe(const LtMatmul& mm) {
+  std::ostringstream os;
+  os << "cublaslt f32";
+  if (mm.batch > 1) os << " batch " << mm.batch;
+  os << " m " << mm.m << " n " << mm.n << " k " << mm.k;
+  if (mm.a.trans) os << ", A^T";
+  if (mm.b.trans) os << ", B^T";
+  if (mm.bias >= 0) os << ", bias";
+  if (mm.c) os << ", residual";
+  if (mm.relu) os << ", relu";
+  return os.str();
+}
+
+}  // namespace orchid::runtime::cuda

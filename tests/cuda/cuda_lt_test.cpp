@@ -1,0 +1,142 @@
+// cuBLASLt steps on a GPU (runtime/cuda/lt_step.h) against the reference interpreter: seeded
+// random matmuls (transposes, numpy-broadcast batches) with random epilogues (bias, residual,
+// relu), and products of model size, each as a one-step CUDA artifact run through CudaModel
+// (so inside its CUDA graph). Skipped where no GPU or no cuBLASLt is.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "interp/compare.h"
+#include "interp/interp.h"
+#include "interp/random_inputs.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "runtime/cuda/lt_step.h"
+#include "runtime/cuda/model.h"
+#include "runtime/weights.h"
+#include "testlib/random_matmul.h"
+#include "testlib/temp_dir.h"
+
+namespace orchid::runtime::cuda {
+namespace {
+
+void skip_without_gpu() {
+  std::string why;
+  if (!Device::available(&why)) GTEST_SKIP() << why;
+  if (!cublaslt_available(&why)) GTEST_SKIP() << why;
+}
+
+// g as a CUDA artifact of one cublaslt step in `dir`: its inputs and output the plan's.
+void write_lt_artifact(const ir::Graph& g, const std::string& dir) {
+  Plan p;
+  p.device = PlanDevice::Cuda;
+  p.target = "cuda";
+  p.graph_name = "lt";
+  PlanStep step;
+  step.name = "lt";
+  step.impl = StepImpl::CublasLt;
+  step.ir = ir::print_graph(g);
+  for (ir::ValueId v : g.inputs()) {
+    auto id = static_cast<int32_t>(p.buffers.size());
+    p.buffers.push_back({"in" + std::to_string(id), g.type(v), BufferKind::Input});
+    p.inputs.push_back(id);
+    step.args.push_back(id);
+  }
+  step.num_inputs = static_cast<int32_t>(step.args.size());
+  auto out = static_cast<int32_t>(p.buffers.size());
+  p.buffers.push_back({"out", g.type(g.outputs()[0]), BufferKind::Output});
+  p.outputs.push_back(out);
+  step.args.push_back(out);
+  p.steps.push_back(step);
+  WeightsLayout w = write_weights(dir + "/weights.bin", {});
+  p.weights = {"weights.bin", w.bytes, w.checksum};
+  write_plan(p, dir);
+}
+
+// The step's output against the f64 interpreter; f32 accumulation over k terms of O(1)
+// values is allowed an error growing with its square root.
+void check_on_gpu(const ir::Graph& g, uint64_t seed, int64_t k) {
+  ASSERT_TRUE(match_lt_matmul(g).matmul) << match_lt_matmul(g).reason;
+  testlib::TempDir dir("orchid_lt");
+  write_lt_artifact(g, dir.str());
+  std::unique_ptr<CudaModel> m = CudaModel::load(dir.str());
+  std::vector<ir::Tensor> inputs = interp::random_inputs(g, seed);
+  std::vector<ir::Tensor> want = interp::run(g, inputs);
+  std::vector<ir::Tensor> got = m->run(inputs);
+  ASSERT_EQ(got.size(), 1u);
+  double atol = 2e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(k, 1)));
+  EXPECT_EQ(interp::compare_tensors(got[0], want[0], 1e-4, atol), "");
+  EXPECT_EQ(m->run(inputs)[0], got[0]) << "a second run differs";
+}
+
+std::string dims_text(const ir::Dims& d) { return ir::type_str({ir::DType::F32, d}); }
+
+// A matmul of the case's operands with, each by a coin, a bias, a residual and a relu.
+std::string random_graph(const testlib::MatMulCase& mc, Rng& rng) {
+  ir::TensorType out = ir::matmul_result_type({ir::DType::F32, mc.a}, {ir::DType::F32, mc.b}, {mc.ta, mc.tb});
+  std::string idx;
+  for (size_t j = 0; j < out.shape.size(); ++j) idx += (j ? ", i" : "i") + std::to_string(j);
+  std::string last_i = "i" + std::to_string(out.shape.size() - 1);
+  std::string t = dims_text(out.shape);
+  std::string s = "graph @g {\n  input %a : " + dims_text(mc.a) + "\n  input %b : " + dims_text(mc.b) + "\n";
+  bool bias = rng.coin(), residual = rng.coin(), relu = rng.coin();
+  if (bias) s += "  input %bias : " + dims_text({out.shape.back()}) + "\n";
+  if (residual) s += "  input %r : " + t + "\n";
+  s += "  %y : " + t + " = " + testlib::matmul_rhs(mc.ta, mc.tb) + "\n";
+  std::string prev = "%y";
+  if (bias) {
+    s += "  %yb : " + t + " = elementwise(" + prev + ", %bias) { add(" + prev + "[" + idx + "], %bias[" + last_i + "]) }\n";
+    prev = "%yb";
+  }
+  if (residual) {
+    s += "  %yr : " + t + " = elementwise(" + prev + ", %r) { add(" + prev + "[" + idx + "], %r[" + idx + "]) }\n";
+    prev = "%yr";
+  }
+  if (relu) {
+    s += "  %z : " + t + " = elementwise(" + prev + ") { max(" + prev + "[" + idx + "], 0:f32) }\n";
+    prev = "%z";
+  }
+  return s + "  output " + prev + "\n}\n";
+}
+
+TEST(CublasLtOnGpu, RandomMatMulsWithEpiloguesMatchTheInterpreter) {
+  skip_without_gpu();
+  if (IsSkipped()) return;
+  int ran = 0;
+  for (uint64_t seed = 1; seed <= 80; ++seed) {
+    Rng rng(seed * 7919);
+    testlib::MatMulCase mc = testlib::random_matmul(rng);
+    std::string text = random_graph(mc, rng);
+    SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + text);
+    ir::Graph g = ir::parse_graph(text);
+    if (!match_lt_matmul(g).matmul) continue;  // batches that do not collapse
+    ++ran;
+    check_on_gpu(g, seed, mc.k);
+  }
+  EXPECT_GE(ran, 50);
+}
+
+TEST(CublasLtOnGpu, ModelSizedProductsMatchTheInterpreter) {
+  skip_without_gpu();
+  if (IsSkipped()) return;
+  // A linear layer with bias and relu; attention's Q·Kᵀ over 8 heads.
+  check_on_gpu(ir::parse_graph(R"(graph @linear {
+  input %x : f32[256,768]
+  input %w : f32[768,512]
+  input %bias : f32[512]
+  %y : f32[256,512] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %yb : f32[256,512] = elementwise(%y, %bias) { add(%y[i0, i1], %bias[i1]) }
+  %z : f32[256,512] = elementwise(%yb) { max(%yb[i0, i1], 0:f32) }
+  output %z
+})"), 5, 768);
+  check_on_gpu(ir::parse_graph(R"(graph @scores {
+  input %q : f32[8,128,64]
+  input %k : f32[8,128,64]
+  %s : f32[8,128,128] = matmul(%q, %k) {trans_a=false, trans_b=true}
+  output %s
+})"), 6, 64);
+}
+
+}  // namespace
+}  // namespace orchid::runtime::cuda

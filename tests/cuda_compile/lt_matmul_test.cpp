@@ -1,0 +1,144 @@
+// Matmul step graphs described as cuBLASLt calls (runtime/cuda/lt_matmul.h), on every machine:
+// the column-major operands, leading dims and batch strides of plain, transposed, permuted
+// and broadcast operands; the bias, residual and relu epilogues; and the reasons for graphs
+// that are refused. The products themselves are checked on a GPU (tests/cuda/cuda_lt_test).
+#include <gtest/gtest.h>
+
+#include "ir/parser.h"
+#include "runtime/cuda/lt_matmul.h"
+
+namespace orchid::runtime::cuda {
+namespace {
+
+LtMatmul matched(const std::string& text) {
+  LtMatch m = match_lt_matmul(ir::parse_graph(text));
+  EXPECT_TRUE(m.matmul) << m.reason << "\n" << text;
+  return m.matmul.value_or(LtMatmul{});
+}
+
+std::string refusal(const std::string& text) {
+  LtMatch m = match_lt_matmul(ir::parse_graph(text));
+  EXPECT_FALSE(m.matmul) << text;
+  return m.reason;
+}
+
+// C[64, 48] = A[64, 32] · B[32, 48], row-major: cuBLASLt computes Cᵀ = Bᵀ·Aᵀ column-major.
+TEST(LtMatmul, PlainProductIsItsTransposeColumnMajor) {
+  LtMatmul mm = matched(R"(graph @g {
+  input %a : f32[64,32]
+  input %b : f32[32,48]
+  %y : f32[64,48] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  output %y
+})");
+  EXPECT_EQ(mm.m, 48);
+  EXPECT_EQ(mm.n, 64);
+  EXPECT_EQ(mm.k, 32);
+  EXPECT_EQ(mm.batch, 1);
+  EXPECT_EQ(mm.a, (LtMatrix{1, false, 48, 32, 48, 0}));  // B as stored: 48 × 32 column-major
+  EXPECT_EQ(mm.b, (LtMatrix{0, false, 32, 64, 32, 0}));  // A as stored: 32 × 64 column-major
+  EXPECT_EQ(mm.d, (LtMatrix{2, false, 48, 64, 48, 3072}));
+  EXPECT_FALSE(mm.c);
+  EXPECT_EQ(mm.bias, -1);
+  EXPECT_FALSE(mm.relu);
+  EXPECT_EQ(describe(mm), "cublaslt f32 m 48 n 64 k 32");
+}
+
+TEST(LtMatmul, TransposedOperandsAreReadTransposed) {
+  LtMatmul mm = matched(R"(graph @g {
+  input %a : f32[32,64]
+  input %b : f32[48,32]
+  %y : f32[64,48] = matmul(%a, %b) {trans_a=true, trans_b=true}
+  output %y
+})");
+  EXPECT_EQ(mm.a, (LtMatrix{1, true, 32, 48, 32, 0}));
+  EXPECT_EQ(mm.b, (LtMatrix{0, true, 64, 32, 64, 0}));
+  EXPECT_EQ(describe(mm), "cublaslt f32 m 48 n 64 k 32, A^T, B^T");
+}
+
+// Q·Kᵀ of attention: batch dims collapse into one count; K read through a permuting layout.
+TEST(LtMatmul, BatchesCollapseAndPermutedOperandsUseTheirStrides) {
+  LtMatmul mm = matched(R"(graph @g {
+  input %q : f32[2,4,16,8]
+  input %k : f32[2,4,16,8]
+  %kt : f32[2,4,8,16] = layout(%k) { %k[i0, i1, i3, i2] }
+  %s : f32[2,4,16,16] = matmul(%q, %kt) {trans_a=false, trans_b=false}
+  output %s
+})");
+  EXPECT_EQ(mm.batch, 8);
+  EXPECT_EQ(mm.a, (LtMatrix{1, true, 8, 16, 8, 128}));
+  EXPECT_EQ(mm.b, (LtMatrix{0, false, 8, 16, 8, 128}));
+  EXPECT_EQ(mm.d, (LtMatrix{2, false, 16, 16, 16, 256}));
+}
+
+TEST(LtMatmul, ABroadcastOperandHasBatchStrideZero) {
+  LtMatmul mm = matched(R"(graph @g {
+  input %x : f32[3,5,10,32]
+  input %w : f32[32,24]
+  %y : f32[3,5,10,24] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  output %y
+})");
+  EXPECT_EQ(mm.batch, 15);
+  EXPECT_EQ(mm.a.batch_stride, 0);
+  EXPECT_EQ(mm.b.batch_stride, 320);
+  EXPECT_EQ(mm.d.batch_stride, 240);
+}
+
+TEST(LtMatmul, BiasResidualAndReluAreEpilogues) {
+  LtMatmul mm = matched(R"(graph @g {
+  input %x : f32[64,32]
+  input %w : f32[32,48]
+  input %bias : f32[48]
+  input %r : f32[64,48]
+  %y : f32[64,48] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %yb : f32[64,48] = elementwise(%y, %bias) { add(%y[i0, i1], %bias[i1]) }
+  %yr : f32[64,48] = elementwise(%yb, %r) { add(%yb[i0, i1], %r[i0, i1]) }
+  %z : f32[64,48] = elementwise(%yr) { max(%yr[i0, i1], 0:f32) }
+  output %z
+})");
+  EXPECT_EQ(mm.bias, 2);
+  ASSERT_TRUE(mm.c);
+  EXPECT_EQ(*mm.c, (LtMatrix{3, false, 48, 64, 48, 3072}));
+  EXPECT_EQ(mm.d.arg, 4);
+  EXPECT_TRUE(mm.relu);
+  EXPECT_EQ(describe(mm), "cublaslt f32 m 48 n 64 k 32, bias, residual, relu");
+}
+
+TEST(LtMatmul, ExplainsWhatItRefuses) {
+  EXPECT_NE(refusal(R"(graph @g {
+  input %a : f32[64,32]
+  input %b : f32[32,48]
+  %y : f32[64,48] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  %z : f32[64,48] = elementwise(%y) { tanh(%y[i0, i1]) }
+  output %z
+})").find("cublaslt: post-op tanh (only a residual, then a relu)"), std::string::npos);
+  EXPECT_NE(refusal(R"(graph @g {
+  input %a : f16[64,32]
+  input %b : f16[32,48]
+  %y : f16[64,48] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  output %y
+})").find("cublaslt: matmul with f16 inputs"), std::string::npos);
+  EXPECT_EQ(refusal(R"(graph @g {
+  input %x : f32[1,3,8,8]
+  input %w : f32[6,3,3,3]
+  %y : f32[1,6,6,6] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[0,0], pads_end=[0,0], groups=1}
+  output %y
+})"), "cublaslt: a convolution (only matmuls)");
+  // Batches [3, 2] of an operand broadcast over the inner one only: no single stride.
+  EXPECT_EQ(refusal(R"(graph @g {
+  input %a : f32[3,1,8,4]
+  input %b : f32[3,2,4,8]
+  %y : f32[3,2,8,8] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  output %y
+})"), "cublaslt: an operand whose strides are not those of a (batched) matrix");
+  // The result written through a permutation.
+  EXPECT_EQ(refusal(R"(graph @g {
+  input %a : f32[16,8]
+  input %b : f32[8,12]
+  %y : f32[16,12] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  %t : f32[12,16] = layout(%y) { %y[i1, i0] }
+  output %t
+})"), "cublaslt: the product is written through a permutation");
+}
+
+}  // namespace
+}  // namespace orchid::runtime::cuda
