@@ -1,6 +1,6 @@
 // cuBLASLt steps on a GPU (runtime/cuda/lt_step.h) against the reference interpreter: seeded
-// random matmuls (transposes, numpy-broadcast batches) with random epilogues (bias, residual,
-// relu), and products of model size, each as a one-step CUDA artifact run through CudaModel
+// random matmuls (transposes, numpy-broadcast batches) with random epilogues (scale, bias,
+// residual, relu), and products of model size, each as a one-step CUDA artifact run through CudaModel
 // (so inside its CUDA graph). Skipped where no GPU or no cuBLASLt is.
 #include <gtest/gtest.h>
 
@@ -72,7 +72,8 @@ void check_on_gpu(const ir::Graph& g, uint64_t seed, int64_t k) {
 
 std::string dims_text(const ir::Dims& d) { return ir::type_str({ir::DType::F32, d}); }
 
-// A matmul of the case's operands with, each by a coin, a bias, a residual and a relu.
+// A matmul of the case's operands with, each by a coin, a scale (where there is no bias), a
+// bias, a residual and a relu.
 std::string random_graph(const testlib::MatMulCase& mc, Rng& rng) {
   ir::TensorType out = ir::matmul_result_type({ir::DType::F32, mc.a}, {ir::DType::F32, mc.b}, {mc.ta, mc.tb});
   std::string idx;
@@ -81,10 +82,15 @@ std::string random_graph(const testlib::MatMulCase& mc, Rng& rng) {
   std::string t = dims_text(out.shape);
   std::string s = "graph @g {\n  input %a : " + dims_text(mc.a) + "\n  input %b : " + dims_text(mc.b) + "\n";
   bool bias = rng.coin(), residual = rng.coin(), relu = rng.coin();
+  bool scale = !bias && rng.coin();
   if (bias) s += "  input %bias : " + dims_text({out.shape.back()}) + "\n";
   if (residual) s += "  input %r : " + t + "\n";
   s += "  %y : " + t + " = " + testlib::matmul_rhs(mc.ta, mc.tb) + "\n";
   std::string prev = "%y";
+  if (scale) {
+    s += "  %ys : " + t + " = elementwise(" + prev + ") { mul(" + prev + "[" + idx + "], 0.375:f32) }\n";
+    prev = "%ys";
+  }
   if (bias) {
     s += "  %yb : " + t + " = elementwise(" + prev + ", %bias) { add(" + prev + "[" + idx + "], %bias[" + last_i + "]) }\n";
     prev = "%yb";

@@ -103,6 +103,25 @@ TEST(LtMatmul, BiasResidualAndReluAreEpilogues) {
   EXPECT_EQ(describe(mm), "cublaslt f32 m 48 n 64 k 32, bias, residual, relu");
 }
 
+// Attention's scaled scores, then a residual and a relu: alpha, C and the relu epilogue.
+TEST(LtMatmul, AScaleIsAlpha) {
+  LtMatmul mm = matched(R"(graph @g {
+  input %q : f32[4,16,8]
+  input %k : f32[4,16,8]
+  input %r : f32[4,16,16]
+  %s : f32[4,16,16] = matmul(%q, %k) {trans_a=false, trans_b=true}
+  %t : f32[4,16,16] = elementwise(%s) { mul(%s[i0, i1, i2], 0.25:f32) }
+  %u : f32[4,16,16] = elementwise(%t, %r) { add(%t[i0, i1, i2], %r[i0, i1, i2]) }
+  %z : f32[4,16,16] = elementwise(%u) { max(%u[i0, i1, i2], 0:f32) }
+  output %z
+})");
+  EXPECT_EQ(mm.alpha, 0.25f);
+  ASSERT_TRUE(mm.c);
+  EXPECT_EQ(mm.c->arg, 2);
+  EXPECT_TRUE(mm.relu);
+  EXPECT_EQ(describe(mm), "cublaslt f32 batch 4 m 16 n 16 k 8, A^T, alpha 0.25, residual, relu");
+}
+
 TEST(LtMatmul, ExplainsWhatItRefuses) {
   EXPECT_NE(refusal(R"(graph @g {
   input %a : f32[64,32]
@@ -110,7 +129,17 @@ TEST(LtMatmul, ExplainsWhatItRefuses) {
   %y : f32[64,48] = matmul(%a, %b) {trans_a=false, trans_b=false}
   %z : f32[64,48] = elementwise(%y) { tanh(%y[i0, i1]) }
   output %z
-})").find("cublaslt: post-op tanh (only a residual, then a relu)"), std::string::npos);
+})").find("cublaslt: post-op tanh (only a scale without a bias, a residual, then a relu)"), std::string::npos);
+  // A scale after a bias would scale the bias too, which cuBLASLt does not.
+  EXPECT_EQ(refusal(R"(graph @g {
+  input %a : f32[64,32]
+  input %b : f32[32,48]
+  input %bias : f32[48]
+  %y : f32[64,48] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  %yb : f32[64,48] = elementwise(%y, %bias) { add(%y[i0, i1], %bias[i1]) }
+  %z : f32[64,48] = elementwise(%yb) { mul(%yb[i0, i1], 0.5:f32) }
+  output %z
+})"), "cublaslt: post-op linear(0.5, 0) (only a scale without a bias, a residual, then a relu)");
   EXPECT_NE(refusal(R"(graph @g {
   input %a : f16[64,32]
   input %b : f16[32,48]

@@ -72,13 +72,31 @@ LtMatrix transposed(LtMatrix m) {
   return m;
 }
 
+// The operand of a residual post-op: a sum, or a binary add of a tensor of the output's full
+// shape (after a scale, which keeps the pattern from making it a sum); none for other ops.
+const Operand* residual_of(const onednn::PostOp& op, const LinearPattern& p) {
+  if (const auto* sum = std::get_if<onednn::SumPostOp>(&op)) return &sum->operand;
+  const auto* add = std::get_if<onednn::BinaryPostOp>(&op);
+  if (add && add->alg == onednn::BinaryAlg::Add && add->dims == p.out) return &add->operand;
+  return nullptr;
+}
+
+// In this order, each optional: a scale (without a bias: cuBLASLt does not scale the bias),
+// a residual, a relu.
 std::string check_post_ops(const LinearPattern& p, LtMatmul& mm) {
   size_t i = 0;
+  if (i < p.post_ops.size() && mm.bias < 0) {
+    const auto* e = std::get_if<onednn::EltwisePostOp>(&p.post_ops[i]);
+    if (e && e->alg == onednn::EltwiseAlg::Linear && e->beta == 0) {
+      mm.alpha = e->alpha;
+      ++i;
+    }
+  }
   if (i < p.post_ops.size()) {
-    if (const auto* sum = std::get_if<onednn::SumPostOp>(&p.post_ops[i])) {
-      if (sum->operand.input < 0 || !sum->operand.strides.empty()) return "a residual that is not a dense step input";
+    if (const Operand* r = residual_of(p.post_ops[i], p)) {
+      if (r->input < 0 || !r->strides.empty()) return "a residual that is not a dense step input";
       mm.c = mm.d;
-      mm.c->arg = sum->operand.input;
+      mm.c->arg = r->input;
       ++i;
     }
   }
@@ -89,7 +107,8 @@ std::string check_post_ops(const LinearPattern& p, LtMatmul& mm) {
       ++i;
     }
   }
-  if (i < p.post_ops.size()) return "post-op " + onednn::describe(p.post_ops[i]) + " (only a residual, then a relu)";
+  if (i < p.post_ops.size())
+    return "post-op " + onednn::describe(p.post_ops[i]) + " (only a scale without a bias, a residual, then a relu)";
   return "";
 }
 
@@ -145,6 +164,7 @@ std::string describe(const LtMatmul& mm) {
   os << " m " << mm.m << " n " << mm.n << " k " << mm.k;
   if (mm.a.trans) os << ", A^T";
   if (mm.b.trans) os << ", B^T";
+  if (mm.alpha != 1) os << ", alpha " << mm.alpha;
   if (mm.bias >= 0) os << ", bias";
   if (mm.c) os << ", residual";
   if (mm.relu) os << ", relu";

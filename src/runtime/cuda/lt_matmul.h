@@ -14,9 +14,9 @@
 //
 // Accepted: f32, a matmul (not conv), its operands step inputs (not constants of the step
 // graph), the result written dense (no permuting view after it); a bias (one value per output
-// channel N) becomes cuBLASLt's bias epilogue; then, in this order and each optional, a
-// residual of the output's full shape (cuBLASLt's C with beta = 1) and a relu (its relu
-// epilogue). Every other post-op is refused.
+// channel N) becomes cuBLASLt's bias epilogue; then, in this order and each optional, a scale
+// by a constant where there is no bias (cuBLASLt's alpha), a residual of the output's full
+// shape (its C with beta = 1) and a relu (its relu epilogue). Every other post-op is refused.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +44,7 @@ struct LtMatmul {
   LtMatrix a, b, d;             // cuBLASLt's A (m × k after its op), B (k × n), D
   std::optional<LtMatrix> c;    // a residual added (beta = 1), laid out as d
   int32_t bias = -1;            // the step argument of a bias (one value per row of D), or -1
+  float alpha = 1;              // the product's scale (not the bias's)
   bool relu = false;
 
   bool operator==(const LtMatmul&) const = default;

@@ -140,6 +140,7 @@ void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint6
   b_ = arg(mm.b.arg);
   d_ = arg(mm.d.arg);
   c_ = mm.c ? arg(mm.c->arg) : d_;
+  alpha_ = mm.alpha;
   beta_ = mm.c ? 1.0f : 0.0f;
   workspace_ = workspace;
   cublasLtMatmulDesc_t desc = nullptr;
