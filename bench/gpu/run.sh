@@ -10,8 +10,8 @@
 # travel with the tree (ORCHID_GPU_DEPS names another prefix). Stages (each under 8 minutes):
 #   0. configure (if needed) and build the CUDA tests and benchmarks with every core;
 #   1. cuda_compile_test: every kernel of the differential suite compiles to CUBIN;
-#   2. cuda_kernel_test, cuda_lt_test: every kernel and cuBLASLt step matches the reference
-#      interpreter on the GPU (lt_matmul_test: cuBLASLt's descriptions of matmul steps);
+#   2. cuda_kernel_test, cuda_library_test: every kernel and library step matches the reference
+#      interpreter on the GPU (lt_matmul_test, dnn_conv_test: the library calls described);
 #   3. cuda_kernel_bench --sweep: generated kernels against the GPU's copy bandwidth, under
 #      their default schedule and the fastest of a sweep of block sizes and task sizes;
 #   4. bench/gpu/peers.py: the same kernels in PyTorch (eager, torch.compile), where it imports;
@@ -22,10 +22,11 @@ BUILD=${1:-build-gpu}
 RESULTS=${2:-bench/results/gpu}
 ARTIFACTS=${3:-}
 mkdir -p "$RESULTS"
-# NVRTC and cuBLASLt are loaded at run time: find the toolkit's copies where the loader does not.
-for lib in libnvrtc.so libcublasLt.so; do
+# NVRTC, cuBLASLt and cuDNN are loaded at run time: find copies where the loader does not (the
+# toolkit's, or the ones PyTorch's wheels bring).
+for lib in libnvrtc.so libcublasLt.so libcudnn.so.9; do
   if ! ldconfig -p | grep -q "$lib"; then
-    found=$(find /usr/local/cuda*/ /usr/lib -name "$lib*" 2>/dev/null | head -1)
+    found=$(find /usr/local/cuda*/ /usr/lib /opt -name "$lib*" 2>/dev/null | head -1)
     [ -n "$found" ] && export LD_LIBRARY_PATH="$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
 done
@@ -38,11 +39,11 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DORCHID_GPU_ONLY=ON "${prefix[@]}" \
     >"$RESULTS/configure.log" 2>&1 || { tail -20 "$RESULTS/configure.log"; exit 1; }
 fi
-timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test lt_matmul_test cuda_kernel_test cuda_lt_test \
+timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test lt_matmul_test dnn_conv_test cuda_kernel_test cuda_library_test \
   cuda_kernel_bench cuda_model_bench >"$RESULTS/build.log" 2>&1 || { tail -20 "$RESULTS/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$RESULTS/gpu.txt"
 status=0
-for t in cuda_compile_test lt_matmul_test cuda_kernel_test cuda_lt_test; do
+for t in cuda_compile_test lt_matmul_test dnn_conv_test cuda_kernel_test cuda_library_test; do
   timeout 480 "$BUILD/tests/$t" --gtest_brief=1 >"$RESULTS/$t.log" 2>&1
   rc=$?
   echo "$t: exit $rc"; tail -4 "$RESULTS/$t.log"

@@ -9,6 +9,7 @@
 #include "codegen/cuda/codegen.h"
 #include "codegen/cuda/nvrtc.h"
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/dnn_conv.h"
 #include "runtime/cuda/lt_matmul.h"
 #endif
 
@@ -37,6 +38,14 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
       step.impl = runtime::StepImpl::CublasLt;
       step.ir = ir::print_graph(kg);
       return runtime::cuda::describe(*m.matmul);
+    }
+    if (s.kind == StepKind::Cudnn) {
+      ir::Graph kg = kernel_graph(g, s);
+      runtime::cuda::DnnMatch m = runtime::cuda::match_dnn_conv(kg);
+      ORCHID_CHECK(m.conv) << "a cudnn step cuDNN cannot run: " << m.reason;
+      step.impl = runtime::StepImpl::Cudnn;
+      step.ir = ir::print_graph(kg);
+      return runtime::cuda::describe(*m.conv);
     }
     ORCHID_CHECK(s.kind == StepKind::Generated) << "a " << step_kind_name(s.kind) << " step in a CUDA plan";
     codegen::cuda::Schedule sched = codegen::cuda::default_schedule(g, s.kernel);

@@ -8,6 +8,7 @@
 #include "support/error.h"
 
 #ifdef ORCHID_HAVE_CUDA
+#include "runtime/cuda/dnn_conv.h"
 #include "runtime/cuda/lt_matmul.h"
 #endif
 
@@ -20,6 +21,7 @@ std::string_view step_kind_name(StepKind k) {
     case StepKind::Reference: return "reference";
     case StepKind::Alias: return "alias";
     case StepKind::CublasLt: return "cublaslt";
+    case StepKind::Cudnn: return "cudnn";
   }
   return "?";
 }
@@ -42,12 +44,27 @@ std::string cublaslt_refusal(const ir::Graph& kernel_graph) {
 #endif
 }
 
+std::string cudnn_refusal(const ir::Graph& kernel_graph) {
+#ifdef ORCHID_HAVE_CUDA
+  runtime::cuda::DnnMatch m = runtime::cuda::match_dnn_conv(kernel_graph);
+  if (!m.conv) return m.reason;
+  if (m.conv->groups != 1) return "cudnn: a grouped convolution";
+  int64_t taps = 1;
+  for (size_t d = 2; d < m.conv->w_dims.size(); ++d) taps *= m.conv->w_dims[d];
+  if (taps < kDnnMinKernelVolume) return "cudnn: fewer than " + std::to_string(kDnnMinKernelVolume) + " kernel taps";
+  return "";
+#else
+  (void)kernel_graph;
+  return "cudnn: this build of Orchid has no CUDA runtime";
+#endif
+}
+
 namespace {
 
-// The library that runs linear kernels: oneDNN (the CPU), cuBLASLt (a GPU), or none.
-enum class Libraries { OneDnn, CublasLt, None };
+// The libraries that run linear kernels: oneDNN (the CPU), cuBLASLt and cuDNN (a GPU), or none.
+enum class Libraries { OneDnn, Gpu, None };
 
-StepKind library_kind(Libraries libs) { return libs == Libraries::OneDnn ? StepKind::OneDnn : StepKind::CublasLt; }
+bool is_library(StepKind k) { return k == StepKind::OneDnn || k == StepKind::CublasLt || k == StepKind::Cudnn; }
 
 StepKind choose(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   int linear = 0;
@@ -59,8 +76,11 @@ StepKind choose(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   if (s.kernel.nodes.size() == 1 && g.node(s.kernel.nodes[0]).op == ir::PrimOp::View) return StepKind::Alias;
   if (libs == Libraries::OneDnn && linear == 1 && runtime::library_step_unsupported("onednn", kernel_graph(g, s)).empty())
     return StepKind::OneDnn;
-  if (libs == Libraries::CublasLt && linear == 1 && cublaslt_refusal(kernel_graph(g, s)).empty())
-    return StepKind::CublasLt;
+  if (libs == Libraries::Gpu && linear == 1) {
+    ir::Graph kg = kernel_graph(g, s);
+    if (cublaslt_refusal(kg).empty()) return StepKind::CublasLt;
+    if (cudnn_refusal(kg).empty()) return StepKind::Cudnn;
+  }
   return StepKind::Generated;
 }
 
@@ -99,7 +119,7 @@ std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s, Li
     std::vector<ir::NodeId> part(nodes.begin(), nodes.begin() + cut), rest(nodes.begin() + cut, nodes.end());
     tile::Kernel a{part, part_outputs(g, part, rest, s.kernel.outputs)};
     StepChoice first = make_choice(g, a, libs);
-    if (first.kind != library_kind(libs)) continue;
+    if (!is_library(first.kind)) continue;
     std::vector<ir::ValueId> rest_outs;
     for (ir::ValueId v : s.kernel.outputs)
       if (std::find(a.outputs.begin(), a.outputs.end(), v) == a.outputs.end()) rest_outs.push_back(v);
@@ -165,7 +185,7 @@ void refuse_opaque_on_gpu(const ir::Graph& g, const StepChoice& s) {
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
                                   runtime::PlanDevice device, bool gpu_libraries) {
   bool cpu = device == runtime::PlanDevice::Cpu;
-  Libraries libs = cpu ? Libraries::OneDnn : gpu_libraries ? Libraries::CublasLt : Libraries::None;
+  Libraries libs = cpu ? Libraries::OneDnn : gpu_libraries ? Libraries::Gpu : Libraries::None;
   std::vector<StepChoice> out;
   for (const tile::Kernel& k : kernels) {
     StepChoice s = make_choice(g, k, libs);

@@ -11,7 +11,7 @@
 
 namespace orchid::driver {
 
-enum class StepKind { Generated, OneDnn, Reference, Alias, CublasLt };
+enum class StepKind { Generated, OneDnn, Reference, Alias, CublasLt, Cudnn };
 std::string_view step_kind_name(StepKind k);
 
 struct StepChoice {
@@ -28,13 +28,14 @@ struct StepChoice {
 // an output (of a value it computes, read by nothing else in it) becomes an alias step after
 // it instead. One kernel may give several steps.
 // For an NVIDIA GPU (device Cuda) a matmul kernel that cuBLASLt can run whole
-// (runtime/cuda/lt_matmul.h: the product with a bias, a residual and a relu) and that has at
-// least kLtMinMultiplyAdds multiply-adds is a cublaslt step;
-// a larger kernel that begins with such a matmul is split as on the CPU; every other kernel
-// is generated CUDA code (linear ones too), a lone view an alias, views a kernel would compute
-// as outputs alias steps after it. With `gpu_libraries` false, no cublaslt steps. A kernel
-// with an opaque primitive has no implementation on a GPU (UnsupportedError naming the
-// primitive and its source node).
+// (runtime/cuda/lt_matmul.h: the product with a scale, a bias, a residual and a relu) and
+// that has at least kLtMinMultiplyAdds multiply-adds is a cublaslt step; a lone convolution
+// that cuDNN can run (runtime/cuda/dnn_conv.h) with a kernel of at least kDnnMinKernelVolume
+// taps and no groups is a cudnn step; a larger kernel that begins with either is split as on
+// the CPU; every other kernel is generated CUDA code (linear ones too), a lone view an alias,
+// views a kernel would compute as outputs alias steps after it. With `gpu_libraries` false,
+// no library steps. A kernel with an opaque primitive has no implementation on a GPU
+// (UnsupportedError naming the primitive and its source node).
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
                                   runtime::PlanDevice device = runtime::PlanDevice::Cpu, bool gpu_libraries = true);
 
@@ -48,6 +49,14 @@ inline constexpr int64_t kLtMinMultiplyAdds = int64_t{1} << 20;
 // Why a kernel graph is not a cublaslt step (empty when it is): cuBLASLt cannot run it, or
 // it is below the size above.
 std::string cublaslt_refusal(const ir::Graph& kernel_graph);
+
+// Convolutions with smaller kernels (1×1, depthwise and grouped ones too) stay generated:
+// fused with their epilogue, they ran well there (bench/results/2026-11-26-gpu-kernels.md),
+// where a 9×9 3-channel convolution took 1.1 ms and a 16×16 patch embedding 0.22 ms.
+inline constexpr int64_t kDnnMinKernelVolume = 9;
+
+// Why a kernel graph is not a cudnn step (empty when it is).
+std::string cudnn_refusal(const ir::Graph& kernel_graph);
 
 // The kernel as a graph of its own (its inputs, then its outputs), for library steps.
 ir::Graph kernel_graph(const ir::Graph& g, const StepChoice& s);

@@ -72,7 +72,7 @@ std::string join_ops(const std::vector<std::string>& ops) {
 std::string summary(const ReportInput& in, const Timing& t) {
   const runtime::Plan& plan = in.built->plan;
   int64_t flops = 0, bytes = 0;
-  int counts[5] = {0, 0, 0, 0, 0};  // by StepKind
+  int counts[6] = {0, 0, 0, 0, 0, 0};  // by StepKind
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     flops += plan.steps[i].flops;
     bytes += plan.steps[i].bytes;
@@ -81,7 +81,7 @@ std::string summary(const ReportInput& in, const Timing& t) {
   std::string s = "- model: " + markdown_cell(fs::path(in.model_path).filename().string()) + ", strategy " + in.strategy + "\n";
   auto count = [&](StepKind k) { return std::to_string(counts[static_cast<int>(k)]); };
   std::string libraries = plan.device == runtime::PlanDevice::Cuda
-                              ? ", cuBLASLt " + count(StepKind::CublasLt)
+                              ? ", cuBLASLt " + count(StepKind::CublasLt) + ", cuDNN " + count(StepKind::Cudnn)
                               : ", oneDNN " + count(StepKind::OneDnn) + ", reference " + count(StepKind::Reference);
   s += "- steps: " + std::to_string(plan.steps.size()) + " (generated " + count(StepKind::Generated) + libraries +
        "), primitives " + std::to_string(in.graph->num_nodes()) + "\n";
@@ -104,7 +104,8 @@ std::string summary(const ReportInput& in, const Timing& t) {
     std::string archs;
     for (const runtime::PlanLibrary& l : in.built->plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
     s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "); generated kernels under their default CUDA "
-         "schedule, " + count(StepKind::CublasLt) + " matmuls through cuBLASLt (fp32); none measured\n";
+         "schedule, " + count(StepKind::CublasLt) + " matmuls through cuBLASLt and " + count(StepKind::Cudnn) +
+         " convolutions through cuDNN (fp32, no TF32); none measured\n";
   }
   s += std::string("- verified against the interpreter: ") +
        (in.verified ? "yes" : "no (" + (in.not_verified.empty() ? std::string("not run") : in.not_verified) + ")") + "\n";

@@ -107,13 +107,16 @@ std::string_view step_impl_name(StepImpl i) {
     case StepImpl::Reference: return "reference";
     case StepImpl::Cuda: return "cuda";
     case StepImpl::CublasLt: return "cublaslt";
+    case StepImpl::Cudnn: return "cudnn";
   }
   return "?";
 }
 
+bool is_gpu_step(StepImpl i) { return i == StepImpl::Cuda || i == StepImpl::CublasLt || i == StepImpl::Cudnn; }
+
 std::optional<StepImpl> parse_step_impl(std::string_view text) {
   return parse_named(text, {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference, StepImpl::Cuda,
-                                 StepImpl::CublasLt},
+                                 StepImpl::CublasLt, StepImpl::Cudnn},
                      step_impl_name);
 }
 
@@ -306,8 +309,8 @@ class Validator {
         << "' is not a plain file name (only letters, digits, '_', '.', '-')";
   }
 
-  // A cuda plan: CUBINs of distinct architectures, cuda and cublaslt steps only, plain buffers;
-  // a cpu plan: no architectures, neither of those steps.
+  // A cuda plan: CUBINs of distinct architectures, cuda, cublaslt and cudnn steps only, plain
+  // buffers; a cpu plan: no architectures, none of those steps.
   void check_device() {
     bool cuda = p_.device == PlanDevice::Cuda;
     std::set<std::string> archs;
@@ -319,7 +322,7 @@ class Validator {
       ORCHID_USER_CHECK(!cuda || archs.insert(a).second) << where << a << " is listed twice";
     }
     for (size_t i = 0; i < p_.steps.size(); ++i)
-      ORCHID_USER_CHECK((p_.steps[i].impl == StepImpl::Cuda || p_.steps[i].impl == StepImpl::CublasLt) == cuda)
+      ORCHID_USER_CHECK(is_gpu_step(p_.steps[i].impl) == cuda)
           << src_ << ": steps[" << i << "] ('" << p_.steps[i].name << "'): a " << step_impl_name(p_.steps[i].impl)
           << " step in a " << plan_device_name(p_.device) << " plan";
     for (size_t b = 0; cuda && b < p_.buffers.size(); ++b)

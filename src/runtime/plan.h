@@ -25,9 +25,10 @@
 // `source_ops`, `flops` and `bytes` are for reports and profiles; execution ignores them.
 //
 // Devices. A plan runs on the host CPU (`device` cpu, the default: steps generated, onednn or
-// reference) or on an NVIDIA GPU (`device` cuda: every step a "cuda" or "cublaslt" step, every
-// buffer plain). A "cublaslt" step runs its `ir` (a matmul step graph, runtime/cuda/lt_matmul.h)
-// as one cuBLASLt call.
+// reference) or on an NVIDIA GPU (`device` cuda: every step a "cuda", "cublaslt" or "cudnn"
+// step, every buffer plain). A "cublaslt" step runs its `ir` (a matmul step graph,
+// runtime/cuda/lt_matmul.h) as one cuBLASLt call, a "cudnn" step (a convolution,
+// runtime/cuda/dnn_conv.h) as one cuDNN call.
 // A CUDA plan's `libraries` are one CUBIN of the same module per architecture (`arch`, e.g.
 // sm_80, sm_90a; the runtime loads the one for its GPU); a cuda step launches function
 // `orc_cuda_<kernel>` of it (include/orchid/cuda_abi.h) with `tasks` blocks of `threads` threads,
@@ -60,9 +61,10 @@ enum class BufferKind : uint8_t { Input, Output, Constant, Intermediate };
 std::string_view buffer_kind_name(BufferKind k);
 std::optional<BufferKind> parse_buffer_kind(std::string_view text);
 
-enum class StepImpl : uint8_t { Generated, OneDnn, Reference, Cuda, CublasLt };
+enum class StepImpl : uint8_t { Generated, OneDnn, Reference, Cuda, CublasLt, Cudnn };
 std::string_view step_impl_name(StepImpl i);
 std::optional<StepImpl> parse_step_impl(std::string_view text);
+bool is_gpu_step(StepImpl i);  // cuda, cublaslt, cudnn
 
 struct PlanBuffer {
   std::string name;  // the model's value name; only ever data (messages, by-name lookup)
@@ -99,7 +101,7 @@ struct PlanStep {
   int64_t scratch_bytes = 0;  // Cuda: global scratch per block
   int32_t threads = 0;        // Cuda: threads per block
   int64_t shared_bytes = 0;   // Cuda: dynamic shared memory per block
-  // impl == OneDnn, Reference or CublasLt: the step's graph as .oir text
+  // impl == OneDnn, Reference, CublasLt or Cudnn: the step's graph as .oir text
   std::string ir;
   // impl == Generated or Cuda: what each run-time index check of the kernel is (check k + 1 is
   // checks[k]), for the message when one fails; names come from the model

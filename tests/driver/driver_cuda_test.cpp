@@ -4,6 +4,7 @@
 // written unverified, saying why); and the plan's CUDA invariants enforced when it is read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,8 +55,10 @@ runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out) {
     EXPECT_EQ(archs, (std::vector<std::string>{"sm_80", "sm_90a"}));
   }
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (plan.steps[i].impl == runtime::StepImpl::CublasLt) continue;
-    EXPECT_EQ(plan.steps[i].impl, runtime::StepImpl::Cuda);
+    if (plan.steps[i].impl != runtime::StepImpl::Cuda) {
+      EXPECT_TRUE(runtime::is_gpu_step(plan.steps[i].impl));
+      continue;
+    }
     EXPECT_GT(plan.steps[i].threads, 0);
   }
   return plan;
@@ -124,6 +127,29 @@ TEST(CudaPipeline, LargeMatmulsCallCublasLt) {
   o.gpu_libraries = false;
   compile_graph(ir::parse_graph(text), o);
   EXPECT_EQ(step_impls(runtime::read_plan(dir.file("gen"))), (std::vector<std::string>{"cuda", "cuda"}));
+}
+
+// A 3×3 convolution calls cuDNN, its bias and relu a generated step after it; a 1×1 one stays
+// generated, fused with its epilogue.
+TEST(CudaPipeline, ConvolutionsWithLargerKernelsCallCudnn) {
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
+  const char* text = R"(graph @convs {
+  input %x : f32[1,8,16,16]
+  input %w : f32[16,8,3,3]
+  input %b : f32[16,1,1]
+  input %w1 : f32[4,16,1,1]
+  %y : f32[1,16,16,16] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  %yb : f32[1,16,16,16] = elementwise(%y, %b) { max(add(%y[i0, i1, i2, i3], %b[i1, 0, 0]), 0:f32) }
+  %z : f32[1,4,16,16] = conv(%yb, %w1) {strides=[1,1], dilations=[1,1], pads_begin=[0,0], pads_end=[0,0], groups=1}
+  %zr : f32[1,4,16,16] = elementwise(%z) { max(%z[i0, i1, i2, i3], 0:f32) }
+  output %zr
+})";
+  testlib::TempDir dir("orchid_driver_cuda_dnn");
+  runtime::Plan plan = compile_for_cuda(ir::parse_graph(text), dir.file("dnn"));
+  std::vector<std::string> impls = step_impls(plan);
+  ASSERT_FALSE(impls.empty());
+  EXPECT_EQ(impls[0], "cudnn");
+  EXPECT_EQ(std::count(impls.begin(), impls.end(), "cudnn"), 1);
 }
 
 std::string read_text(const fs::path& p) {

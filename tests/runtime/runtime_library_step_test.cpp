@@ -21,13 +21,16 @@
 #include "support/random.h"
 #include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
-#include "testlib/random_matmul.h"
+#include "testlib/random_linear.h"
 
 namespace orchid::runtime {
 namespace {
 
+using testlib::conv_rhs;
+using testlib::ConvCase;
 using testlib::matmul_rhs;
 using testlib::MatMulCase;
+using testlib::random_conv;
 using testlib::random_matmul;
 
 using ir::Dims;
@@ -207,45 +210,6 @@ TEST(OnednnStep, RandomMatMulsWithPostOpsMatchTheInterpreter) {
 }
 
 // ---- Random convolutions ----
-
-struct ConvCase {
-  Dims x, w;
-  ir::ConvAttrs attrs;
-  int64_t reduction = 0;  // terms per output element: C/groups · kernel volume
-};
-
-// 1-D to 3-D, strides 1..3, dilations 1..2, asymmetric pads 0..2, groups 1..3, depthwise.
-ConvCase random_conv(Rng& rng) {
-  size_t spatial = rng.range(1, 4);
-  int64_t groups = rng.range(1, 4), per_group = rng.range(1, 5);
-  bool depthwise = rng.coin(0.25);
-  if (depthwise) per_group = 1;
-  int64_t kout = groups * (depthwise ? 1 : rng.range(1, 4));
-  ConvCase cc;
-  cc.x = {rng.range(1, 3), groups * per_group};
-  cc.w = {kout, per_group};
-  cc.attrs.groups = groups;
-  cc.reduction = per_group;
-  int64_t max_extent = spatial == 3 ? 7 : spatial == 2 ? 12 : 20;
-  for (size_t d = 0; d < spatial; ++d) {
-    int64_t k = rng.range(1, 4), dl = rng.range(1, 3), p0 = rng.range(0, 3), p1 = rng.range(0, 3);
-    int64_t span = (k - 1) * dl + 1;
-    cc.x.push_back(std::max<int64_t>(span - p0 - p1, 1) + rng.range(0, max_extent));
-    cc.w.push_back(k);
-    cc.attrs.strides.push_back(rng.range(1, 4));
-    cc.attrs.dilations.push_back(dl);
-    cc.attrs.pads_begin.push_back(p0);
-    cc.attrs.pads_end.push_back(p1);
-    cc.reduction *= k;
-  }
-  return cc;
-}
-
-std::string conv_rhs(const ir::ConvAttrs& a) {
-  return "conv(%a, %b) {strides=" + dims_list(a.strides) + ", dilations=" + dims_list(a.dilations) +
-         ", pads_begin=" + dims_list(a.pads_begin) + ", pads_end=" + dims_list(a.pads_end) +
-         ", groups=" + std::to_string(a.groups) + "}";
-}
 
 TEST(OnednnStep, RandomConvolutionsWithPostOpsMatchTheInterpreter) {
   int ran = 0;

@@ -156,7 +156,7 @@ void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint6
   layouts_[3] = make_layout(a, mm.d, mm.batch, where);
   cublasLtMatmulPreference_t pref = nullptr;
   a.check(a.pref_create(&pref), "cublasLtMatmulPreferenceCreate", where);
-  uint64_t bytes = kLtWorkspaceBytes;
+  uint64_t bytes = kLibraryWorkspaceBytes;
   cublasStatus_t s = a.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
@@ -187,7 +187,7 @@ void LtStep::enqueue(void* stream) const {
                    static_cast<cublasLtMatrixLayout_t>(layouts_[0]), ptr(b_),
                    static_cast<cublasLtMatrixLayout_t>(layouts_[1]), &beta_, ptr(c_),
                    static_cast<cublasLtMatrixLayout_t>(layouts_[2]), ptr(d_),
-                   static_cast<cublasLtMatrixLayout_t>(layouts_[3]), &algo, ptr(workspace_), kLtWorkspaceBytes,
+                   static_cast<cublasLtMatrixLayout_t>(layouts_[3]), &algo, ptr(workspace_), kLibraryWorkspaceBytes,
                    static_cast<cudaStream_t>(stream)),
           "cublasLtMatmul", where_);
 }

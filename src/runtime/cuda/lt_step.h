@@ -1,37 +1,34 @@
-// A "cublaslt" step at run time: cuBLASLt loaded at run time (libcublasLt.so.<major>, like
-// the driver: no link against it), and one matmul (lt_matmul.h) with its descriptors, its
-// algorithm (cuBLASLt's heuristic, asked once at load) and its device addresses fixed, so
-// that enqueueing it is one call that a stream capture records into the model's CUDA graph.
+// A "cublaslt" step at run time (library_call.h): cuBLASLt loaded at run time
+// (libcublasLt.so.<major>, like the driver: no link against it), and one matmul
+// (lt_matmul.h) with its descriptors, its algorithm (cuBLASLt's heuristic, asked once at
+// load) and its device addresses fixed.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/library_call.h"
 #include "runtime/cuda/lt_matmul.h"
 
 namespace orchid::runtime::cuda {
 
 struct LtApi;
 
-// Workspace bytes a model gives its cuBLASLt calls (one buffer: the steps run in order).
-inline constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
-
 // Whether cuBLASLt loads (and, if not, why).
 bool cublaslt_available(std::string* why = nullptr);
 
-class LtStep {
+class LtStep final : public LibraryCall {
  public:
   // args: the device address of each step argument (inputs, then the output). `where` names
   // the step in messages. UserError where cuBLASLt does not load, rejects the descriptors or
   // has no algorithm for the product.
   LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, const std::string& where);
-  ~LtStep();
+  ~LtStep() override;
   LtStep(const LtStep&) = delete;
   LtStep& operator=(const LtStep&) = delete;
 
-  // The product on `stream` (a CUstream).
-  void enqueue(void* stream) const;
+  void enqueue(void* stream) const override;
 
  private:
   void set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace);

@@ -9,6 +9,8 @@
 #include "ir/parser.h"
 #include "orchid/cuda_abi.h"
 #include "runtime/checksum.h"
+#include "runtime/cuda/dnn_step.h"
+#include "runtime/cuda/lt_step.h"
 #include "runtime/weights.h"
 #include "support/error.h"
 
@@ -45,7 +47,7 @@ std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
   m->weights_ = dev.alloc(static_cast<size_t>(w.bytes));
   dev.upload(m->weights_, host.data(), static_cast<size_t>(w.bytes));
   m->allocate();
-  m->make_lt_steps(source);
+  m->make_library_calls(source);
   m->stream_ = dev.stream();
   m->capture();
   return m;
@@ -137,31 +139,45 @@ uint64_t CudaModel::address(const BufferHome& h) const {
   return 0;
 }
 
-// Each cublaslt step's product, from its graph (lt_matmul.h), at its arguments' addresses;
-// the steps share one workspace.
-void CudaModel::make_lt_steps(const std::string& source) {
+namespace {
+
+// The library call of a cublaslt or cudnn step, from its graph (lt_matmul.h, dnn_conv.h).
+std::unique_ptr<LibraryCall> library_call(const PlanStep& s, const ir::Graph& g, const std::vector<uint64_t>& args,
+                                          uint64_t workspace, const std::string& where) {
+  if (s.impl == StepImpl::CublasLt) {
+    LtMatch m = match_lt_matmul(g);
+    ORCHID_USER_CHECK(m.matmul) << where << ": " << m.reason;
+    return std::make_unique<LtStep>(*m.matmul, args, workspace, where);
+  }
+  DnnMatch m = match_dnn_conv(g);
+  ORCHID_USER_CHECK(m.conv) << where << ": " << m.reason;
+  return std::make_unique<DnnStep>(*m.conv, args, workspace, where);
+}
+
+}  // namespace
+
+// Each library step's call at its arguments' addresses; the calls share one workspace.
+void CudaModel::make_library_calls(const std::string& source) {
   const Device& dev = Device::get();
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& s = plan_.steps[i];
-    if (s.impl != StepImpl::CublasLt) {
-      lt_steps_.emplace_back();
+    if (s.impl != StepImpl::CublasLt && s.impl != StepImpl::Cudnn) {
+      calls_.emplace_back();
       continue;
     }
     std::string where = source + ": steps[" + std::to_string(i) + "] ('" + s.name + "')";
     ir::Graph g = ir::parse_graph(s.ir, where + ".ir");
     check_step_graph(plan_, s, g, where);
-    LtMatch match = match_lt_matmul(g);
-    ORCHID_USER_CHECK(match.matmul) << where << ": " << match.reason;
-    if (lt_workspace_.bytes() == 0) lt_workspace_ = dev.alloc(kLtWorkspaceBytes);
+    if (workspace_.bytes() == 0) workspace_ = dev.alloc(kLibraryWorkspaceBytes);
     std::vector<uint64_t> args(params_[i].begin(), params_[i].begin() + static_cast<std::ptrdiff_t>(s.args.size()));
-    lt_steps_.push_back(std::make_unique<LtStep>(*match.matmul, args, lt_workspace_.ptr(), where));
+    calls_.push_back(library_call(s, g, args, workspace_.ptr(), where));
   }
 }
 
 void CudaModel::launch_step(size_t i) const {
   const PlanStep& s = plan_.steps[i];
-  if (lt_steps_[i]) {
-    lt_steps_[i]->enqueue(stream_.handle());
+  if (calls_[i]) {
+    calls_[i]->enqueue(stream_.handle());
     return;
   }
   Device::get().launch(functions_[i], s.tasks, s.threads, s.shared_bytes,

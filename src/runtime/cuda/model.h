@@ -1,8 +1,8 @@
 // A CUDA artifact (plan.h, device cuda) loaded onto the GPU: the module's CUBIN for the GPU's
 // architecture, the weights uploaded once, one arena for the intermediates (memory_plan.h:
 // liveness and best fit), device buffers for the inputs and outputs, and the steps (generated
-// kernels and cuBLASLt products, lt_step.h) launched in order on one stream — captured into a
-// CUDA graph, so that a run is one launch.
+// kernels and library calls: cuBLASLt, cuDNN) launched in order on one stream — captured into
+// a CUDA graph, so that a run is one launch.
 #pragma once
 
 #include <functional>
@@ -12,7 +12,7 @@
 
 #include "ir/tensor.h"
 #include "runtime/cuda/device.h"
-#include "runtime/cuda/lt_step.h"
+#include "runtime/cuda/library_call.h"
 #include "runtime/memory_plan.h"
 #include "runtime/plan.h"
 
@@ -42,7 +42,7 @@ class CudaModel {
   void check_steps(const std::string& source) const;
   void allocate();
   uint64_t address(const BufferHome& home) const;  // on the device
-  void make_lt_steps(const std::string& source);
+  void make_library_calls(const std::string& source);
   void capture();
   void launch_step(size_t i) const;  // step i on the model's stream
   // The median of `repeats` timings (CUDA events on the model's stream) of `launches`; 0 for none.
@@ -53,8 +53,8 @@ class CudaModel {
   MemoryPlan memory_;
   Module module_;
   std::vector<void*> functions_;                  // per cuda step; null for the others
-  std::vector<std::unique_ptr<LtStep>> lt_steps_;  // per cublaslt step; null for the others
-  DeviceBuffer weights_, arena_, errors_, scratch_, lt_workspace_;
+  std::vector<std::unique_ptr<LibraryCall>> calls_;  // per library step; null for the others
+  DeviceBuffer weights_, arena_, errors_, scratch_, workspace_;
   std::vector<DeviceBuffer> inputs_, outputs_;
   std::vector<std::vector<uint64_t>> params_;  // per step: argument pointers, error word, scratch
   std::vector<std::vector<void*>> param_ptrs_;

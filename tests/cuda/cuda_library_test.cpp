@@ -1,7 +1,9 @@
-// cuBLASLt steps on a GPU (runtime/cuda/lt_step.h) against the reference interpreter: seeded
+// Library steps on a GPU against the reference interpreter, each as a one-step CUDA artifact
+// run through CudaModel (so inside its CUDA graph): cuBLASLt (runtime/cuda/lt_step.h) on seeded
 // random matmuls (transposes, numpy-broadcast batches) with random epilogues (scale, bias,
-// residual, relu), and products of model size, each as a one-step CUDA artifact run through CudaModel
-// (so inside its CUDA graph). Skipped where no GPU or no cuBLASLt is.
+// residual, relu) and on products of model size; cuDNN (dnn_step.h) on seeded random
+// convolutions (2-D and 3-D, strides, dilations, groups) and on convolutions of model size.
+// Skipped where no GPU, or not the library, is.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,30 +14,31 @@
 #include "interp/random_inputs.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "runtime/cuda/dnn_step.h"
 #include "runtime/cuda/lt_step.h"
 #include "runtime/cuda/model.h"
 #include "runtime/weights.h"
-#include "testlib/random_matmul.h"
+#include "testlib/random_linear.h"
 #include "testlib/temp_dir.h"
 
 namespace orchid::runtime::cuda {
 namespace {
 
-void skip_without_gpu() {
+void skip_without(bool (*library_available)(std::string*)) {
   std::string why;
   if (!Device::available(&why)) GTEST_SKIP() << why;
-  if (!cublaslt_available(&why)) GTEST_SKIP() << why;
+  if (!library_available(&why)) GTEST_SKIP() << why;
 }
 
-// g as a CUDA artifact of one cublaslt step in `dir`: its inputs and output the plan's.
-void write_lt_artifact(const ir::Graph& g, const std::string& dir) {
+// g as a CUDA artifact of one library step in `dir`: its inputs and output the plan's.
+void write_library_artifact(const ir::Graph& g, StepImpl impl, const std::string& dir) {
   Plan p;
   p.device = PlanDevice::Cuda;
   p.target = "cuda";
   p.graph_name = "lt";
   PlanStep step;
-  step.name = "lt";
-  step.impl = StepImpl::CublasLt;
+  step.name = "lib";
+  step.impl = impl;
   step.ir = ir::print_graph(g);
   for (ir::ValueId v : g.inputs()) {
     auto id = static_cast<int32_t>(p.buffers.size());
@@ -56,10 +59,9 @@ void write_lt_artifact(const ir::Graph& g, const std::string& dir) {
 
 // The step's output against the f64 interpreter; f32 accumulation over k terms of O(1)
 // values is allowed an error growing with its square root.
-void check_on_gpu(const ir::Graph& g, uint64_t seed, int64_t k) {
-  ASSERT_TRUE(match_lt_matmul(g).matmul) << match_lt_matmul(g).reason;
-  testlib::TempDir dir("orchid_lt");
-  write_lt_artifact(g, dir.str());
+void check_on_gpu(const ir::Graph& g, StepImpl impl, uint64_t seed, int64_t k) {
+  testlib::TempDir dir("orchid_library");
+  write_library_artifact(g, impl, dir.str());
   std::unique_ptr<CudaModel> m = CudaModel::load(dir.str());
   std::vector<ir::Tensor> inputs = interp::random_inputs(g, seed);
   std::vector<ir::Tensor> want = interp::run(g, inputs);
@@ -106,8 +108,18 @@ std::string random_graph(const testlib::MatMulCase& mc, Rng& rng) {
   return s + "  output " + prev + "\n}\n";
 }
 
+void check_lt(const ir::Graph& g, uint64_t seed, int64_t k) {
+  ASSERT_TRUE(match_lt_matmul(g).matmul) << match_lt_matmul(g).reason;
+  check_on_gpu(g, StepImpl::CublasLt, seed, k);
+}
+
+void check_dnn(const ir::Graph& g, uint64_t seed, int64_t k) {
+  ASSERT_TRUE(match_dnn_conv(g).conv) << match_dnn_conv(g).reason;
+  check_on_gpu(g, StepImpl::Cudnn, seed, k);
+}
+
 TEST(CublasLtOnGpu, RandomMatMulsWithEpiloguesMatchTheInterpreter) {
-  skip_without_gpu();
+  skip_without(cublaslt_available);
   if (IsSkipped()) return;
   int ran = 0;
   for (uint64_t seed = 1; seed <= 80; ++seed) {
@@ -118,16 +130,16 @@ TEST(CublasLtOnGpu, RandomMatMulsWithEpiloguesMatchTheInterpreter) {
     ir::Graph g = ir::parse_graph(text);
     if (!match_lt_matmul(g).matmul) continue;  // batches that do not collapse
     ++ran;
-    check_on_gpu(g, seed, mc.k);
+    check_lt(g, seed, mc.k);
   }
   EXPECT_GE(ran, 50);
 }
 
 TEST(CublasLtOnGpu, ModelSizedProductsMatchTheInterpreter) {
-  skip_without_gpu();
+  skip_without(cublaslt_available);
   if (IsSkipped()) return;
   // A linear layer with bias and relu; attention's Q·Kᵀ over 8 heads.
-  check_on_gpu(ir::parse_graph(R"(graph @linear {
+  check_lt(ir::parse_graph(R"(graph @linear {
   input %x : f32[256,768]
   input %w : f32[768,512]
   input %bias : f32[512]
@@ -136,12 +148,56 @@ TEST(CublasLtOnGpu, ModelSizedProductsMatchTheInterpreter) {
   %z : f32[256,512] = elementwise(%yb) { max(%yb[i0, i1], 0:f32) }
   output %z
 })"), 5, 768);
-  check_on_gpu(ir::parse_graph(R"(graph @scores {
+  check_lt(ir::parse_graph(R"(graph @scores {
   input %q : f32[8,128,64]
   input %k : f32[8,128,64]
   %s : f32[8,128,128] = matmul(%q, %k) {trans_a=false, trans_b=true}
   output %s
 })"), 6, 64);
+}
+
+TEST(CudnnOnGpu, RandomConvolutionsMatchTheInterpreter) {
+  skip_without(cudnn_available);
+  if (IsSkipped()) return;
+  int ran = 0;
+  for (uint64_t seed = 1; seed <= 120; ++seed) {
+    Rng rng(seed * 104729);
+    testlib::ConvCase cc = testlib::random_conv(rng);
+    ir::TensorType out = ir::conv_result_type({ir::DType::F32, cc.x}, {ir::DType::F32, cc.w}, cc.attrs);
+    std::string text = "graph @g {\n  input %a : " + dims_text(cc.x) + "\n  input %b : " + dims_text(cc.w) + "\n  %y : " +
+                       dims_text(out.shape) + " = " + testlib::conv_rhs(cc.attrs) + "\n  output %y\n}\n";
+    SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + text);
+    ir::Graph g = ir::parse_graph(text);
+    if (!match_dnn_conv(g).conv) continue;  // 1-D, or pads that differ at the two ends
+    ++ran;
+    check_dnn(g, seed, cc.reduction);
+  }
+  EXPECT_GE(ran, 20);
+}
+
+TEST(CudnnOnGpu, ModelSizedConvolutionsMatchTheInterpreter) {
+  skip_without(cudnn_available);
+  if (IsSkipped()) return;
+  // A style-transfer network's first layer; a vision transformer's patch embedding; a strided
+  // 3×3 convolution with padding.
+  check_dnn(ir::parse_graph(R"(graph @first {
+  input %x : f32[1,3,232,232]
+  input %w : f32[32,3,9,9]
+  %y : f32[1,32,224,224] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[0,0], pads_end=[0,0], groups=1}
+  output %y
+})"), 7, 243);
+  check_dnn(ir::parse_graph(R"(graph @patches {
+  input %x : f32[2,3,224,224]
+  input %w : f32[192,3,16,16]
+  %y : f32[2,192,14,14] = conv(%x, %w) {strides=[16,16], dilations=[1,1], pads_begin=[0,0], pads_end=[0,0], groups=1}
+  output %y
+})"), 8, 768);
+  check_dnn(ir::parse_graph(R"(graph @down {
+  input %x : f32[4,64,56,56]
+  input %w : f32[128,64,3,3]
+  %y : f32[4,128,28,28] = conv(%x, %w) {strides=[2,2], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  output %y
+})"), 9, 576);
 }
 
 }  // namespace

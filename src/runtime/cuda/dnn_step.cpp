@@ -1,0 +1,194 @@
+#include "runtime/cuda/dnn_step.h"
+
+#include <cudnn.h>
+
+#include <memory>
+#include <utility>
+
+#include "support/error.h"
+#include "support/shared_library.h"
+
+namespace orchid::runtime::cuda {
+
+// cuDNN's entry points Orchid uses, and one handle for the process.
+struct DnnApi {
+  SharedLibrary lib;
+  std::string why;  // why it did not load
+  cudnnHandle_t handle = nullptr;
+  decltype(&cudnnCreate) create = nullptr;
+  decltype(&cudnnGetErrorString) error_string = nullptr;
+  decltype(&cudnnSetStream) set_stream = nullptr;
+  decltype(&cudnnCreateTensorDescriptor) tensor_create = nullptr;
+  decltype(&cudnnSetTensorNdDescriptor) tensor_set = nullptr;
+  decltype(&cudnnDestroyTensorDescriptor) tensor_destroy = nullptr;
+  decltype(&cudnnCreateFilterDescriptor) filter_create = nullptr;
+  decltype(&cudnnSetFilterNdDescriptor) filter_set = nullptr;
+  decltype(&cudnnDestroyFilterDescriptor) filter_destroy = nullptr;
+  decltype(&cudnnCreateConvolutionDescriptor) conv_create = nullptr;
+  decltype(&cudnnSetConvolutionNdDescriptor) conv_set = nullptr;
+  decltype(&cudnnSetConvolutionGroupCount) conv_groups = nullptr;
+  decltype(&cudnnSetConvolutionMathType) conv_math = nullptr;
+  decltype(&cudnnDestroyConvolutionDescriptor) conv_destroy = nullptr;
+  decltype(&cudnnGetConvolutionForwardAlgorithm_v7) heuristic = nullptr;
+  decltype(&cudnnConvolutionForward) forward = nullptr;
+
+  void check(cudnnStatus_t s, const char* call, const std::string& where) const {
+    ORCHID_USER_CHECK(s == CUDNN_STATUS_SUCCESS)
+        << where << ": cuDNN: " << call << " failed: " << (error_string ? error_string(s) : "status " + std::to_string(s));
+  }
+};
+
+namespace {
+
+bool bind_all(DnnApi& a) {
+  const SharedLibrary& l = a.lib;
+  std::string* w = &a.why;
+  return l.bind("cudnnCreate", &a.create, w) && l.bind("cudnnGetErrorString", &a.error_string, w) &&
+         l.bind("cudnnSetStream", &a.set_stream, w) && l.bind("cudnnCreateTensorDescriptor", &a.tensor_create, w) &&
+         l.bind("cudnnSetTensorNdDescriptor", &a.tensor_set, w) &&
+         l.bind("cudnnDestroyTensorDescriptor", &a.tensor_destroy, w) &&
+         l.bind("cudnnCreateFilterDescriptor", &a.filter_create, w) &&
+         l.bind("cudnnSetFilterNdDescriptor", &a.filter_set, w) &&
+         l.bind("cudnnDestroyFilterDescriptor", &a.filter_destroy, w) &&
+         l.bind("cudnnCreateConvolutionDescriptor", &a.conv_create, w) &&
+         l.bind("cudnnSetConvolutionNdDescriptor", &a.conv_set, w) &&
+         l.bind("cudnnSetConvolutionGroupCount", &a.conv_groups, w) &&
+         l.bind("cudnnSetConvolutionMathType", &a.conv_math, w) &&
+         l.bind("cudnnDestroyConvolutionDescriptor", &a.conv_destroy, w) &&
+         l.bind("cudnnGetConvolutionForwardAlgorithm_v7", &a.heuristic, w) &&
+         l.bind("cudnnConvolutionForward", &a.forward, w);
+}
+
+std::unique_ptr<DnnApi> load() {
+  auto a = std::make_unique<DnnApi>();
+  std::string major = std::to_string(CUDNN_MAJOR);
+  a->lib = SharedLibrary::open({"libcudnn.so." + major}, &a->why);
+  if (!a->lib.loaded()) {
+    a->why = "cuDNN " + major + " did not load (" + a->why + ")";
+    return a;
+  }
+  if (!bind_all(*a)) {
+    a->lib = SharedLibrary();
+    return a;
+  }
+  if (cudnnStatus_t s = a->create(&a->handle); s != CUDNN_STATUS_SUCCESS) {
+    a->why = std::string("cudnnCreate failed: ") + a->error_string(s);
+    a->lib = SharedLibrary();
+  }
+  return a;
+}
+
+const DnnApi& api() {
+  static const std::unique_ptr<DnnApi> a = load();
+  return *a;
+}
+
+std::vector<int> ints(const ir::Dims& d, const std::string& where) {
+  std::vector<int> out;
+  for (int64_t v : d) {
+    ORCHID_USER_CHECK(v >= 0 && v <= INT32_MAX) << where << ": dim " << v << " is more than cuDNN takes";
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+std::vector<int> dense_strides(const std::vector<int>& dims) {
+  std::vector<int> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+}  // namespace
+
+bool cudnn_available(std::string* why) {
+  const DnnApi& a = api();
+  if (!a.lib.loaded() && why) *why = a.why;
+  return a.lib.loaded();
+}
+
+DnnStep::DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace, const std::string& where)
+    : api_(&api()), where_(where), workspace_(workspace) {
+  try {
+    set_up(conv, args);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args) {
+  const DnnApi& a = *api_;
+  const std::string& where = where_;
+  ORCHID_USER_CHECK(a.lib.loaded()) << where << ": " << a.why;
+  auto arg = [&](int32_t i) {
+    ORCHID_USER_CHECK(i >= 0 && static_cast<size_t>(i) < args.size()) << where << ": argument " << i << " is missing";
+    return args[static_cast<size_t>(i)];
+  };
+  x_ = arg(c.x);
+  w_ = arg(c.w);
+  y_ = arg(c.y);
+  auto tensor = [&](void*& slot, const ir::Dims& dims) {
+    cudnnTensorDescriptor_t d = nullptr;
+    a.check(a.tensor_create(&d), "cudnnCreateTensorDescriptor", where);
+    slot = d;
+    std::vector<int> n = ints(dims, where), s = dense_strides(n);
+    a.check(a.tensor_set(d, CUDNN_DATA_FLOAT, static_cast<int>(n.size()), n.data(), s.data()),
+            "cudnnSetTensorNdDescriptor", where);
+  };
+  tensor(x_desc_, c.x_dims);
+  tensor(y_desc_, c.y_dims);
+  cudnnFilterDescriptor_t f = nullptr;
+  a.check(a.filter_create(&f), "cudnnCreateFilterDescriptor", where);
+  w_desc_ = f;
+  std::vector<int> wd = ints(c.w_dims, where);
+  a.check(a.filter_set(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()),
+          "cudnnSetFilterNdDescriptor", where);
+  cudnnConvolutionDescriptor_t cd = nullptr;
+  a.check(a.conv_create(&cd), "cudnnCreateConvolutionDescriptor", where);
+  conv_desc_ = cd;
+  std::vector<int> pads = ints(c.pads, where), strides = ints(c.strides, where), dil = ints(c.dilations, where);
+  a.check(a.conv_set(cd, static_cast<int>(pads.size()), pads.data(), strides.data(), dil.data(), CUDNN_CROSS_CORRELATION,
+                     CUDNN_DATA_FLOAT),
+          "cudnnSetConvolutionNdDescriptor", where);
+  a.check(a.conv_groups(cd, static_cast<int>(c.groups)), "cudnnSetConvolutionGroupCount", where);
+  a.check(a.conv_math(cd, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType", where);
+  constexpr int kAsk = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+  cudnnConvolutionFwdAlgoPerf_t perf[kAsk];
+  int found = 0;
+  a.check(a.heuristic(a.handle, static_cast<cudnnTensorDescriptor_t>(x_desc_), f, cd,
+                      static_cast<cudnnTensorDescriptor_t>(y_desc_), kAsk, &found, perf),
+          "cudnnGetConvolutionForwardAlgorithm_v7", where);
+  for (int i = 0; i < found; ++i) {
+    const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
+    if (p.status != CUDNN_STATUS_SUCCESS || p.mathType != CUDNN_FMA_MATH || p.memory > kLibraryWorkspaceBytes) continue;
+    algo_ = static_cast<int>(p.algo);
+    workspace_bytes_ = p.memory;
+    return;
+  }
+  ORCHID_USER_ERROR() << where << ": cuDNN has no f32 algorithm within " << kLibraryWorkspaceBytes
+                      << " bytes of workspace for " << describe(c);
+}
+
+DnnStep::~DnnStep() { release(); }
+
+void DnnStep::release() {
+  const DnnApi& a = *api_;
+  if (x_desc_) a.tensor_destroy(static_cast<cudnnTensorDescriptor_t>(std::exchange(x_desc_, nullptr)));
+  if (y_desc_) a.tensor_destroy(static_cast<cudnnTensorDescriptor_t>(std::exchange(y_desc_, nullptr)));
+  if (w_desc_) a.filter_destroy(static_cast<cudnnFilterDescriptor_t>(std::exchange(w_desc_, nullptr)));
+  if (conv_desc_) a.conv_destroy(static_cast<cudnnConvolutionDescriptor_t>(std::exchange(conv_desc_, nullptr)));
+}
+
+void DnnStep::enqueue(void* stream) const {
+  const DnnApi& a = *api_;
+  a.check(a.set_stream(a.handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream", where_);
+  const float one = 1, zero = 0;
+  auto ptr = [](uint64_t p) { return reinterpret_cast<void*>(p); };
+  a.check(a.forward(a.handle, &one, static_cast<cudnnTensorDescriptor_t>(x_desc_), ptr(x_),
+                    static_cast<cudnnFilterDescriptor_t>(w_desc_), ptr(w_),
+                    static_cast<cudnnConvolutionDescriptor_t>(conv_desc_), static_cast<cudnnConvolutionFwdAlgo_t>(algo_),
+                    ptr(workspace_), workspace_bytes_, &zero, static_cast<cudnnTensorDescriptor_t>(y_desc_), ptr(y_)),
+          "cudnnConvolutionForward", where_);
+}
+
+}  // namespace orchid::runtime::cuda
