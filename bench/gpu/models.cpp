@@ -92,7 +92,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no GPU: %s\n", why.c_str());
     return 77;
   }
-  const double tolerance = 1e-4;
   const runtime::cuda::Device& dev = runtime::cuda::Device::get();
   std::printf("GPU: %s (%d SMs)\n\n| model | steps | load s | rel. L2 error | matches | ms per run | slowest steps alone |\n"
               "|---|---:|---:|---:|---|---:|---|\n",
@@ -100,6 +99,7 @@ int main(int argc, char** argv) {
   int status = 0;
   for (int i = 1; i < argc; ++i) {
     try {
+      double tolerance = runtime::default_tolerance(runtime::read_plan(argv[i]).precision);
       Row r = check_and_time(argv[i], tolerance);
       bool ok = r.worst <= tolerance;
       status |= ok ? 0 : 1;

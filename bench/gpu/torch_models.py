@@ -1,7 +1,8 @@
-"""The benchmark models (bench/models) in PyTorch on the GPU, f32 (no TF32): eager and
-torch.compile in each mode asked for, each timed with CUDA events (5 warm-ups, median of 50
-runs) under torch.no_grad. Run from the repository root:
-python3 -m bench.gpu.torch_models MODEL... [--modes default,max-autotune].
+"""The benchmark models (bench/models) in PyTorch on the GPU, f32 (no TF32 unless --tf32, to
+compare with artifacts compiled with --precision tf32): eager and torch.compile in each mode
+asked for, each timed with CUDA events (5 warm-ups, median of 50 runs) under torch.no_grad.
+Run from the repository root:
+python3 -m bench.gpu.torch_models MODEL... [--modes default,max-autotune] [--tf32].
 Prints a markdown table, a row as soon as a model is done."""
 import argparse
 import statistics
@@ -31,11 +32,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models", nargs="+")
     ap.add_argument("--modes", default="default", help="torch.compile modes, comma-separated (default, max-autotune, ...)")
+    ap.add_argument("--tf32", action="store_true", help="allow TF32 in matmuls and convolutions")
     a = ap.parse_args()
     modes = a.modes.split(",")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, f32 without TF32\n")
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32
+    torch.backends.cudnn.allow_tf32 = a.tf32
+    torch.set_float32_matmul_precision("high" if a.tf32 else "highest")
+    precision = "TF32 allowed" if a.tf32 else "f32 without TF32"
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, {precision}\n")
     head = "".join(f" {m} ms | {m} compile s |" for m in modes)
     print("| model | eager ms |" + head + "\n|---|---:|" + "---:|---:|" * len(modes), flush=True)
     for name in a.models:

@@ -26,6 +26,7 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
   ORCHID_USER_CHECK(codegen::cuda::Nvrtc::available(&why)) << "--target cuda: " << why;
   BuiltArtifact a;
   a.plan.device = runtime::PlanDevice::Cuda;
+  a.plan.precision = o.precision;
   a.plan.target = o.target;
   a.plan.graph_name = g.name;
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);

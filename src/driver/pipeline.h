@@ -33,7 +33,8 @@ struct CompileOptions {
   // skipped, with a note in the report, where the target has no measured peak and bandwidth.
   bool rewrite = true;
   uint64_t verify_seed = 1;
-  double tolerance = 1e-4;        // relative L2 error of each f32 output
+  // Relative L2 error of each f32 output (runtime::default_tolerance of the plan's precision).
+  double tolerance = runtime::default_tolerance(runtime::PlanPrecision::Fp32);
   double measure_seconds = 0.2;   // per-step timing for the report (0: none)
   // Models whose values need more memory at once are refused before any work on them
   // (memory_check.h); 0: this machine's physical memory.

@@ -26,6 +26,8 @@ struct BuildOptions {
   // Buffers in other layouts than plain: nChw8c between oneDNN convolutions (layouts.h),
   // weights as GEMM B panels (panels16).
   bool layouts = true;
+  // CUDA plans: what library steps may compute f32 products in (runtime/plan.h).
+  runtime::PlanPrecision precision = runtime::PlanPrecision::Fp32;
 };
 
 // What one plan step is made of, for reports.

@@ -105,7 +105,8 @@ std::string summary(const ReportInput& in, const Timing& t) {
     for (const runtime::PlanLibrary& l : in.built->plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
     s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "); generated kernels under their default CUDA "
          "schedule, " + count(StepKind::CublasLt) + " matmuls through cuBLASLt and " + count(StepKind::Cudnn) +
-         " convolutions through cuDNN (fp32, no TF32); none measured\n";
+         " convolutions through cuDNN (" +
+         (plan.precision == runtime::PlanPrecision::Tf32 ? "TF32 allowed" : "fp32, no TF32") + "); none measured\n";
   }
   s += std::string("- verified against the interpreter: ") +
        (in.verified ? "yes" : "no (" + (in.not_verified.empty() ? std::string("not run") : in.not_verified) + ")") + "\n";

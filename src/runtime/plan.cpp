@@ -122,6 +122,12 @@ std::optional<StepImpl> parse_step_impl(std::string_view text) {
 
 std::string_view plan_device_name(PlanDevice d) { return d == PlanDevice::Cuda ? "cuda" : "cpu"; }
 
+std::string_view plan_precision_name(PlanPrecision p) { return p == PlanPrecision::Tf32 ? "tf32" : "fp32"; }
+
+std::optional<PlanPrecision> parse_plan_precision(std::string_view text) {
+  return parse_named(text, {PlanPrecision::Fp32, PlanPrecision::Tf32}, plan_precision_name);
+}
+
 std::optional<PlanDevice> parse_plan_device(std::string_view text) {
   return parse_named(text, {PlanDevice::Cpu, PlanDevice::Cuda}, plan_device_name);
 }
@@ -325,6 +331,8 @@ class Validator {
       ORCHID_USER_CHECK(is_gpu_step(p_.steps[i].impl) == cuda)
           << src_ << ": steps[" << i << "] ('" << p_.steps[i].name << "'): a " << step_impl_name(p_.steps[i].impl)
           << " step in a " << plan_device_name(p_.device) << " plan";
+    ORCHID_USER_CHECK(cuda || p_.precision == PlanPrecision::Fp32)
+        << src_ << ": precision: " << plan_precision_name(p_.precision) << " is for cuda plans only";
     for (size_t b = 0; cuda && b < p_.buffers.size(); ++b)
       ORCHID_USER_CHECK(p_.buffers[b].layout == BufferLayout::Plain)
           << src_ << ": " << buf(static_cast<int32_t>(b)) << ": a cuda plan's buffers are plain";

@@ -81,6 +81,16 @@ enum class PlanDevice : uint8_t { Cpu, Cuda };
 std::string_view plan_device_name(PlanDevice d);
 std::optional<PlanDevice> parse_plan_device(std::string_view text);
 
+// What a cuda plan's library steps may compute f32 products in: f32 (fp32, the default), or
+// TF32 on tensor cores (tf32: 10-bit mantissas, `orchid compile --precision tf32`).
+// Generated kernels compute in f32 either way.
+enum class PlanPrecision : uint8_t { Fp32, Tf32 };
+std::string_view plan_precision_name(PlanPrecision p);
+std::optional<PlanPrecision> parse_plan_precision(std::string_view text);
+// The relative L2 error of each f32 output a plan of this precision is verified to, unless
+// asked otherwise (`orchid compile --tolerance`).
+constexpr double default_tolerance(PlanPrecision p) { return p == PlanPrecision::Tf32 ? 1e-2 : 1e-4; }
+
 struct PlanLibrary {
   std::string file;  // inside the artifact directory; [A-Za-z0-9_.-] only
   uint64_t checksum = 0;
@@ -125,6 +135,7 @@ struct PlanWeights {
 
 struct Plan {
   PlanDevice device = PlanDevice::Cpu;
+  PlanPrecision precision = PlanPrecision::Fp32;  // "precision", written when not fp32
   std::vector<std::string> isa;  // ISA flags the kernels need, as target::host_isa() names them
   std::string target;            // free-form fingerprint of the target the plan was built for
   std::string graph_name;

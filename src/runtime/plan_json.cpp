@@ -210,7 +210,7 @@ std::vector<T> read_list(const Reader& top, const char* key, F read_one) {
 
 Plan read_top(const json& j, const std::string& source) {
   Reader r(j, "", source,
-           {"format", "version", "device", "graph", "target", "isa", "buffers", "inputs", "outputs",
+           {"format", "version", "device", "precision", "graph", "target", "isa", "buffers", "inputs", "outputs",
             "libraries", "steps", "weights"});
   std::string format = r.str("format");
   ORCHID_USER_CHECK(format == kPlanFormat)
@@ -226,6 +226,12 @@ Plan read_top(const json& j, const std::string& source) {
     auto d = parse_plan_device(device);
     ORCHID_USER_CHECK(d) << source << ": device: unknown device '" << device << "' (expected cpu or cuda)";
     p.device = *d;
+  }
+  if (r.has("precision")) {
+    std::string precision = r.str("precision");
+    auto pr = parse_plan_precision(precision);
+    ORCHID_USER_CHECK(pr) << source << ": precision: unknown precision '" << precision << "' (expected fp32 or tf32)";
+    p.precision = *pr;
   }
   p.graph_name = r.str("graph");
   p.target = r.str("target");
@@ -282,6 +288,7 @@ ojson step_json(const PlanStep& s) {
 std::string plan_to_json(const Plan& plan) {
   ojson j{{"format", kPlanFormat}, {"version", kPlanVersion}};
   if (plan.device != PlanDevice::Cpu) j["device"] = std::string(plan_device_name(plan.device));
+  if (plan.precision != PlanPrecision::Fp32) j["precision"] = std::string(plan_precision_name(plan.precision));
   j["graph"] = plan.graph_name;
   j["target"] = plan.target;
   j["isa"] = plan.isa;

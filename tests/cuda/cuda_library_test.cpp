@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "interp/compare.h"
 #include "interp/interp.h"
@@ -31,9 +32,11 @@ void skip_without(bool (*library_available)(std::string*)) {
 }
 
 // g as a CUDA artifact of one library step in `dir`: its inputs and output the plan's.
-void write_library_artifact(const ir::Graph& g, StepImpl impl, const std::string& dir) {
+void write_library_artifact(const ir::Graph& g, StepImpl impl, const std::string& dir,
+                            PlanPrecision precision = PlanPrecision::Fp32) {
   Plan p;
   p.device = PlanDevice::Cuda;
+  p.precision = precision;
   p.target = "cuda";
   p.graph_name = "lt";
   PlanStep step;
@@ -154,6 +157,37 @@ TEST(CublasLtOnGpu, ModelSizedProductsMatchTheInterpreter) {
   %s : f32[8,128,128] = matmul(%q, %k) {trans_a=false, trans_b=true}
   output %s
 })"), 6, 64);
+}
+
+// With TF32 allowed, a product and a convolution stay within a TF32 plan's tolerance.
+TEST(LibrariesOnGpu, Tf32StaysWithinItsTolerance) {
+  skip_without(cudnn_available);
+  if (IsSkipped()) return;
+  skip_without(cublaslt_available);
+  if (IsSkipped()) return;
+  std::vector<std::pair<StepImpl, std::string>> cases = {{StepImpl::CublasLt, R"(graph @linear {
+  input %x : f32[256,768]
+  input %w : f32[768,512]
+  %y : f32[256,512] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  output %y
+})"},
+                                                         {StepImpl::Cudnn, R"(graph @conv {
+  input %x : f32[4,64,56,56]
+  input %w : f32[128,64,3,3]
+  %y : f32[4,128,56,56] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  output %y
+})"}};
+  for (const auto& [impl, text] : cases) {
+    ir::Graph g = ir::parse_graph(text);
+    testlib::TempDir dir("orchid_library_tf32");
+    write_library_artifact(g, impl, dir.str(), PlanPrecision::Tf32);
+    std::unique_ptr<CudaModel> m = CudaModel::load(dir.str());
+    std::vector<ir::Tensor> inputs = interp::random_inputs(g, 12);
+    std::string why;
+    double e = interp::relative_l2(m->run(inputs)[0], interp::run(g, inputs)[0], &why);
+    EXPECT_LE(e, default_tolerance(PlanPrecision::Tf32)) << g.name << " " << why;
+    std::printf("%s with TF32 allowed: relative L2 error %.2e\n", g.name.c_str(), e);
+  }
 }
 
 TEST(CudnnOnGpu, RandomConvolutionsMatchTheInterpreter) {

@@ -127,6 +127,15 @@ TEST(CudaPipeline, LargeMatmulsCallCublasLt) {
   o.gpu_libraries = false;
   compile_graph(ir::parse_graph(text), o);
   EXPECT_EQ(step_impls(runtime::read_plan(dir.file("gen"))), (std::vector<std::string>{"cuda", "cuda"}));
+  // TF32 allowed: the same steps, the plan saying so, verified (where a GPU is) to its tolerance.
+  CompileOptions t = cuda_options(dir.file("tf32"));
+  t.build.precision = runtime::PlanPrecision::Tf32;
+  t.tolerance = runtime::default_tolerance(runtime::PlanPrecision::Tf32);
+  CompileResult r = compile_graph(ir::parse_graph(text), t);
+  runtime::Plan tf32 = runtime::read_plan(dir.file("tf32"));
+  EXPECT_EQ(tf32.precision, runtime::PlanPrecision::Tf32);
+  EXPECT_EQ(step_impls(tf32), (std::vector<std::string>{"cublaslt", "cuda", "cuda"}));
+  if (r.verified) EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
 }
 
 // A 3×3 convolution calls cuDNN, its bias and relu a generated step after it; a 1×1 one stays

@@ -231,6 +231,14 @@ const Case kCases[] = {
      },
      "steps[0] ('k'): a cuda step in a cpu plan"},
     {"device", [](json& j) { j["device"] = "tpu"; }, "device: unknown device 'tpu' (expected cpu or cuda)"},
+    {"precision", [](json& j) { j["precision"] = "fp8"; }, "precision: unknown precision 'fp8' (expected fp32 or tf32)"},
+    {"tf32_cpu_plan", [](json& j) { j["precision"] = "tf32"; }, "precision: tf32 is for cuda plans only"},
+    {"cudnn_step_in_cpu_plan", [](json& j) {
+       j["steps"][0] = {{"name", "c"}, {"impl", "cudnn"}, {"args", j["steps"][0]["args"]},
+                        {"num_inputs", j["steps"][0]["num_inputs"]}, {"ir", "graph"}, {"source_ops", json::array()},
+                        {"flops", 0}, {"bytes", 0}};
+     },
+     "steps[0] ('c'): a cudnn step in a cpu plan"},
     {"num_inputs", [](json& j) { j["steps"][0]["num_inputs"] = 3; },
      "steps[0] ('add_w'): num_inputs: 3 leaves no output among 3 args"},
     {"arg_range", [](json& j) { j["steps"][1]["args"][1] = 42; },

@@ -168,6 +168,22 @@ TEST(CliCompile, OptimalOrchestrationIsRefusedForCuda) {
   EXPECT_TRUE(contains(optimal.output, "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy"));
 }
 
+TEST(CliCompile, Tf32IsForCudaAndSaidInThePlan) {
+  TempDir dir("orchid_cli_tf32");
+  std::string model = write_model(dir);
+  auto cpu = orchid_cli({"compile", model, "-o", dir.file("c"), "--precision", "tf32"});
+  EXPECT_EQ(cpu.exit_code, 1);
+  EXPECT_TRUE(contains(cpu.output, "--precision tf32 is for --target cuda")) << cpu.output;
+  EXPECT_FALSE(fs::exists(dir.file("c")));
+#ifdef ORCHID_HAVE_CUDA
+  auto cuda = orchid_cli({"compile", model, "-o", dir.file("g"), "--target", "cuda", "--precision", "tf32", "--cache-dir",
+                          object_cache()});
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.output;
+  EXPECT_EQ(read_json(fs::path(dir.file("g")) / "plan.json").at("precision"), "tf32");
+  EXPECT_TRUE(contains(cuda.output, "(TF32 allowed)")) << cuda.output;
+#endif
+}
+
 TEST(CliCompile, BenchJsonAndProfile) {
   TempDir dir("orchid_cli_bench");
   std::string out = dir.file("art");

@@ -1,6 +1,8 @@
 // `orchid compile model.onnx -o out/`: the whole compiler (driver/pipeline.cpp), writing a
 // verified artifact directory.
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <cstdlib>
 #include <memory>
 
@@ -29,7 +31,8 @@ struct CompileFlags {
   bool rewrite = true;
   bool gpu_libraries = true;
   uint64_t seed = 1;
-  double tolerance = 1e-4;
+  double tolerance = std::numeric_limits<double>::quiet_NaN();  // NaN: by precision
+  std::string precision = "fp32";
   double measure_seconds = 0.2;
 };
 
@@ -65,7 +68,9 @@ int compile(const CompileFlags& f) {
   o.rewrite = f.rewrite;
   o.gpu_libraries = f.gpu_libraries;
   o.verify_seed = f.seed;
-  o.tolerance = f.tolerance;
+  ORCHID_USER_CHECK(f.precision == "fp32" || cuda) << "--precision " << f.precision << " is for --target cuda";
+  o.build.precision = f.precision == "tf32" ? runtime::PlanPrecision::Tf32 : runtime::PlanPrecision::Fp32;
+  o.tolerance = std::isnan(f.tolerance) ? runtime::default_tolerance(o.build.precision) : f.tolerance;
   o.measure_seconds = f.measure_seconds;
   std::unique_ptr<tune::TuningDb> db;
   if (f.measure && !cuda) {
@@ -114,7 +119,11 @@ Command add_compile(CLI::App& app) {
   cmd->add_flag("!--no-gpu-libraries", f->gpu_libraries,
                 "--target cuda: generate every step, large matmuls too (by default they call cuBLASLt)");
   cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
-  cmd->add_option("--tolerance", f->tolerance, "largest relative L2 error of an f32 output (default 1e-4)");
+  cmd->add_option("--tolerance", f->tolerance,
+                  "largest relative L2 error of an f32 output (default 1e-4; with --precision tf32, 1e-2)");
+  cmd->add_option("--precision", f->precision,
+                  "--target cuda: fp32 (default) or tf32 (cuBLASLt and cuDNN steps may use TF32 tensor cores)")
+      ->check(CLI::IsMember({"fp32", "tf32"}));
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");
   return {cmd, [f] { return compile(*f); }};
 }

@@ -106,17 +106,18 @@ bool cudnn_available(std::string* why) {
   return a.lib.loaded();
 }
 
-DnnStep::DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace, const std::string& where)
+DnnStep::DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32,
+                 const std::string& where)
     : api_(&api()), where_(where), workspace_(workspace) {
   try {
-    set_up(conv, args);
+    set_up(conv, args, tf32);
   } catch (...) {
     release();
     throw;
   }
 }
 
-void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args) {
+void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, bool tf32) {
   const DnnApi& a = *api_;
   const std::string& where = where_;
   ORCHID_USER_CHECK(a.lib.loaded()) << where << ": " << a.why;
@@ -151,7 +152,7 @@ void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args) {
                      CUDNN_DATA_FLOAT),
           "cudnnSetConvolutionNdDescriptor", where);
   a.check(a.conv_groups(cd, static_cast<int>(c.groups)), "cudnnSetConvolutionGroupCount", where);
-  a.check(a.conv_math(cd, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType", where);
+  a.check(a.conv_math(cd, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType", where);
   constexpr int kAsk = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
   cudnnConvolutionFwdAlgoPerf_t perf[kAsk];
   int found = 0;
@@ -160,12 +161,16 @@ void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args) {
           "cudnnGetConvolutionForwardAlgorithm_v7", where);
   for (int i = 0; i < found; ++i) {
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
-    if (p.status != CUDNN_STATUS_SUCCESS || p.mathType != CUDNN_FMA_MATH || p.memory > kLibraryWorkspaceBytes) continue;
+    bool math = p.mathType == CUDNN_FMA_MATH ||
+                (tf32 && (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_DEFAULT_MATH));
+    if (p.status != CUDNN_STATUS_SUCCESS || !math || p.memory > kLibraryWorkspaceBytes) continue;
+    a.check(a.conv_math(cd, p.mathType), "cudnnSetConvolutionMathType", where);
     algo_ = static_cast<int>(p.algo);
     workspace_bytes_ = p.memory;
     return;
   }
-  ORCHID_USER_ERROR() << where << ": cuDNN has no f32 algorithm within " << kLibraryWorkspaceBytes
+  ORCHID_USER_ERROR() << where << ": cuDNN has no " << (tf32 ? "f32 or TF32" : "f32") << " algorithm within "
+                      << kLibraryWorkspaceBytes
                       << " bytes of workspace for " << describe(c);
 }
 

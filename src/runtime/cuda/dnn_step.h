@@ -1,8 +1,8 @@
 // A "cudnn" step at run time (library_call.h): cuDNN 9 loaded at run time (libcudnn.so.9, no
 // link against it), and one forward convolution (dnn_conv.h) with its descriptors, its
 // algorithm and its device addresses fixed. The algorithm is the first of cuDNN's heuristic
-// ranking that computes in f32 FMA (no TF32 or other tensor-core conversion) within the
-// workspace, asked once at load.
+// ranking, asked once at load, that fits the workspace and computes in f32 FMA (no TF32 or
+// other tensor-core conversion) or, where TF32 is allowed, on tensor cores in TF32.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,7 @@ class DnnStep final : public LibraryCall {
   // args: the device address of each step argument (inputs, then the output). `where` names
   // the step in messages. UserError where cuDNN does not load, rejects the descriptors or has
   // no f32 algorithm for the convolution within the workspace.
-  DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace, const std::string& where);
+  DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32, const std::string& where);
   ~DnnStep() override;
   DnnStep(const DnnStep&) = delete;
   DnnStep& operator=(const DnnStep&) = delete;
@@ -32,7 +32,7 @@ class DnnStep final : public LibraryCall {
   void enqueue(void* stream) const override;
 
  private:
-  void set_up(const DnnConv& conv, const std::vector<uint64_t>& args);
+  void set_up(const DnnConv& conv, const std::vector<uint64_t>& args, bool tf32);
   void release();
 
   const DnnApi* api_;

@@ -117,17 +117,18 @@ bool cublaslt_available(std::string* why) {
   return a.lib.loaded();
 }
 
-LtStep::LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, const std::string& where)
+LtStep::LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32,
+               const std::string& where)
     : api_(&api()), where_(where) {
   try {
-    set_up(mm, args, workspace);
+    set_up(mm, args, workspace, tf32);
   } catch (...) {
     release();
     throw;
   }
 }
 
-void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace) {
+void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32) {
   const LtApi& a = *api_;
   const std::string& where = where_;
   ORCHID_USER_CHECK(a.lib.loaded()) << where << ": " << a.why;
@@ -144,7 +145,8 @@ void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint6
   beta_ = mm.c ? 1.0f : 0.0f;
   workspace_ = workspace;
   cublasLtMatmulDesc_t desc = nullptr;
-  a.check(a.desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate", where);
+  a.check(a.desc_create(&desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          "cublasLtMatmulDescCreate", where);
   desc_ = desc;
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_TRANSA, mm.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, where);
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_TRANSB, mm.b.trans ? CUBLAS_OP_T : CUBLAS_OP_N, where);

@@ -20,10 +20,11 @@ bool cublaslt_available(std::string* why = nullptr);
 
 class LtStep final : public LibraryCall {
  public:
-  // args: the device address of each step argument (inputs, then the output). `where` names
-  // the step in messages. UserError where cuBLASLt does not load, rejects the descriptors or
-  // has no algorithm for the product.
-  LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, const std::string& where);
+  // args: the device address of each step argument (inputs, then the output). `tf32`: the
+  // product may use TF32 tensor cores (else f32 throughout). `where` names the step in
+  // messages. UserError where cuBLASLt does not load, rejects the descriptors or has no
+  // algorithm for the product.
+  LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32, const std::string& where);
   ~LtStep() override;
   LtStep(const LtStep&) = delete;
   LtStep& operator=(const LtStep&) = delete;
@@ -31,7 +32,7 @@ class LtStep final : public LibraryCall {
   void enqueue(void* stream) const override;
 
  private:
-  void set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace);
+  void set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32);
   void release();
 
   const LtApi* api_;

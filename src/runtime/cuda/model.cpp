@@ -143,15 +143,15 @@ namespace {
 
 // The library call of a cublaslt or cudnn step, from its graph (lt_matmul.h, dnn_conv.h).
 std::unique_ptr<LibraryCall> library_call(const PlanStep& s, const ir::Graph& g, const std::vector<uint64_t>& args,
-                                          uint64_t workspace, const std::string& where) {
+                                          uint64_t workspace, bool tf32, const std::string& where) {
   if (s.impl == StepImpl::CublasLt) {
     LtMatch m = match_lt_matmul(g);
     ORCHID_USER_CHECK(m.matmul) << where << ": " << m.reason;
-    return std::make_unique<LtStep>(*m.matmul, args, workspace, where);
+    return std::make_unique<LtStep>(*m.matmul, args, workspace, tf32, where);
   }
   DnnMatch m = match_dnn_conv(g);
   ORCHID_USER_CHECK(m.conv) << where << ": " << m.reason;
-  return std::make_unique<DnnStep>(*m.conv, args, workspace, where);
+  return std::make_unique<DnnStep>(*m.conv, args, workspace, tf32, where);
 }
 
 }  // namespace
@@ -170,7 +170,7 @@ void CudaModel::make_library_calls(const std::string& source) {
     check_step_graph(plan_, s, g, where);
     if (workspace_.bytes() == 0) workspace_ = dev.alloc(kLibraryWorkspaceBytes);
     std::vector<uint64_t> args(params_[i].begin(), params_[i].begin() + static_cast<std::ptrdiff_t>(s.args.size()));
-    calls_.push_back(library_call(s, g, args, workspace_.ptr(), where));
+    calls_.push_back(library_call(s, g, args, workspace_.ptr(), plan_.precision == PlanPrecision::Tf32, where));
   }
 }
 
