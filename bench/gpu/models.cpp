@@ -1,7 +1,8 @@
 // Whole models on the GPU: each CUDA artifact (`orchid compile --target cuda`) loaded, run on
 // seeded random inputs and checked against the reference interpreter on its own graph
 // (graph.oir with the weights bound), then timed as one CUDA graph launch per run (CUDA
-// events; 5 warm-ups, median of 50), and its three slowest steps named (each launched alone). Needs only the CUDA driver: no oneDNN, ONNX or solver,
+// events; 5 warm-ups, median of 50), and its three slowest steps named (each launched alone).
+// A slim artifact (slim_weights.h) has its weights regenerated first. Needs only the CUDA driver: no oneDNN, ONNX or solver,
 // so it runs from a slim build. Prints a markdown table; exits 77 where there is no GPU, 1
 // where an artifact does not match.
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "ir/parser.h"
 #include "runtime/cuda/model.h"
 #include "runtime/weights.h"
+#include "slim_weights.h"
 #include "support/error.h"
 
 namespace {
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
   int status = 0;
   for (int i = 1; i < argc; ++i) {
     try {
+      bench::expand_weights(argv[i]);
       double tolerance = runtime::default_tolerance(runtime::read_plan(argv[i]).precision);
       Row r = check_and_time(argv[i], tolerance);
       bool ok = r.worst <= tolerance;
