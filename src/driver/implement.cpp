@@ -107,14 +107,37 @@ std::vector<ir::ValueId> part_outputs(const ir::Graph& g, const std::vector<ir::
   return out;
 }
 
-// A linear kernel that oneDNN cannot run whole: the linear primitive with the longest run of
-// the nodes after it that oneDNN can take as post-ops, then the rest as its own kernel.
+std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s, Libraries libs);
+
+// On a GPU, a kernel whose linear primitive has a prologue (a transpose, a normalization): the
+// prologue as a generated kernel of its own where the rest then begins with a library step
+// (split_linear), else the kernel whole. The prologue's result is written once; a library
+// product or convolution is worth that on a GPU, where the generated ones are far slower.
+std::vector<StepChoice> split_prologue(const ir::Graph& g, const StepChoice& s, const std::vector<ir::NodeId>& nodes,
+                                       size_t at, Libraries libs) {
+  std::vector<ir::NodeId> prologue(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(at)),
+      rest(nodes.begin() + static_cast<std::ptrdiff_t>(at), nodes.end());
+  std::vector<ir::ValueId> pro_outs = part_outputs(g, prologue, rest, s.kernel.outputs);
+  std::vector<ir::ValueId> rest_outs = part_outputs(g, rest, {}, s.kernel.outputs);
+  if (rest_outs.empty()) return {s};
+  std::vector<StepChoice> tail = split_linear(g, make_choice(g, tile::Kernel{rest, rest_outs}, libs), libs);
+  if (!is_library(tail.front().kind)) return {s};
+  std::vector<StepChoice> out{make_choice(g, tile::Kernel{prologue, pro_outs}, libs)};
+  out.insert(out.end(), tail.begin(), tail.end());
+  return out;
+}
+
+// A linear kernel that the library cannot run whole: the linear primitive with the longest
+// run of the nodes after it that the library can take as post-ops, then the rest as its own
+// kernel. A kernel with a prologue stays whole on the CPU, and is split on a GPU
+// (split_prologue).
 std::vector<StepChoice> split_linear(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   std::vector<ir::NodeId> nodes = s.kernel.nodes;
   std::sort(nodes.begin(), nodes.end());
   size_t at = 0;
   while (at < nodes.size() && g.node(nodes[at]).kind() != ir::PrimKind::Linear) ++at;
-  if (at != 0 || nodes.size() < 2) return {s};  // a prologue: the kernel stays whole
+  if (at == nodes.size() || nodes.size() < 2) return {s};
+  if (at != 0) return libs == Libraries::Gpu ? split_prologue(g, s, nodes, at, libs) : std::vector{s};
   for (size_t cut = nodes.size() - 1; cut >= 1; --cut) {
     std::vector<ir::NodeId> part(nodes.begin(), nodes.begin() + cut), rest(nodes.begin() + cut, nodes.end());
     tile::Kernel a{part, part_outputs(g, part, rest, s.kernel.outputs)};

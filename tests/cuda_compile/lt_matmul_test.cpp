@@ -70,16 +70,41 @@ TEST(LtMatmul, BatchesCollapseAndPermutedOperandsUseTheirStrides) {
   EXPECT_EQ(mm.d, (LtMatrix{2, false, 16, 16, 16, 256}));
 }
 
-TEST(LtMatmul, ABroadcastOperandHasBatchStrideZero) {
+// Weights shared by every batch: the batches of rows become one product of all the rows.
+TEST(LtMatmul, BatchesOfRowsUnderSharedWeightsAreOneProduct) {
   LtMatmul mm = matched(R"(graph @g {
   input %x : f32[3,5,10,32]
   input %w : f32[32,24]
   %y : f32[3,5,10,24] = matmul(%x, %w) {trans_a=false, trans_b=false}
   output %y
 })");
+  EXPECT_EQ(mm.batch, 1);
+  EXPECT_EQ(mm.n, 150);
+  EXPECT_EQ(mm.a, (LtMatrix{1, false, 24, 32, 24, 0}));
+  EXPECT_EQ(mm.b, (LtMatrix{0, false, 32, 150, 32, 0}));
+  EXPECT_EQ(mm.d, (LtMatrix{2, false, 24, 150, 24, 3600}));
+  // One row per batch (a vision transformer's tokens as batches), the weights transposed.
+  LtMatmul tokens = matched(R"(graph @g {
+  input %x : f32[197,1,768]
+  input %w : f32[2304,768]
+  %y : f32[197,1,2304] = matmul(%x, %w) {trans_a=false, trans_b=true}
+  output %y
+})");
+  EXPECT_EQ(describe(tokens), "cublaslt f32 m 2304 n 197 k 768, A^T");
+  EXPECT_EQ(tokens.b, (LtMatrix{0, false, 768, 197, 768, 0}));
+}
+
+// Shared left factors stay batched: cuBLASLt's B (A'ᵀ) has batch stride 0.
+TEST(LtMatmul, ABroadcastOperandHasBatchStrideZero) {
+  LtMatmul mm = matched(R"(graph @g {
+  input %a : f32[10,32]
+  input %b : f32[3,5,32,24]
+  %y : f32[3,5,10,24] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  output %y
+})");
   EXPECT_EQ(mm.batch, 15);
-  EXPECT_EQ(mm.a.batch_stride, 0);
-  EXPECT_EQ(mm.b.batch_stride, 320);
+  EXPECT_EQ(mm.a.batch_stride, 768);
+  EXPECT_EQ(mm.b.batch_stride, 0);
   EXPECT_EQ(mm.d.batch_stride, 240);
 }
 

@@ -159,6 +159,16 @@ TEST(CudaPipeline, ConvolutionsWithLargerKernelsCallCudnn) {
   ASSERT_FALSE(impls.empty());
   EXPECT_EQ(impls[0], "cudnn");
   EXPECT_EQ(std::count(impls.begin(), impls.end(), "cudnn"), 1);
+  // A convolution of a transposed input: the transpose a generated step, then cuDNN.
+  const char* transposed = R"(graph @prologue {
+  input %x : f32[1,16,16,8]
+  input %w : f32[16,8,3,3]
+  %t : f32[1,8,16,16] = layout(%x) { %x[i0, i2, i3, i1] }
+  %y : f32[1,16,14,14] = conv(%t, %w) {strides=[1,1], dilations=[1,1], pads_begin=[0,0], pads_end=[0,0], groups=1}
+  output %y
+})";
+  EXPECT_EQ(step_impls(compile_for_cuda(ir::parse_graph(transposed), dir.file("prologue"))),
+            (std::vector<std::string>{"cuda", "cudnn"}));
 }
 
 std::string read_text(const fs::path& p) {

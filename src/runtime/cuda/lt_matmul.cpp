@@ -50,19 +50,30 @@ std::optional<int64_t> batch_stride(const ir::Dims& batch, const ir::Dims& shape
   return stride;
 }
 
-// cuBLASLt's A (B'ᵀ, N × K) or B (A'ᵀ, K × M) from a matmul operand: `outer` is the operand's
-// dim that is not K, `swapped` whether its stored order is (outer, K) rather than (K, outer).
-std::optional<LtMatrix> operand_matrix(const Operand& o, const ir::Dims& batch, int64_t outer, int64_t k,
-                                       bool k_first) {
+// A matmul operand's strides: along its dim that is not K (`outer`: M of A', N of B'), along
+// K, and between batches (none where its batch dims do not collapse into one stride).
+struct OperandStrides {
+  int64_t outer = 0, k = 0;
+  std::optional<int64_t> batch;
+};
+
+// `k_first`: the operand is stored (K, outer) rather than (outer, K).
+OperandStrides strides_for(const Operand& o, const ir::Dims& batch, bool k_first) {
   ir::Dims st = strides_of(o);
   size_t q = o.shape.size();
-  int64_t s_k = k_first ? st[q - 2] : st[q - 1], s_outer = k_first ? st[q - 1] : st[q - 2];
-  // cuBLASLt's A: rows outer (N), cols K; its B: rows K, cols outer (M): the caller swaps.
-  std::optional<LtMatrix> m = column_major(outer, k, s_outer, s_k);
-  std::optional<int64_t> bs = batch_stride(batch, o.shape, st);
-  if (!m || !bs) return std::nullopt;
-  m->arg = o.input;
-  m->batch_stride = *bs;
+  OperandStrides s;
+  s.k = k_first ? st[q - 2] : st[q - 1];
+  s.outer = k_first ? st[q - 1] : st[q - 2];
+  s.batch = batch_stride(batch, o.shape, st);
+  return s;
+}
+
+// The column-major matrix `outer` × `k` of an operand with strides s, at `arg`.
+std::optional<LtMatrix> operand_matrix(int32_t arg, int64_t outer, int64_t k, const OperandStrides& s) {
+  std::optional<LtMatrix> m = column_major(outer, k, s.outer, s.k);
+  if (!m) return std::nullopt;
+  m->arg = arg;
+  m->batch_stride = *s.batch;
   return m;
 }
 
@@ -124,16 +135,26 @@ std::string match(const LinearPattern& p, const ir::Graph& g, LtMatmul& mm) {
   int64_t k = attrs.trans_a ? p.a.shape[qa - 2] : p.a.shape[qa - 1];
   if (k == 0) return "a product over 0 terms";
   ir::Dims batch(p.out.begin(), p.out.end() - 2);
-  // cuBLASLt's A: B'ᵀ, N × K. B stored (K, N) unless trans_b.
-  std::optional<LtMatrix> a = operand_matrix(p.b, batch, cols, k, !attrs.trans_b);
-  // cuBLASLt's B: A'ᵀ, K × M: the M × K matrix of A' transposed.
-  std::optional<LtMatrix> b = operand_matrix(p.a, batch, rows, k, attrs.trans_a);
+  OperandStrides sa = strides_for(p.a, batch, attrs.trans_a), sb = strides_for(p.b, batch, !attrs.trans_b);
+  if (!sa.batch || !sb.batch) return "an operand whose strides are not those of a (batched) matrix";
+  int64_t batches = ir::numel(batch);
+  // Weights the same for every batch, and A's rows evenly spaced across batches (one row per
+  // batch, or batches of rows back to back): one product of all the rows, not a batch of thin
+  // ones that each read the weights again.
+  if (batches > 1 && *sb.batch == 0 && *sa.batch > 0 && (rows == 1 || *sa.batch == rows * sa.outer)) {
+    if (rows == 1) sa.outer = *sa.batch;
+    rows *= batches;
+    batches = 1;
+    sa.batch = 0;
+  }
+  // cuBLASLt's A: B'ᵀ, N × K; its B: A'ᵀ, K × M, the M × K matrix of A' transposed.
+  std::optional<LtMatrix> a = operand_matrix(p.b.input, cols, k, sb), b = operand_matrix(p.a.input, rows, k, sa);
   if (!a || !b) return "an operand whose strides are not those of a (batched) matrix";
   auto out = static_cast<int32_t>(g.inputs().size());
   mm.m = cols;
   mm.n = rows;
   mm.k = k;
-  mm.batch = ir::numel(batch);
+  mm.batch = batches;
   mm.a = *a;
   mm.b = transposed(*b);
   mm.d = LtMatrix{out, false, cols, rows, cols, rows * cols};
