@@ -9,8 +9,7 @@
 #include "codegen/cuda/codegen.h"
 #include "codegen/cuda/nvrtc.h"
 #include "runtime/cuda/device.h"
-#include "runtime/cuda/dnn_conv.h"
-#include "runtime/cuda/lt_matmul.h"
+#include "runtime/cuda/library_call.h"
 #endif
 
 namespace orchid::driver {
@@ -32,21 +31,11 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
   std::vector<codegen::cuda::CudaKernel> kernels;
   lay_out_plan(g, steps, buffers, a, [&](const StepChoice& s, runtime::PlanStep& step) {
-    if (s.kind == StepKind::CublasLt) {
+    if (s.kind == StepKind::CublasLt || s.kind == StepKind::Cudnn) {
       ir::Graph kg = kernel_graph(g, s);
-      runtime::cuda::LtMatch m = runtime::cuda::match_lt_matmul(kg);
-      ORCHID_CHECK(m.matmul) << "a cublaslt step cuBLASLt cannot run: " << m.reason;
-      step.impl = runtime::StepImpl::CublasLt;
+      step.impl = s.kind == StepKind::CublasLt ? runtime::StepImpl::CublasLt : runtime::StepImpl::Cudnn;
       step.ir = ir::print_graph(kg);
-      return runtime::cuda::describe(*m.matmul);
-    }
-    if (s.kind == StepKind::Cudnn) {
-      ir::Graph kg = kernel_graph(g, s);
-      runtime::cuda::DnnMatch m = runtime::cuda::match_dnn_conv(kg);
-      ORCHID_CHECK(m.conv) << "a cudnn step cuDNN cannot run: " << m.reason;
-      step.impl = runtime::StepImpl::Cudnn;
-      step.ir = ir::print_graph(kg);
-      return runtime::cuda::describe(*m.conv);
+      return runtime::cuda::describe(runtime::cuda::library_spec(step.impl, kg, "step " + step.name));
     }
     ORCHID_CHECK(s.kind == StepKind::Generated) << "a " << step_kind_name(s.kind) << " step in a CUDA plan";
     codegen::cuda::Schedule sched = codegen::cuda::default_schedule(g, s.kernel);

@@ -41,9 +41,10 @@ std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Ke
 
 // Below this size a product stays generated on a GPU: a small product is a reduction there,
 // fused with what reads it, and cuBLASLt's call would not pay for the split. Measured on an
-// H100 (bench/results/2026-11-26-gpu-cublaslt.md): generated products of a million
-// multiply-adds or more, thin ones (attention at decode: a few rows per head) included, were
-// slower than cuBLASLt's, up to 8x; at 4 M multiply-adds over 16 rows, 1.3x faster.
+// H100 (bench/results/2026-11-26-gpu-cublaslt.md): models whose products of a million
+// multiply-adds or more were generated, thin ones (attention at decode: a few rows per head)
+// included, ran up to 6.8x slower than with cuBLASLt; one model (4 M multiply-adds over 16
+// rows, fused with its bias) ran 1.2x faster generated.
 inline constexpr int64_t kLtMinMultiplyAdds = int64_t{1} << 20;
 
 // Why a kernel graph is not a cublaslt step (empty when it is): cuBLASLt cannot run it, or

@@ -5,8 +5,23 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <variant>
+
+#include "ir/graph.h"
+#include "runtime/cuda/dnn_conv.h"
+#include "runtime/cuda/lt_matmul.h"
+#include "runtime/plan.h"
 
 namespace orchid::runtime::cuda {
+
+// What a library step's graph asks for: one cuBLASLt matmul or one cuDNN convolution.
+using LibrarySpec = std::variant<LtMatmul, DnnConv>;
+
+// The call of a cublaslt or cudnn step's graph: UserError, `where` and the reason, when the
+// library cannot run it (lt_matmul.h, dnn_conv.h).
+LibrarySpec library_spec(StepImpl impl, const ir::Graph& g, const std::string& where);
+std::string describe(const LibrarySpec& spec);
 
 // Workspace bytes a model gives its library calls (one buffer: the steps run in order).
 inline constexpr size_t kLibraryWorkspaceBytes = size_t{32} << 20;

@@ -144,14 +144,9 @@ namespace {
 // The library call of a cublaslt or cudnn step, from its graph (lt_matmul.h, dnn_conv.h).
 std::unique_ptr<LibraryCall> library_call(const PlanStep& s, const ir::Graph& g, const std::vector<uint64_t>& args,
                                           uint64_t workspace, bool tf32, const std::string& where) {
-  if (s.impl == StepImpl::CublasLt) {
-    LtMatch m = match_lt_matmul(g);
-    ORCHID_USER_CHECK(m.matmul) << where << ": " << m.reason;
-    return std::make_unique<LtStep>(*m.matmul, args, workspace, tf32, where);
-  }
-  DnnMatch m = match_dnn_conv(g);
-  ORCHID_USER_CHECK(m.conv) << where << ": " << m.reason;
-  return std::make_unique<DnnStep>(*m.conv, args, workspace, tf32, where);
+  LibrarySpec spec = library_spec(s.impl, g, where);
+  if (const auto* mm = std::get_if<LtMatmul>(&spec)) return std::make_unique<LtStep>(*mm, args, workspace, tf32, where);
+  return std::make_unique<DnnStep>(std::get<DnnConv>(spec), args, workspace, tf32, where);
 }
 
 }  // namespace
