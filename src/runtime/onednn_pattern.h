@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -107,6 +108,16 @@ struct PatternMatch {
   std::string reason;
 };
 PatternMatch match_linear_pattern(const ir::Graph& g);
+
+// For another library that takes these graphs (cuBLASLt, cuDNN): matches g and hands its
+// pattern to `take`, which returns why the library cannot run it, or "". The reason from
+// either, as "<library>: ..."; empty where the library takes g.
+template <typename Take>
+std::string match_for(std::string_view library, const ir::Graph& g, Take take) {
+  PatternMatch pm = match_linear_pattern(g);
+  std::string why = pm.pattern ? take(*pm.pattern) : pm.reason.substr(pm.reason.starts_with("onednn: ") ? 8 : 0);
+  return why.empty() ? why : std::string(library) + ": " + why;
+}
 
 // "relu", "binary add [1,8,1,1]", "sum": for messages and logs.
 std::string describe(const PostOp& op);

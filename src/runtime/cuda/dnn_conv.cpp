@@ -36,13 +36,9 @@ std::string match(const onednn::LinearPattern& p, const ir::Graph& g, DnnConv& c
 }  // namespace
 
 DnnMatch match_dnn_conv(const ir::Graph& g) {
-  onednn::PatternMatch pm = onednn::match_linear_pattern(g);
-  if (!pm.pattern) {
-    std::string why = pm.reason.starts_with("onednn: ") ? pm.reason.substr(8) : pm.reason;
-    return {std::nullopt, "cudnn: " + why};
-  }
   DnnConv c;
-  if (std::string why = match(*pm.pattern, g, c); !why.empty()) return {std::nullopt, "cudnn: " + why};
+  std::string why = onednn::match_for("cudnn", g, [&](const onednn::LinearPattern& p) { return match(p, g, c); });
+  if (!why.empty()) return {std::nullopt, why};
   return {c, ""};
 }
 

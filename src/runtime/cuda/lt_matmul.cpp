@@ -168,13 +168,9 @@ std::string match(const LinearPattern& p, const ir::Graph& g, LtMatmul& mm) {
 }  // namespace
 
 LtMatch match_lt_matmul(const ir::Graph& g) {
-  onednn::PatternMatch pm = onednn::match_linear_pattern(g);
-  if (!pm.pattern) {
-    std::string why = pm.reason.starts_with("onednn: ") ? pm.reason.substr(8) : pm.reason;
-    return {std::nullopt, "cublaslt: " + why};
-  }
   LtMatmul mm;
-  if (std::string why = match(*pm.pattern, g, mm); !why.empty()) return {std::nullopt, "cublaslt: " + why};
+  std::string why = onednn::match_for("cublaslt", g, [&](const LinearPattern& p) { return match(p, g, mm); });
+  if (!why.empty()) return {std::nullopt, why};
   return {mm, ""};
 }
 
