@@ -7,13 +7,12 @@
 #include <memory>
 
 #include "commands.h"
+#include "driver/host_options.h"
 #include "driver/pipeline.h"
 #include "tune/db.h"
 #include "model_options.h"
 #include "support/cache_paths.h"
 #include "support/error.h"
-#include "target/detect.h"
-#include "target/host.h"
 
 namespace orchid::cli {
 
@@ -43,29 +42,12 @@ std::filesystem::path default_cache_root() {
 }
 
 int compile(const CompileFlags& f) {
-  driver::CompileOptions o;
   bool cuda = f.target == "cuda";
-  o.model_path = f.model.file;
+  driver::CompileOptions o = driver::host_compile_options(f.model.file, f.out, cuda, *orchestrate::parse_strategy(f.strategy),
+                                                          f.rewrite, default_cache_root());
   o.import = import_options(f.model);
-  o.strategy = *orchestrate::parse_strategy(f.strategy);
-  o.out_dir = f.out;
-  o.build.compiler.cache_dir = f.cache_dir.empty() ? default_cache_root() / "objects" : std::filesystem::path(f.cache_dir);
-  // The optimal strategy and the rewrite search price candidates with the measured target
-  // (cached after the first probe, as `orchid target` does).
-  target::Target host = (f.strategy == "optimal" || f.rewrite) && !cuda
-                            ? target::host_target({}, (default_cache_root() / "target.json").string()).target
-                            : target::detect_host();
-  o.build.cores = std::max(1, host.cores);
+  if (!f.cache_dir.empty()) o.build.compiler.cache_dir = f.cache_dir;
   o.build.layouts = f.layouts;
-  o.build.isa = target::host_isa();
-  o.build.target = host.name + " (" + host.fingerprint() + ")";
-  o.target = host;
-  if (cuda) {
-    o.device = runtime::PlanDevice::Cuda;
-    o.build.isa.clear();
-    o.build.target = "cuda";
-  }
-  o.rewrite = f.rewrite;
   o.gpu_libraries = f.gpu_libraries;
   o.verify_seed = f.seed;
   ORCHID_USER_CHECK(f.precision == "fp32" || cuda) << "--precision " << f.precision << " is for --target cuda";

@@ -1,0 +1,33 @@
+#include "driver/host_options.h"
+
+#include <algorithm>
+
+#include "target/detect.h"
+#include "target/host.h"
+
+namespace orchid::driver {
+
+CompileOptions host_compile_options(const std::string& model_path, const std::string& out_dir, bool cuda,
+                                    orchestrate::Strategy strategy, bool rewrite, const std::filesystem::path& cache_root) {
+  CompileOptions o;
+  o.model_path = model_path;
+  o.out_dir = out_dir;
+  o.strategy = strategy;
+  o.rewrite = rewrite;
+  o.build.compiler.cache_dir = cache_root / "objects";
+  bool priced = (strategy == orchestrate::Strategy::Optimal || rewrite) && !cuda;
+  target::Target host =
+      priced ? target::host_target({}, (cache_root / "target.json").string()).target : target::detect_host();
+  o.build.cores = std::max(1, host.cores);
+  o.build.isa = target::host_isa();
+  o.build.target = host.name + " (" + host.fingerprint() + ")";
+  o.target = host;
+  if (cuda) {
+    o.device = runtime::PlanDevice::Cuda;
+    o.build.isa.clear();
+    o.build.target = "cuda";
+  }
+  return o;
+}
+
+}  // namespace orchid::driver
