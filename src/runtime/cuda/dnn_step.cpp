@@ -3,6 +3,7 @@
 #include <cudnn.h>
 
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "support/error.h"
@@ -10,11 +11,13 @@
 
 namespace orchid::runtime::cuda {
 
-// cuDNN's entry points Orchid uses, and one handle for the process.
+// cuDNN's entry points Orchid uses, and one handle for the process. A call takes its stream
+// from the handle, so setting the stream and calling are one step under `calling`.
 struct DnnApi {
   SharedLibrary lib;
   std::string why;  // why it did not load
   cudnnHandle_t handle = nullptr;
+  mutable std::mutex calling;
   decltype(&cudnnCreate) create = nullptr;
   decltype(&cudnnGetErrorString) error_string = nullptr;
   decltype(&cudnnSetStream) set_stream = nullptr;
@@ -186,6 +189,7 @@ void DnnStep::release() {
 
 void DnnStep::enqueue(void* stream) const {
   const DnnApi& a = *api_;
+  std::lock_guard<std::mutex> lock(a.calling);
   a.check(a.set_stream(a.handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream", where_);
   const float one = 1, zero = 0;
   auto ptr = [](uint64_t p) { return reinterpret_cast<void*>(p); };
