@@ -16,7 +16,10 @@
 #      their default schedule and the fastest of a sweep of block sizes and task sizes;
 #   4. bench/gpu/peers.py: the same kernels in PyTorch (eager, torch.compile), where it imports;
 #   5. cuda_model_bench: every artifact checked against the interpreter and timed, and the
-#      same models in PyTorch (bench/gpu/torch_models.py), named by the artifacts' directories.
+#      same models in PyTorch (bench/gpu/torch_models.py: eager, torch.compile default and
+#      max-autotune, which autotunes for 15-80 s a model), named by the artifacts' directories.
+#      Artifacts too large to carry may be slim copies (slim_artifact, made where they were
+#      compiled; bench/gpu/slim_weights.h), whose weights cuda_model_bench regenerates.
 set -uo pipefail
 BUILD=${1:-build-gpu}
 RESULTS=${2:-bench/results/gpu}
