@@ -11,6 +11,7 @@ packages=(
   coinor-libcbc-dev coinor-libosi-dev coinor-libclp-dev libz3-dev
   libdnnl-dev ocl-icd-opencl-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev graphviz libopenblas-dev
+  python3-dev pybind11-dev python3-pytest
 )
 if [[ "${1:-}" == "--torch" ]]; then
   packages+=(python3-torch python3-torchvision)

@@ -1,0 +1,173 @@
+// The extension module behind the `orchid` Python package (python/orchid/__init__.py): the
+// compiler (driver::compile_onnx with this machine's options) and CPU artifacts run on NumPy
+// arrays. Orchid's errors arrive as orchid.OrchidError with the same message; the GIL is
+// released while Orchid compiles or runs.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/host_options.h"
+#include "driver/pipeline.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+#include "support/cache_paths.h"
+#include "support/error.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using namespace orchid;
+
+// NumPy's name of an Orchid element type; none for bf16, which NumPy lacks.
+std::optional<std::string> numpy_name(ir::DType t) {
+  switch (t) {
+    case ir::DType::F32: return "float32";
+    case ir::DType::F16: return "float16";
+    case ir::DType::F64: return "float64";
+    case ir::DType::I8: return "int8";
+    case ir::DType::I16: return "int16";
+    case ir::DType::I32: return "int32";
+    case ir::DType::I64: return "int64";
+    case ir::DType::U8: return "uint8";
+    case ir::DType::U16: return "uint16";
+    case ir::DType::U32: return "uint32";
+    case ir::DType::U64: return "uint64";
+    case ir::DType::Bool: return "bool";
+    case ir::DType::BF16: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::filesystem::path cache_root(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* home = std::getenv("HOME");
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  return orchid_cache_root({home ? home : "", xdg ? xdg : ""}, "cache_dir");
+}
+
+py::dict compile(const std::string& model, const std::string& out, const std::string& target,
+                 const std::string& strategy, bool rewrite, const std::string& cache, uint64_t seed,
+                 std::optional<double> tolerance) {
+  ORCHID_USER_CHECK(target == "cpu" || target == "cuda") << "target: '" << target << "' (expected cpu or cuda)";
+  std::optional<orchestrate::Strategy> s = orchestrate::parse_strategy(strategy);
+  ORCHID_USER_CHECK(s) << "orchestrate: '" << strategy << "' (expected primitive, per-op, greedy or optimal)";
+  driver::CompileResult r;
+  {
+    py::gil_scoped_release unlocked;
+    driver::CompileOptions o = driver::host_compile_options(model, out, target == "cuda", *s, rewrite, cache_root(cache));
+    o.verify_seed = seed;
+    if (tolerance) o.tolerance = *tolerance;
+    r = driver::compile_onnx(o);
+  }
+  py::dict d;
+  d["path"] = r.out_dir;
+  d["verified"] = r.verified;
+  d["not_verified"] = r.not_verified;
+  d["summary"] = r.report_summary;
+  d["verification"] = r.verified ? r.verify.summary() : std::string();
+  return d;
+}
+
+// A CPU artifact loaded once, with one session; runs are serialized (a session runs on one
+// thread at a time).
+class Artifact {
+ public:
+  explicit Artifact(const std::string& dir) {
+    py::gil_scoped_release unlocked;
+    model_ = runtime::Model::load(dir);
+    session_ = std::make_unique<runtime::Session>(model_);
+  }
+
+  py::list specs(const std::vector<int32_t>& ids) const {
+    py::list out;
+    for (int32_t id : ids) {
+      const runtime::PlanBuffer& b = model_->plan().buffers[static_cast<size_t>(id)];
+      py::tuple shape(b.type.shape.size());
+      for (size_t i = 0; i < b.type.shape.size(); ++i) shape[i] = b.type.shape[i];
+      out.append(py::make_tuple(b.name, std::string(ir::dtype_name(b.type.dtype)), shape));
+    }
+    return out;
+  }
+  py::list inputs() const { return specs(model_->plan().inputs); }
+  py::list outputs() const { return specs(model_->plan().outputs); }
+
+  // Arrays in input order, each C-contiguous of its input's dtype and shape (the package
+  // converts what it can); the outputs as new arrays.
+  py::list run(const std::vector<py::array>& arrays) {
+    const runtime::Plan& plan = model_->plan();
+    ORCHID_USER_CHECK(arrays.size() == plan.inputs.size())
+        << plan.graph_name << ": " << plan.inputs.size() << " inputs expected, got " << arrays.size();
+    std::vector<const void*> in;
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      const runtime::PlanBuffer& b = plan.buffers[static_cast<size_t>(plan.inputs[i])];
+      check_array(arrays[i], b);
+      in.push_back(arrays[i].data());
+    }
+    std::vector<py::array> outs;
+    std::vector<void*> out;
+    for (int32_t id : plan.outputs) {
+      const runtime::PlanBuffer& b = plan.buffers[static_cast<size_t>(id)];
+      outs.emplace_back(dtype_of(b), std::vector<py::ssize_t>(b.type.shape.begin(), b.type.shape.end()));
+      out.push_back(outs.back().mutable_data());
+    }
+    {
+      py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> lock(running_);
+      session_->run(in, out);
+    }
+    py::list result;
+    for (py::array& a : outs) result.append(a);
+    return result;
+  }
+
+ private:
+  static py::dtype dtype_of(const runtime::PlanBuffer& b) {
+    std::optional<std::string> name = numpy_name(b.type.dtype);
+    ORCHID_USER_CHECK(name) << "'" << b.name << "' is " << ir::dtype_name(b.type.dtype) << ", which NumPy has no type for";
+    return py::dtype(*name);
+  }
+
+  static void check_array(const py::array& a, const runtime::PlanBuffer& b) {
+    std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+    ORCHID_USER_CHECK(a.dtype().is(dtype_of(b)) && shape == b.type.shape)
+        << "input '" << b.name << "' must be " << ir::type_str(b.type) << ", got a "
+        << py::str(a.dtype()).cast<std::string>() << " array of shape " << ir::dims_str(shape);
+    ORCHID_USER_CHECK(a.flags() & py::array::c_style) << "input '" << b.name << "' must be C-contiguous";
+  }
+
+  std::shared_ptr<const runtime::Model> model_;
+  std::unique_ptr<runtime::Session> session_;
+  std::mutex running_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_orchid, m) {
+  m.doc() = "Orchid's compiler and CPU runtime (use the orchid package).";
+  static py::exception<orchid::UserError> error(m, "OrchidError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const orchid::UserError& e) {
+      error(e.what());
+    } catch (const orchid::InternalError& e) {
+      error((std::string("internal error: ") + e.what()).c_str());
+    }
+  });
+  m.def("compile", &compile, py::arg("model"), py::arg("out"), py::arg("target"), py::arg("orchestrate"),
+        py::arg("rewrite"), py::arg("cache_dir"), py::arg("seed"), py::arg("tolerance"));
+  py::class_<Artifact>(m, "Artifact")
+      .def(py::init<const std::string&>())
+      .def("inputs", &Artifact::inputs)
+      .def("outputs", &Artifact::outputs)
+      .def("run", &Artifact::run);
+}

@@ -1,0 +1,152 @@
+"""Orchid from Python: compile an ONNX model into a verified artifact, and run it on NumPy arrays.
+
+    import orchid
+    model = orchid.compile("model.onnx", "model.orchid")   # compiled, checked, written
+    y = model(x)                                            # NumPy in, NumPy out
+    outputs = model.run({"x": x})                           # by input name
+    print(model.report)                                     # what was built, and how it was checked
+    same = orchid.load("model.orchid")                      # an artifact compiled earlier
+
+Errors of the compiler and the runtime arrive as OrchidError with Orchid's message.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+
+from ._orchid import Artifact as _Artifact
+from ._orchid import OrchidError
+from ._orchid import compile as _compile
+
+__all__ = ["OrchidError", "TensorSpec", "CompiledModel", "compile", "load"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class TensorSpec(NamedTuple):
+    """An input or output of a compiled model: its name, Orchid dtype ("f32", "i64", ...) and shape."""
+
+    name: str
+    dtype: str
+    shape: tuple
+
+
+class CompiledModel:
+    """An artifact directory (`orchid compile`'s output) and, once first run, the model loaded from it.
+
+    Calling it runs the model on the CPU: positional NumPy arrays (or anything np.asarray takes) in
+    input order, converted to each input's dtype where that is lossless; the outputs come back as new
+    NumPy arrays, one array when the model has one output, else a tuple.
+    """
+
+    def __init__(self, path: PathLike, compile_summary: str = "") -> None:
+        self.path = Path(path)
+        self.compile_summary = compile_summary
+        self._artifact: Optional[_Artifact] = None
+
+    def _loaded(self) -> _Artifact:
+        if self._artifact is None:
+            self._artifact = _Artifact(str(self.path))
+        return self._artifact
+
+    @property
+    def inputs(self) -> list[TensorSpec]:
+        """The inputs, in the order calls pass them."""
+        return [TensorSpec(n, t, tuple(s)) for n, t, s in self._loaded().inputs()]
+
+    @property
+    def outputs(self) -> list[TensorSpec]:
+        """The outputs, in the order calls return them."""
+        return [TensorSpec(n, t, tuple(s)) for n, t, s in self._loaded().outputs()]
+
+    @property
+    def report(self) -> str:
+        """The artifact's report.md: steps, stages, verification."""
+        return (self.path / "report.md").read_text()
+
+    def __call__(self, *arrays: Any) -> Union[np.ndarray, tuple]:
+        specs = self.inputs
+        if len(arrays) != len(specs):
+            raise OrchidError(f"{len(specs)} inputs expected ({', '.join(s.name for s in specs)}), got {len(arrays)}")
+        outputs = self._loaded().run([_as_input(a, s) for a, s in zip(arrays, specs)])
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Runs on inputs by name; returns the outputs by name."""
+        specs = self.inputs
+        names = {s.name for s in specs}
+        unknown = sorted(set(feeds) - names)
+        if unknown:
+            raise OrchidError(f"unknown input {unknown[0]!r} (the inputs are {', '.join(s.name for s in specs)})")
+        missing = [s.name for s in specs if s.name not in feeds]
+        if missing:
+            raise OrchidError(f"input {missing[0]!r} is missing")
+        outputs = self._loaded().run([_as_input(feeds[s.name], s) for s in specs])
+        return {s.name: o for s, o in zip(self.outputs, outputs)}
+
+    def __repr__(self) -> str:
+        return f"CompiledModel({str(self.path)!r})"
+
+
+_NUMPY = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i8": np.int8, "i16": np.int16,
+          "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
+          "u64": np.uint64, "bool": np.bool_}
+
+
+def _as_input(value: Any, spec: TensorSpec) -> np.ndarray:
+    """The value as a C-contiguous array of the input's dtype: converted only where no value changes
+    (np.can_cast 'safe', or a Python scalar or list); the shape is checked by the runtime."""
+    want = _NUMPY.get(spec.dtype)
+    if want is None:
+        raise OrchidError(f"input {spec.name!r} is {spec.dtype}, which NumPy has no type for")
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if array.dtype != want:
+        if isinstance(value, np.ndarray) and not np.can_cast(array.dtype, want, casting="safe"):
+            raise OrchidError(f"input {spec.name!r} must be {spec.dtype}, got {array.dtype} (converting would change values)")
+        array = array.astype(want)
+    return np.ascontiguousarray(array)
+
+
+def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = None, *, target: str = "cpu",
+            orchestrate: str = "greedy", rewrite: bool = True, cache_dir: Optional[PathLike] = None, seed: int = 1,
+            tolerance: Optional[float] = None) -> CompiledModel:
+    """Compiles an ONNX model into an artifact directory, checked against Orchid's reference interpreter.
+
+    model: a path to an .onnx file, its bytes, or an onnx.ModelProto (anything with SerializeToString).
+    output: the artifact directory to write (default: a new temporary directory).
+    target: "cpu" (this machine) or "cuda" (NVIDIA GPUs; runs through `orchid run` for now).
+    orchestrate: "greedy" (default), "per-op", "primitive" or "optimal".
+    rewrite: run the rewrite search. cache_dir: Orchid's cache (default ~/.cache/orchid).
+    seed, tolerance: of the verification (tolerance default: 1e-4 relative L2 error per f32 output).
+    Raises OrchidError for a model Orchid cannot read or compile, or an artifact that does not match.
+    """
+    with tempfile.TemporaryDirectory(prefix="orchid-model-") as scratch:
+        path = _model_path(model, scratch)
+        out = Path(output) if output is not None else Path(tempfile.mkdtemp(prefix="orchid-")) / "artifact"
+        result = _compile(str(path), str(out), target, orchestrate, rewrite, str(cache_dir or ""), seed, tolerance)
+    return CompiledModel(result["path"], result["summary"] + result["verification"])
+
+
+def load(path: PathLike) -> CompiledModel:
+    """An artifact directory compiled earlier (by orchid.compile or `orchid compile`)."""
+    model = CompiledModel(path)
+    model._loaded()
+    return model
+
+
+def _model_path(model: Any, scratch: str) -> Path:
+    if isinstance(model, (str, os.PathLike)):
+        return Path(model)
+    data = model if isinstance(model, (bytes, bytearray)) else getattr(model, "SerializeToString", None)
+    if callable(data):
+        data = data()
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError("model must be a path, bytes or an onnx.ModelProto")
+    path = Path(scratch) / "model.onnx"
+    path.write_bytes(bytes(data))
+    return path

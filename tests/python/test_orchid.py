@@ -1,0 +1,131 @@
+"""The orchid Python package over its extension module: compiling ONNX models given as a path,
+bytes or a ModelProto, running them on NumPy arrays (positional and by name) against NumPy's own
+arithmetic on seeded random inputs, loading an artifact again, and the errors a user meets, each
+an OrchidError with Orchid's message. Runs in the default test run (CTest Python.pytest)."""
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import orchid
+
+CACHE = os.environ.get("ORCHID_TEST_CACHE") or None
+
+
+def mlp_model(seed=0):
+    """y = relu(x @ w1 + b1) @ w2 + b2 with seeded weights; x: f32 [4, 16]."""
+    rng = np.random.default_rng(seed)
+    w1 = rng.standard_normal((16, 32), dtype=np.float32)
+    b1 = rng.standard_normal(32, dtype=np.float32)
+    w2 = rng.standard_normal((32, 8), dtype=np.float32)
+    b2 = rng.standard_normal(8, dtype=np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+        helper.make_node("Add", ["h", "b1"], ["hb"], name="bias1"),
+        helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+        helper.make_node("MatMul", ["r", "w2"], ["o"], name="fc2"),
+        helper.make_node("Add", ["o", "b2"], ["y"], name="bias2"),
+    ]
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+        [numpy_helper.from_array(a, n) for a, n in [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2")]])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    reference = lambda x: np.maximum(x @ w1 + b1, 0) @ w2 + b2  # noqa: E731
+    return model, reference
+
+
+def two_inputs_model():
+    """s = a + b (f32 [3, 5]), n = argmax(a, axis 1) (i64 [3])."""
+    nodes = [helper.make_node("Add", ["a", "b"], ["s"], name="add"),
+             helper.make_node("ArgMax", ["a"], ["n"], name="argmax", axis=1, keepdims=0)]
+    graph = helper.make_graph(
+        nodes, "two", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3, 5]) for n in ("a", "b")],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [3, 5]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, [3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory):
+    model, reference = mlp_model()
+    path = tmp_path_factory.mktemp("mlp") / "model.onnx"
+    onnx.save(model, str(path))
+    compiled = orchid.compile(path, tmp_path_factory.mktemp("out") / "mlp.orchid", cache_dir=CACHE)
+    return compiled, reference
+
+
+def test_a_compiled_model_computes_what_numpy_computes(mlp):
+    compiled, reference = mlp
+    for seed in range(3):
+        x = np.random.default_rng(seed).standard_normal((4, 16), dtype=np.float32)
+        y = compiled(x)
+        assert isinstance(y, np.ndarray) and y.dtype == np.float32 and y.shape == (4, 8)
+        np.testing.assert_allclose(y, reference(x), rtol=1e-4, atol=1e-4)
+
+
+def test_specs_report_and_summary(mlp):
+    compiled, _ = mlp
+    assert compiled.inputs == [orchid.TensorSpec("x", "f32", (4, 16))]
+    assert compiled.outputs == [orchid.TensorSpec("y", "f32", (4, 8))]
+    assert "verified against the interpreter: yes" in compiled.report
+    assert "verified against the interpreter: yes" in compiled.compile_summary
+
+
+def test_load_runs_the_same_artifact(mlp):
+    compiled, reference = mlp
+    again = orchid.load(compiled.path)
+    x = np.random.default_rng(7).standard_normal((4, 16), dtype=np.float32)
+    np.testing.assert_array_equal(again(x), compiled(x))
+
+
+def test_bytes_and_model_protos_compile_too(tmp_path):
+    model = two_inputs_model()
+    for given, out in [(model, "proto"), (model.SerializeToString(), "bytes")]:
+        compiled = orchid.compile(given, tmp_path / out, cache_dir=CACHE)
+        a = np.random.default_rng(1).standard_normal((3, 5), dtype=np.float32)
+        b = np.random.default_rng(2).standard_normal((3, 5), dtype=np.float32)
+        s, n = compiled(a, b)
+        np.testing.assert_allclose(s, a + b, rtol=1e-6)
+        assert n.dtype == np.int64
+        np.testing.assert_array_equal(n, np.argmax(a, axis=1))
+        by_name = compiled.run({"b": b, "a": a})
+        assert list(by_name) == ["s", "n"]
+        np.testing.assert_array_equal(by_name["s"], s)
+
+
+def test_inputs_are_converted_only_without_loss(mlp):
+    compiled, reference = mlp
+    x64 = np.random.default_rng(3).standard_normal((4, 16))  # float64: converting would round
+    with pytest.raises(orchid.OrchidError, match="input 'x' must be f32, got float64"):
+        compiled(x64)
+    ints = np.arange(64, dtype=np.int8).reshape(4, 16)  # int8 -> f32 is exact
+    np.testing.assert_allclose(compiled(ints), reference(ints.astype(np.float32)), rtol=1e-4, atol=1e-3)
+    x = np.random.default_rng(4).standard_normal((16, 4), dtype=np.float32).T  # not C-contiguous
+    np.testing.assert_allclose(compiled(x), reference(x), rtol=1e-4, atol=1e-4)
+
+
+def test_errors_name_what_is_wrong(mlp, tmp_path):
+    compiled, _ = mlp
+    with pytest.raises(orchid.OrchidError, match=r"input 'x' must be f32\[4,16\], got a float32 array of shape \[4,15\]"):
+        compiled(np.zeros((4, 15), dtype=np.float32))
+    with pytest.raises(orchid.OrchidError, match="1 inputs expected"):
+        compiled()
+    with pytest.raises(orchid.OrchidError, match="unknown input 'z'"):
+        compiled.run({"x": np.zeros((4, 16), np.float32), "z": 1})
+    with pytest.raises(orchid.OrchidError, match="input 'x' is missing"):
+        compiled.run({})
+    missing = tmp_path / "nothing.onnx"
+    with pytest.raises(orchid.OrchidError, match=str(missing)):
+        orchid.compile(missing, tmp_path / "never", cache_dir=CACHE)
+    assert not (tmp_path / "never").exists()
+    with pytest.raises(orchid.OrchidError, match="orchestrate: 'fastest'"):
+        orchid.compile(missing, tmp_path / "never", orchestrate="fastest", cache_dir=CACHE)
+    with pytest.raises(orchid.OrchidError):
+        orchid.load(tmp_path / "not-an-artifact")
+    with pytest.raises(TypeError):
+        orchid.compile(42)
+    assert issubclass(orchid.OrchidError, RuntimeError)
