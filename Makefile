@@ -7,7 +7,7 @@ CTEST = cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 # Labels kept out of the default run (STYLE.md, "Tests"): they have their own targets.
 SLOW_LABELS = ^(e2e-large|cuda|python)$$
 
-.PHONY: all deps configure build test test-large test-gpu test-sanitize fuzz demo ops-doc clean
+.PHONY: all deps configure build test test-large test-python test-gpu test-sanitize fuzz demo ops-doc clean
 
 all: build
 
@@ -27,6 +27,11 @@ test: build
 test-large: build
 	@scripts/install-deps.sh --torch
 	$(CTEST) -L '^e2e-large$$'
+
+# The Python package installed by `pip install .` into a fresh virtual environment
+# (build/python-venv; packages from PyPI) and its pytest suite run against it.
+test-python: build
+	$(CTEST) -L '^python$$'
 
 # The unit and differential tests built with AddressSanitizer and UndefinedBehaviorSanitizer
 # (a build of its own; any report fails its test).
