@@ -81,11 +81,13 @@ py::dict compile(const std::string& model, const std::string& out, const std::st
 // thread at a time).
 class Artifact {
  public:
-  explicit Artifact(const std::string& dir) {
+  // threads: the kernels' OpenMP threads (<= 0: OpenMP's default).
+  Artifact(const std::string& dir, int threads) {
     py::gil_scoped_release unlocked;
     model_ = runtime::Model::load(dir);
-    session_ = std::make_unique<runtime::Session>(model_);
+    session_ = std::make_unique<runtime::Session>(model_, runtime::SessionOptions{threads});
   }
+  int threads() const { return session_->threads(); }
 
   py::list specs(const std::vector<int32_t>& ids) const {
     py::list out;
@@ -166,7 +168,8 @@ PYBIND11_MODULE(_orchid, m) {
   m.def("compile", &compile, py::arg("model"), py::arg("out"), py::arg("target"), py::arg("orchestrate"),
         py::arg("rewrite"), py::arg("cache_dir"), py::arg("seed"), py::arg("tolerance"));
   py::class_<Artifact>(m, "Artifact")
-      .def(py::init<const std::string&>())
+      .def(py::init<const std::string&, int>())
+      .def("threads", &Artifact::threads)
       .def("inputs", &Artifact::inputs)
       .def("outputs", &Artifact::outputs)
       .def("run", &Artifact::run);

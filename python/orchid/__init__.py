@@ -13,6 +13,7 @@ Errors of the compiler and the runtime arrive as OrchidError with Orchid's messa
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
@@ -44,15 +45,21 @@ class CompiledModel:
     NumPy arrays, one array when the model has one output, else a tuple.
     """
 
-    def __init__(self, path: PathLike, compile_summary: str = "") -> None:
+    def __init__(self, path: PathLike, compile_summary: str = "", threads: Optional[int] = None) -> None:
         self.path = Path(path)
         self.compile_summary = compile_summary
+        self._threads = threads
         self._artifact: Optional[_Artifact] = None
 
     def _loaded(self) -> _Artifact:
         if self._artifact is None:
-            self._artifact = _Artifact(str(self.path))
+            self._artifact = _Artifact(str(self.path), _default_threads(self._threads))
         return self._artifact
+
+    @property
+    def threads(self) -> int:
+        """The threads the model's kernels run on."""
+        return self._loaded().threads()
 
     @property
     def inputs(self) -> list[TensorSpec]:
@@ -93,6 +100,16 @@ class CompiledModel:
         return f"CompiledModel({str(self.path)!r})"
 
 
+def _default_threads(threads: Optional[int]) -> int:
+    """The threads asked for; else, inside a process that has imported torch, torch's intra-op
+    thread count (so that the two do not oversubscribe the cores); else 0, OpenMP's default."""
+    if threads is not None:
+        return threads
+    torch = sys.modules.get("torch")
+    get = getattr(torch, "get_num_threads", None)
+    return int(get()) if callable(get) else 0
+
+
 _NUMPY = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i8": np.int8, "i16": np.int16,
           "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
           "u64": np.uint64, "bool": np.bool_}
@@ -114,7 +131,7 @@ def _as_input(value: Any, spec: TensorSpec) -> np.ndarray:
 
 def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = None, *, target: str = "cpu",
             orchestrate: str = "greedy", rewrite: bool = True, cache_dir: Optional[PathLike] = None, seed: int = 1,
-            tolerance: Optional[float] = None) -> CompiledModel:
+            tolerance: Optional[float] = None, threads: Optional[int] = None) -> CompiledModel:
     """Compiles an ONNX model into an artifact directory, checked against Orchid's reference interpreter.
 
     model: a path to an .onnx file, its bytes, or an onnx.ModelProto (anything with SerializeToString).
@@ -123,18 +140,21 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
     orchestrate: "greedy" (default), "per-op", "primitive" or "optimal".
     rewrite: run the rewrite search. cache_dir: Orchid's cache (default ~/.cache/orchid).
     seed, tolerance: of the verification (tolerance default: 1e-4 relative L2 error per f32 output).
+    threads: the threads the compiled model runs on (default: torch's intra-op count where torch
+    is imported, else OpenMP's default).
     Raises OrchidError for a model Orchid cannot read or compile, or an artifact that does not match.
     """
     with tempfile.TemporaryDirectory(prefix="orchid-model-") as scratch:
         path = _model_path(model, scratch)
         out = Path(output) if output is not None else Path(tempfile.mkdtemp(prefix="orchid-")) / "artifact"
         result = _compile(str(path), str(out), target, orchestrate, rewrite, str(cache_dir or ""), seed, tolerance)
-    return CompiledModel(result["path"], result["summary"] + result["verification"])
+    return CompiledModel(result["path"], result["summary"] + result["verification"], threads)
 
 
-def load(path: PathLike) -> CompiledModel:
-    """An artifact directory compiled earlier (by orchid.compile or `orchid compile`)."""
-    model = CompiledModel(path)
+def load(path: PathLike, threads: Optional[int] = None) -> CompiledModel:
+    """An artifact directory compiled earlier (by orchid.compile or `orchid compile`); threads as
+    for compile."""
+    model = CompiledModel(path, threads=threads)
     model._loaded()
     return model
 

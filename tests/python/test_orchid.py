@@ -4,6 +4,7 @@ arithmetic on seeded random inputs, loading an artifact again, and the errors a 
 an OrchidError with Orchid's message. Runs in the default test run (CTest Python.pytest)."""
 
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -80,6 +81,23 @@ def test_load_runs_the_same_artifact(mlp):
     again = orchid.load(compiled.path)
     x = np.random.default_rng(7).standard_normal((4, 16), dtype=np.float32)
     np.testing.assert_array_equal(again(x), compiled(x))
+
+
+def test_threads_are_asked_for_or_torchs(mlp, monkeypatch):
+    compiled, _ = mlp
+    x = np.random.default_rng(5).standard_normal((4, 16), dtype=np.float32)
+    one = orchid.load(compiled.path, threads=1)
+    assert one.threads == 1
+    np.testing.assert_array_equal(one(x), compiled(x))
+    assert orchid.load(compiled.path).threads >= 1
+
+    class Torch:  # a process that imported torch: its intra-op thread count
+        @staticmethod
+        def get_num_threads():
+            return 1
+
+    monkeypatch.setitem(sys.modules, "torch", Torch)
+    assert orchid.load(compiled.path).threads == 1
 
 
 def test_bytes_and_model_protos_compile_too(tmp_path):
