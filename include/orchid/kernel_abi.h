@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define ORCHID_KERNEL_ABI_VERSION 2
+#define ORCHID_KERNEL_ABI_VERSION 3
 #define ORCHID_ALIGN 64
 
 typedef struct orchid_args {
@@ -46,6 +46,10 @@ typedef struct orchid_kernel_desc {
   int64_t task_count;
   int64_t scratch_bytes; /* per calling thread */
   orchid_kernel_fn fn;
+  /* num_args byte sizes: of each argument's tensor as the kernel reads or writes it (since
+   * ABI version 3). The runtime refuses a plan whose buffers differ, so that an edited
+   * plan.json cannot make a kernel read or write past a buffer. */
+  const int64_t* arg_bytes;
 } orchid_kernel_desc;
 
 typedef const orchid_kernel_desc* (*orchid_kernel_table_fn)(int64_t* count);

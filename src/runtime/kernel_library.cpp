@@ -15,6 +15,7 @@ void check_desc(const orchid_kernel_desc& d, int64_t i, const std::string& path)
       << path << ": kernel " << i << " was built for kernel ABI version " << d.abi_version
       << ", this runtime implements version " << ORCHID_KERNEL_ABI_VERSION;
   ORCHID_USER_CHECK(d.fn != nullptr) << path << ": kernel " << i << " has no function";
+  ORCHID_USER_CHECK(d.arg_bytes != nullptr) << path << ": kernel " << i << " has no argument sizes";
   ORCHID_USER_CHECK(d.num_args >= 1 && d.task_count >= 0 && d.scratch_bytes >= 0)
       << path << ": kernel " << i << " has a malformed descriptor (num_args " << d.num_args
       << ", task_count " << d.task_count << ", scratch_bytes " << d.scratch_bytes << ")";
@@ -74,7 +75,7 @@ const orchid_kernel_desc& KernelLibrary::kernel(int64_t index) const {
   return table_[index];
 }
 
-const orchid_kernel_desc& kernel_for_step(const KernelLibrary& lib, const PlanStep& step,
+const orchid_kernel_desc& kernel_for_step(const KernelLibrary& lib, const Plan& plan, const PlanStep& step,
                                           size_t step_index, const std::string& source) {
   std::string where = source + ": steps[" + std::to_string(step_index) + "] ('" + step.name +
                       "'): " + lib.path() + ": kernel " + std::to_string(step.kernel);
@@ -88,6 +89,13 @@ const orchid_kernel_desc& kernel_for_step(const KernelLibrary& lib, const PlanSt
   ORCHID_USER_CHECK(d.scratch_bytes == step.scratch_bytes)
       << where << " needs " << d.scratch_bytes << " scratch bytes, the plan says "
       << step.scratch_bytes;
+  for (size_t a = 0; a < step.args.size(); ++a) {
+    const PlanBuffer& b = plan.buffers[static_cast<size_t>(step.args[a])];
+    int64_t bytes = b.type.numel() * ir::dtype_bytes(b.type.dtype);
+    ORCHID_USER_CHECK(bytes == d.arg_bytes[a])
+        << where << " takes " << d.arg_bytes[a] << " bytes as argument " << a << ", buffer " << step.args[a] << " ('"
+        << b.name << "', " << ir::type_str(b.type) << ") has " << bytes;
+  }
   return d;
 }
 

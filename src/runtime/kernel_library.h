@@ -40,9 +40,10 @@ class KernelLibrary {
 };
 
 // The descriptor a generated step calls, after checking that the plan agrees with it: the
-// kernel index is in the table, and the argument count, task count and scratch size match.
-// `step_index` and `source` name the step in messages, along with the library's file.
-const orchid_kernel_desc& kernel_for_step(const KernelLibrary& lib, const PlanStep& step,
+// kernel index is in the table, and the argument count, task count, scratch size and the
+// byte size of every argument's buffer match. `step_index` and `source` name the step in
+// messages, along with the library's file.
+const orchid_kernel_desc& kernel_for_step(const KernelLibrary& lib, const Plan& plan, const PlanStep& step,
                                           size_t step_index, const std::string& source);
 
 }  // namespace orchid::runtime

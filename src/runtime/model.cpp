@@ -69,7 +69,7 @@ void Model::load_steps(const std::string& source) {
     const PlanStep& s = plan_.steps[i];
     LoadedStep loaded;
     if (s.impl == StepImpl::Generated) {
-      loaded.kernel = &kernel_for_step(libraries_[static_cast<size_t>(s.library)], s, i, source);
+      loaded.kernel = &kernel_for_step(libraries_[static_cast<size_t>(s.library)], plan_, s, i, source);
       steps_.push_back(std::move(loaded));
       continue;
     }

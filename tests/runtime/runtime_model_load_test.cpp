@@ -102,6 +102,9 @@ TEST(RuntimeModelLoad, KernelDescriptorMustMatchThePlan) {
   check([](Plan& p) { p.steps[1].scratch_bytes = 64; }, "kernel 1 needs 32 scratch bytes, the plan says 64");
   check([](Plan& p) { p.steps[1].kernel = 7; }, "kernel 7 is not in the library (it has 3 kernels)");
   check([](Plan& p) { p.steps[1].kernel = 0; }, "kernel 0 takes 3 args, the plan passes 2");
+  // A buffer smaller than the kernel writes: refused, not written past.
+  check([](Plan& p) { p.buffers[static_cast<size_t>(p.steps[1].args[1])].type.shape = {32}; },
+        "kernel 1 takes 256 bytes as argument 1, buffer ");
 }
 
 TEST(RuntimeModelLoad, NotAKernelLibrary) {
@@ -125,8 +128,8 @@ extern "C" const orchid_kernel_desc* orchid_kernel_table(int64_t* count) { *coun
 )",
                                      dir.file("future.so")));
   EXPECT_TRUE(contains(error_of([&] { KernelLibrary::open(dir.file("future.so")); }),
-                       "/future.so: kernel 0 was built for kernel ABI version 3, this runtime "
-                       "implements version 2"));
+                       "/future.so: kernel 0 was built for kernel ABI version 4, this runtime "
+                       "implements version 3"));
 }
 
 TEST(RuntimeModelLoad, LibraryStepGraphMustFitItsBuffers) {

@@ -57,10 +57,13 @@ static void gather(const orchid_args* a, int64_t begin, int64_t end, void* scrat
   }
 }
 
+static const int64_t kAddBytes[] = {256, 256, 256};
+static const int64_t kReverseBytes[] = {256, 256};
+static const int64_t kGatherBytes[] = {256, 64, 32};
 static const orchid_kernel_desc kTable[] = {
-    {ORCHID_KERNEL_ABI_VERSION, 3, 16, 0, add},
-    {ORCHID_KERNEL_ABI_VERSION, 2, 8, 32, reverse8},
-    {ORCHID_KERNEL_ABI_VERSION, 3, 8, 0, gather},
+    {ORCHID_KERNEL_ABI_VERSION, 3, 16, 0, add, kAddBytes},
+    {ORCHID_KERNEL_ABI_VERSION, 2, 8, 32, reverse8, kReverseBytes},
+    {ORCHID_KERNEL_ABI_VERSION, 3, 8, 0, gather, kGatherBytes},
 };
 
 extern "C" const orchid_kernel_desc* orchid_kernel_table(int64_t* count) {

@@ -25,7 +25,7 @@
 namespace orchid::codegen::cpu {
 
 // Bump when generated code changes meaning or speed: it is part of every cache key.
-constexpr int kCodegenVersion = 14;
+constexpr int kCodegenVersion = 15;
 
 struct GeneratedKernel {
   std::string symbol;                // the function's name
@@ -34,6 +34,7 @@ struct GeneratedKernel {
   int64_t scratch_bytes = 0;
   std::vector<ir::ValueId> inputs;   // arguments, in order: inputs then outputs
   std::vector<ir::ValueId> outputs;
+  std::vector<int64_t> arg_bytes;    // per argument (inputs then outputs): its tensor's bytes
   std::vector<std::string> checks;   // what run-time index check k+1 is (names a primitive)
   Schedule schedule;
 };

@@ -18,11 +18,19 @@ std::string library_source(const std::vector<GeneratedKernel>& kernels) {
   out += gemm_source();
   for (const GeneratedKernel& k : kernels) out += "\n" + k.source;
   out += "\nextern \"C\" const orchid_kernel_desc* orchid_kernel_table(int64_t* count) {\n";
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    out += "  static const int64_t bytes" + std::to_string(i) + "[] = {";
+    for (int64_t b : kernels[i].arg_bytes) out += std::to_string(b) + "LL, ";
+    out += "0};\n";
+  }
   out += "  static const orchid_kernel_desc table[] = {\n";
-  for (const GeneratedKernel& k : kernels)
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const GeneratedKernel& k = kernels[i];
     out += "    {ORCHID_KERNEL_ABI_VERSION, " + std::to_string(k.inputs.size() + k.outputs.size()) + ", " +
-           std::to_string(k.tasks) + "LL, " + std::to_string(k.scratch_bytes) + "LL, &" + k.symbol + "},\n";
-  if (kernels.empty()) out += "    {0, 0, 0, 0, 0},\n";
+           std::to_string(k.tasks) + "LL, " + std::to_string(k.scratch_bytes) + "LL, &" + k.symbol + ", bytes" +
+           std::to_string(i) + "},\n";
+  }
+  if (kernels.empty()) out += "    {0, 0, 0, 0, 0, 0},\n";
   out += "  };\n  *count = " + std::to_string(kernels.size()) + ";\n  return table;\n}\n";
   return out;
 }
