@@ -5,7 +5,8 @@
  * The module's __device__ array ORCHID_CUDA_MODULE_DESCRIPTOR (long long) holds the number of
  * kernels, then per kernel ORCHID_CUDA_DESCRIPTOR_FIELDS values: its number of pointer
  * arguments, blocks, threads, dynamic shared bytes and global scratch bytes per block — the
- * launch it was generated for, which a plan's steps must agree with. */
+ * launch it was generated for — and then, kernel after kernel, the byte size of each pointer
+ * argument's tensor. A plan's steps must agree with all of it (runtime/cuda/descriptor.h). */
 #ifndef ORCHID_CUDA_ABI_H
 #define ORCHID_CUDA_ABI_H
 

@@ -163,8 +163,11 @@ TEST(CudaCodegen, ModulesDescribeTheirKernelsLaunches) {
            std::to_string(k.threads) + "LL, " + std::to_string(k.shared_bytes) + "LL, " +
            std::to_string(k.global_scratch_bytes) + "LL";
   };
+  std::string sizes;
+  for (const CudaKernel* k : {&a.generated, &b.generated})
+    for (int64_t bytes : k->arg_bytes) sizes += ", " + std::to_string(bytes) + "LL";
   EXPECT_NE(src.find("extern \"C\" __device__ const long long orc_cuda_module[] = {2LL, " + fields(a.generated) + ", " +
-                     fields(b.generated) + "};"),
+                     fields(b.generated) + sizes + "};"),
             std::string::npos)
       << src.substr(src.size() - 300);
 }

@@ -26,7 +26,7 @@
 namespace orchid::codegen::cuda {
 
 // Bump when generated code changes meaning or speed: it is part of every cache key.
-constexpr int kCudaCodegenVersion = 1;
+constexpr int kCudaCodegenVersion = 2;
 
 // The shared memory every CUDA device gives a block without opting in to more: a task's
 // scratch lives there where it fits beside what the kernel declares itself (group reductions'
@@ -47,6 +47,7 @@ struct CudaKernel {
   int64_t global_scratch_bytes = 0;
   std::vector<ir::ValueId> inputs;
   std::vector<ir::ValueId> outputs;
+  std::vector<int64_t> arg_bytes;   // per pointer argument (inputs then outputs): its tensor's bytes
   std::vector<std::string> checks;  // what a failed index check k+1 is (names a primitive)
   Schedule schedule;
 };

@@ -511,6 +511,8 @@ CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Sche
   ck.threads = s.threads;
   ck.inputs = kl.inputs;
   ck.outputs = kl.outputs;
+  for (const std::vector<ValueId>* vs : {&ck.inputs, &ck.outputs})
+    for (ValueId v : *vs) ck.arg_bytes.push_back(g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype));
   ck.schedule = s;
   Writer w;
   std::string table = symbol + "_tasks";
@@ -553,6 +555,8 @@ std::string module_source(const std::vector<CudaKernel>& kernels) {
     out += ", " + std::to_string(k.inputs.size() + k.outputs.size()) + "LL, " + std::to_string(k.blocks) + "LL, " +
            std::to_string(k.threads) + "LL, " + std::to_string(k.shared_bytes) + "LL, " +
            std::to_string(k.global_scratch_bytes) + "LL";
+  for (const CudaKernel& k : kernels)
+    for (int64_t b : k.arg_bytes) out += ", " + std::to_string(b) + "LL";
   out += "};\n";
   return out;
 }

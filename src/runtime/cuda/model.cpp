@@ -9,6 +9,7 @@
 #include "ir/parser.h"
 #include "orchid/cuda_abi.h"
 #include "runtime/checksum.h"
+#include "runtime/cuda/descriptor.h"
 #include "runtime/cuda/dnn_step.h"
 #include "runtime/cuda/lt_step.h"
 #include "runtime/weights.h"
@@ -69,28 +70,12 @@ void CudaModel::load_module(const std::vector<std::vector<char>>& cubins, const 
   check_steps(source);
 }
 
-// Every step launches its kernel as the kernel was generated for (the module's descriptor,
-// include/orchid/cuda_abi.h): an edited plan.json must not launch a kernel on the wrong number
-// of arguments, blocks or threads, or with less shared memory or scratch than it uses.
+// Every step launches its kernel as the kernel was generated for (descriptor.h).
 void CudaModel::check_steps(const std::string& source) const {
   std::vector<char> bytes = module_.global(ORCHID_CUDA_MODULE_DESCRIPTOR);
   std::vector<int64_t> d(bytes.size() / sizeof(int64_t));
   std::memcpy(d.data(), bytes.data(), d.size() * sizeof(int64_t));
-  ORCHID_USER_CHECK(!d.empty() && d[0] >= 0 && d.size() == 1 + static_cast<size_t>(d[0]) * ORCHID_CUDA_DESCRIPTOR_FIELDS)
-      << source << ": the module's kernel descriptor is malformed";
-  for (size_t i = 0; i < plan_.steps.size(); ++i) {
-    const PlanStep& s = plan_.steps[i];
-    if (s.impl != StepImpl::Cuda) continue;
-    ORCHID_USER_CHECK(s.kernel < d[0]) << source << ": steps[" << i << "] ('" << s.name << "'): kernel " << s.kernel
-                                       << " is not in the module (it has " << d[0] << ")";
-    const int64_t* k = &d[1 + static_cast<size_t>(s.kernel) * ORCHID_CUDA_DESCRIPTOR_FIELDS];
-    bool same = k[0] == static_cast<int64_t>(s.args.size()) && k[1] == s.tasks && k[2] == s.threads &&
-                k[3] == s.shared_bytes && k[4] == s.scratch_bytes;
-    ORCHID_USER_CHECK(same) << source << ": steps[" << i << "] ('" << s.name << "'): args, tasks, threads, "
-                            << "shared_bytes, scratch_bytes differ from the kernel's (" << k[0] << " args, " << k[1]
-                            << " blocks, " << k[2] << " threads, " << k[3] << " shared bytes, " << k[4]
-                            << " scratch bytes)";
-  }
+  check_cuda_steps(d, plan_, source);
 }
 
 // The arena, the caller's inputs and outputs on the device, an error word and global scratch
