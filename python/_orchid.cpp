@@ -16,6 +16,7 @@
 
 #include "driver/host_options.h"
 #include "driver/pipeline.h"
+#include "orchid/kernel_abi.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
 #include "support/cache_paths.h"
@@ -117,8 +118,7 @@ class Artifact {
     std::vector<py::array> outs;
     std::vector<void*> out;
     for (int32_t id : plan.outputs) {
-      const runtime::PlanBuffer& b = plan.buffers[static_cast<size_t>(id)];
-      outs.emplace_back(dtype_of(b), std::vector<py::ssize_t>(b.type.shape.begin(), b.type.shape.end()));
+      outs.push_back(aligned_array(plan.buffers[static_cast<size_t>(id)]));
       out.push_back(outs.back().mutable_data());
     }
     {
@@ -132,6 +132,18 @@ class Artifact {
   }
 
  private:
+  // A new array for buffer b whose data is ORCHID_ALIGN-aligned, so that the session writes
+  // the output in place rather than through a copy (runtime/session.h).
+  static py::array aligned_array(const runtime::PlanBuffer& b) {
+    py::dtype t = dtype_of(b);
+    auto bytes = static_cast<py::ssize_t>(b.type.numel()) * t.itemsize();
+    py::array_t<uint8_t> owner(bytes + ORCHID_ALIGN);
+    auto at = reinterpret_cast<uintptr_t>(owner.mutable_data());
+    py::ssize_t skip = static_cast<py::ssize_t>((ORCHID_ALIGN - at % ORCHID_ALIGN) % ORCHID_ALIGN);
+    std::vector<py::ssize_t> shape(b.type.shape.begin(), b.type.shape.end());
+    return py::array(t, shape, owner.mutable_data() + skip, owner);
+  }
+
   static py::dtype dtype_of(const runtime::PlanBuffer& b) {
     std::optional<std::string> name = numpy_name(b.type.dtype);
     ORCHID_USER_CHECK(name) << "'" << b.name << "' is " << ir::dtype_name(b.type.dtype) << ", which NumPy has no type for";

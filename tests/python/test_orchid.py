@@ -68,6 +68,12 @@ def test_a_compiled_model_computes_what_numpy_computes(mlp):
         np.testing.assert_allclose(y, reference(x), rtol=1e-4, atol=1e-4)
 
 
+def test_outputs_are_aligned_for_the_runtime_to_write_in_place(mlp):
+    compiled, _ = mlp
+    y = compiled(np.zeros((4, 16), np.float32))
+    assert y.ctypes.data % 64 == 0 and y.flags.c_contiguous and y.flags.writeable
+
+
 def test_specs_report_and_summary(mlp):
     compiled, _ = mlp
     assert compiled.inputs == [orchid.TensorSpec("x", "f32", (4, 16))]
