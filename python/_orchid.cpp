@@ -90,13 +90,16 @@ class Artifact {
   }
   int threads() const { return session_->threads(); }
 
+  // (name, Orchid dtype, shape, NumPy dtype or None) per buffer.
   py::list specs(const std::vector<int32_t>& ids) const {
     py::list out;
     for (int32_t id : ids) {
       const runtime::PlanBuffer& b = model_->plan().buffers[static_cast<size_t>(id)];
       py::tuple shape(b.type.shape.size());
       for (size_t i = 0; i < b.type.shape.size(); ++i) shape[i] = b.type.shape[i];
-      out.append(py::make_tuple(b.name, std::string(ir::dtype_name(b.type.dtype)), shape));
+      std::optional<std::string> numpy = numpy_name(b.type.dtype);
+      out.append(py::make_tuple(b.name, std::string(ir::dtype_name(b.type.dtype)), shape,
+                                numpy ? py::object(py::dtype(*numpy)) : py::object(py::none())));
     }
     return out;
   }

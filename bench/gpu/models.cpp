@@ -2,8 +2,9 @@
 // seeded random inputs and checked against the reference interpreter on its own graph
 // (graph.oir with the weights bound), then timed as one CUDA graph launch per run (CUDA
 // events; 5 warm-ups, median of 50), and its three slowest steps named (each launched alone).
-// A slim artifact (slim_weights.h) has its weights regenerated first. Needs only the CUDA driver: no oneDNN, ONNX or solver,
-// so it runs from a slim build. Prints a markdown table; exits 77 where there is no GPU, 1
+// A slim artifact (slim_weights.h) has its weights regenerated first. The tolerance is the
+// plan's precision's (runtime::default_tolerance). Needs only the CUDA driver: no oneDNN,
+// ONNX or solver, so it runs from a slim build. Prints a markdown table; exits 77 where there is no GPU, 1
 // where an artifact does not match.
 #include <algorithm>
 #include <chrono>
@@ -37,6 +38,7 @@ struct Row {
   std::string name;
   size_t steps = 0;
   double load_s = 0, worst = 0, ms = 0;
+  double tolerance = 0;  // the plan's precision's
   std::string why;
   std::string slowest;  // the slowest steps alone: "k3 (MatMul_1) 0.210 ms; ..."
 };
@@ -59,7 +61,7 @@ std::string slowest_steps(runtime::cuda::CudaModel& m, size_t count) {
   return out;
 }
 
-Row check_and_time(const std::string& dir, double tolerance) {
+Row check_and_time(const std::string& dir) {
   Row r;
   r.name = name_of(dir);
   auto t0 = std::chrono::steady_clock::now();
@@ -67,6 +69,7 @@ Row check_and_time(const std::string& dir, double tolerance) {
   r.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const runtime::Plan& plan = m->plan();
   r.steps = plan.steps.size();
+  r.tolerance = runtime::default_tolerance(plan.precision);
   ir::Graph g = ir::parse_graph_file((fs::path(dir) / "graph.oir").string());
   runtime::AlignedBuffer weights =
       runtime::read_weights((fs::path(dir) / plan.weights.file).string(), plan.weights.bytes, plan.weights.checksum);
@@ -80,7 +83,7 @@ Row check_and_time(const std::string& dir, double tolerance) {
     double e = interp::relative_l2(got[o], want[o], &why);
     if (e > r.worst) r.worst = e, r.why = why;
   }
-  if (r.worst > tolerance && r.why.empty()) r.why = "relative L2 error above the tolerance";
+  if (r.worst > r.tolerance && r.why.empty()) r.why = "relative L2 error above the tolerance";
   r.ms = m->time_ms(5, 50);
   r.slowest = slowest_steps(*m, 3);
   return r;
@@ -102,9 +105,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     try {
       bench::expand_weights(argv[i]);
-      double tolerance = runtime::default_tolerance(runtime::read_plan(argv[i]).precision);
-      Row r = check_and_time(argv[i], tolerance);
-      bool ok = r.worst <= tolerance;
+      Row r = check_and_time(argv[i]);
+      bool ok = r.worst <= r.tolerance;
       status |= ok ? 0 : 1;
       std::printf("| %s | %zu | %.2f | %.2e | %s | %.3f | %s |\n", r.name.c_str(), r.steps, r.load_s, r.worst,
                   ok ? "yes" : ("NO: " + r.why).c_str(), r.ms, r.slowest.c_str());

@@ -67,7 +67,7 @@ void slim_artifact(const std::string& dir, const std::string& out, const std::st
   std::vector<char> blob;
   for (const runtime::PlanBuffer& b : plan.buffers) {
     if (b.kind != runtime::BufferKind::Constant || b.weights_offset < 0) continue;
-    int64_t count = b.type.numel(), bytes = count * ir::dtype_bytes(b.type.dtype);
+    int64_t count = b.type.numel(), bytes = b.type.bytes();
     auto* at = reinterpret_cast<float*>(w.data() + b.weights_offset);
     double rms = b.type.dtype == ir::DType::F32 && count >= kMinRegenerated ? rms_of(at, count) : -1;
     if (rms >= 0) {

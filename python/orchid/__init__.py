@@ -54,6 +54,8 @@ class CompiledModel:
     def _loaded(self) -> _Artifact:
         if self._artifact is None:
             self._artifact = _Artifact(str(self.path), _default_threads(self._threads))
+            # (name, Orchid dtype, shape, NumPy dtype or None), read once
+            self._in, self._out = self._artifact.inputs(), self._artifact.outputs()
         return self._artifact
 
     @property
@@ -64,12 +66,14 @@ class CompiledModel:
     @property
     def inputs(self) -> list[TensorSpec]:
         """The inputs, in the order calls pass them."""
-        return [TensorSpec(n, t, tuple(s)) for n, t, s in self._loaded().inputs()]
+        self._loaded()
+        return [TensorSpec(n, t, tuple(s)) for n, t, s, _ in self._in]
 
     @property
     def outputs(self) -> list[TensorSpec]:
         """The outputs, in the order calls return them."""
-        return [TensorSpec(n, t, tuple(s)) for n, t, s in self._loaded().outputs()]
+        self._loaded()
+        return [TensorSpec(n, t, tuple(s)) for n, t, s, _ in self._out]
 
     @property
     def report(self) -> str:
@@ -77,24 +81,25 @@ class CompiledModel:
         return (self.path / "report.md").read_text()
 
     def __call__(self, *arrays: Any) -> Union[np.ndarray, tuple]:
-        specs = self.inputs
-        if len(arrays) != len(specs):
-            raise OrchidError(f"{len(specs)} inputs expected ({', '.join(s.name for s in specs)}), got {len(arrays)}")
-        outputs = self._loaded().run([_as_input(a, s) for a, s in zip(arrays, specs)])
+        artifact = self._loaded()
+        if len(arrays) != len(self._in):
+            names = ", ".join(s[0] for s in self._in)
+            raise OrchidError(f"{len(self._in)} inputs expected ({names}), got {len(arrays)}")
+        outputs = artifact.run([_as_input(a, s) for a, s in zip(arrays, self._in)])
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Runs on inputs by name; returns the outputs by name."""
-        specs = self.inputs
-        names = {s.name for s in specs}
-        unknown = sorted(set(feeds) - names)
+        artifact = self._loaded()
+        names = [s[0] for s in self._in]
+        unknown = sorted(set(feeds) - set(names))
         if unknown:
-            raise OrchidError(f"unknown input {unknown[0]!r} (the inputs are {', '.join(s.name for s in specs)})")
-        missing = [s.name for s in specs if s.name not in feeds]
+            raise OrchidError(f"unknown input {unknown[0]!r} (the inputs are {', '.join(names)})")
+        missing = [n for n in names if n not in feeds]
         if missing:
             raise OrchidError(f"input {missing[0]!r} is missing")
-        outputs = self._loaded().run([_as_input(feeds[s.name], s) for s in specs])
-        return {s.name: o for s, o in zip(self.outputs, outputs)}
+        outputs = artifact.run([_as_input(feeds[s[0]], s) for s in self._in])
+        return {s[0]: o for s, o in zip(self._out, outputs)}
 
     def __repr__(self) -> str:
         return f"CompiledModel({str(self.path)!r})"
@@ -110,21 +115,17 @@ def _default_threads(threads: Optional[int]) -> int:
     return int(get()) if callable(get) else 0
 
 
-_NUMPY = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i8": np.int8, "i16": np.int16,
-          "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
-          "u64": np.uint64, "bool": np.bool_}
-
-
-def _as_input(value: Any, spec: TensorSpec) -> np.ndarray:
-    """The value as a C-contiguous array of the input's dtype: converted only where no value changes
+def _as_input(value: Any, spec: tuple) -> np.ndarray:
+    """The value as a C-contiguous array of the input's dtype (spec: the extension's
+    (name, Orchid dtype, shape, NumPy dtype or None)): converted only where no value changes
     (np.can_cast 'safe', or a Python scalar or list); the shape is checked by the runtime."""
-    want = _NUMPY.get(spec.dtype)
+    name, dtype, _, want = spec
     if want is None:
-        raise OrchidError(f"input {spec.name!r} is {spec.dtype}, which NumPy has no type for")
+        raise OrchidError(f"input {name!r} is {dtype}, which NumPy has no type for")
     array = value if isinstance(value, np.ndarray) else np.asarray(value)
     if array.dtype != want:
         if isinstance(value, np.ndarray) and not np.can_cast(array.dtype, want, casting="safe"):
-            raise OrchidError(f"input {spec.name!r} must be {spec.dtype}, got {array.dtype} (converting would change values)")
+            raise OrchidError(f"input {name!r} must be {dtype}, got {array.dtype} (converting would change values)")
         array = array.astype(want)
     return np.ascontiguousarray(array)
 

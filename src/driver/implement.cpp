@@ -77,9 +77,10 @@ StepKind choose(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   if (libs == Libraries::OneDnn && linear == 1 && runtime::library_step_unsupported("onednn", kernel_graph(g, s)).empty())
     return StepKind::OneDnn;
   if (libs == Libraries::Gpu && linear == 1) {
+    bool conv = false;
+    for (ir::NodeId n : s.kernel.nodes) conv |= g.node(n).op == ir::PrimOp::Conv;
     ir::Graph kg = kernel_graph(g, s);
-    if (cublaslt_refusal(kg).empty()) return StepKind::CublasLt;
-    if (cudnn_refusal(kg).empty()) return StepKind::Cudnn;
+    if ((conv ? cudnn_refusal(kg) : cublaslt_refusal(kg)).empty()) return conv ? StepKind::Cudnn : StepKind::CublasLt;
   }
   return StepKind::Generated;
 }

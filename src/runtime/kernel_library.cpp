@@ -89,13 +89,7 @@ const orchid_kernel_desc& kernel_for_step(const KernelLibrary& lib, const Plan& 
   ORCHID_USER_CHECK(d.scratch_bytes == step.scratch_bytes)
       << where << " needs " << d.scratch_bytes << " scratch bytes, the plan says "
       << step.scratch_bytes;
-  for (size_t a = 0; a < step.args.size(); ++a) {
-    const PlanBuffer& b = plan.buffers[static_cast<size_t>(step.args[a])];
-    int64_t bytes = b.type.numel() * ir::dtype_bytes(b.type.dtype);
-    ORCHID_USER_CHECK(bytes == d.arg_bytes[a])
-        << where << " takes " << d.arg_bytes[a] << " bytes as argument " << a << ", buffer " << step.args[a] << " ('"
-        << b.name << "', " << ir::type_str(b.type) << ") has " << bytes;
-  }
+  check_arg_bytes(plan, step, d.arg_bytes, where);
   return d;
 }
 

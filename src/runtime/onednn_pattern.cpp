@@ -277,9 +277,6 @@ std::string add_post_op(Walk& w, ir::NodeId n) {
   return node_str(w.g, n) + " is not a supported post-op (body " + ir::print_expr(p.bodies[0]) + ")";
 }
 
-// The strides of operand o (its own when it has them, else dense row-major).
-ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
-
 // A view or permutation of a leaf: the same data read in the node's shape, through strides
 // when they are not row-major.
 std::string add_leaf_view(Walk& w, ir::NodeId n) {
@@ -442,6 +439,8 @@ const char* alg_name(EltwiseAlg a) {
 }
 
 }  // namespace
+
+ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
 
 PatternMatch match_linear_pattern(const ir::Graph& g) {
   Walk w{g, input_leaves(g), std::nullopt, {}, {}};

@@ -59,6 +59,9 @@ struct Operand {
   ir::Dims strides;
 };
 
+// The strides of operand o (its own when it has them, else dense row-major).
+ir::Dims strides_of(const Operand& o);
+
 enum class BinaryAlg : uint8_t { Add, Sub, Mul, Div, Max, Min };
 enum class EltwiseAlg : uint8_t { Relu, Clip, Linear, Logistic, Tanh, Exp, Log, Abs, Sqrt, Swish };
 

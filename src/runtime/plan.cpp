@@ -419,6 +419,15 @@ class Validator {
 
 void validate_plan(const Plan& plan, const std::string& source) { Validator(plan, source).run(); }
 
+void check_arg_bytes(const Plan& plan, const PlanStep& s, const int64_t* want, const std::string& where) {
+  for (size_t a = 0; a < s.args.size(); ++a) {
+    const PlanBuffer& b = plan.buffers[static_cast<size_t>(s.args[a])];
+    ORCHID_USER_CHECK(b.type.bytes() == want[a])
+        << where << " takes " << want[a] << " bytes as argument " << a << ", buffer " << s.args[a] << " ('" << b.name
+        << "', " << ir::type_str(b.type) << ") has " << b.type.bytes();
+  }
+}
+
 void check_step_graph(const Plan& plan, const PlanStep& s, const ir::Graph& g,
                       const std::string& where) {
   auto check = [&](const std::vector<ir::ValueId>& values, size_t first, size_t count,

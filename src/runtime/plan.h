@@ -162,6 +162,11 @@ void validate_plan(const Plan& plan, const std::string& source = kPlanFileName);
 // step output, of the buffers' types; `where` names the step.
 void check_step_graph(const Plan& plan, const PlanStep& s, const ir::Graph& g, const std::string& where);
 
+// UserError unless every argument of step s has the bytes `want` says (a kernel's descriptor:
+// kernel_abi.h, cuda_abi.h), so that no kernel reads or writes past a buffer; `where` names
+// the step and kernel.
+void check_arg_bytes(const Plan& plan, const PlanStep& s, const int64_t* want, const std::string& where);
+
 // The name of CUDA step `kernel`'s function in the module.
 std::string cuda_function_name(int32_t kernel);
 

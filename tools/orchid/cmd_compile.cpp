@@ -2,8 +2,8 @@
 // verified artifact directory.
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include "commands.h"

@@ -137,8 +137,7 @@ GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const
   gk.scratch_bytes = kl.scratch_bytes;
   gk.inputs = kl.inputs;
   gk.outputs = kl.outputs;
-  for (const std::vector<ValueId>* vs : {&gk.inputs, &gk.outputs})
-    for (ValueId v : *vs) gk.arg_bytes.push_back(g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype));
+  gk.arg_bytes = kl.arg_bytes(g);
   gk.schedule = s;
   Writer w;
   std::string table = symbol + "_tasks";

@@ -542,6 +542,13 @@ int KernelLowering::arg_of(ValueId v) const {
   return -1;
 }
 
+std::vector<int64_t> KernelLowering::arg_bytes(const ir::Graph& g) const {
+  std::vector<int64_t> out;
+  for (const std::vector<ValueId>* vs : {&inputs, &outputs})
+    for (ValueId v : *vs) out.push_back(g.type(v).bytes());
+  return out;
+}
+
 int transposing_dim(const ir::Primitive& p) {
   if (p.kind() != ir::PrimKind::Layout || p.op == ir::PrimOp::View || p.bodies.size() != 1) return -1;
   const ir::Expr& load = p.bodies[0];

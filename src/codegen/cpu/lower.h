@@ -98,6 +98,9 @@ struct KernelLowering {
 
   const NodeLowering& node(ir::NodeId n) const;
   int arg_of(ir::ValueId v) const;  // -1 when not an argument
+  // Each argument's bytes, inputs then outputs: what the kernel's descriptor promises it
+  // reads and writes (kernel_abi.h, cuda_abi.h).
+  std::vector<int64_t> arg_bytes(const ir::Graph& g) const;
 };
 
 // Lanes a reduction over `extent` terms (along its innermost reduction dim) is computed over:

@@ -511,8 +511,7 @@ CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Sche
   ck.threads = s.threads;
   ck.inputs = kl.inputs;
   ck.outputs = kl.outputs;
-  for (const std::vector<ValueId>* vs : {&ck.inputs, &ck.outputs})
-    for (ValueId v : *vs) ck.arg_bytes.push_back(g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype));
+  ck.arg_bytes = kl.arg_bytes(g);
   ck.schedule = s;
   Writer w;
   std::string table = symbol + "_tasks";

@@ -29,13 +29,7 @@ void check_cuda_steps(const std::vector<int64_t>& d, const Plan& plan, const std
     ORCHID_USER_CHECK(same) << where << ": args, tasks, threads, shared_bytes, scratch_bytes differ from the kernel's ("
                             << k[0] << " args, " << k[1] << " blocks, " << k[2] << " threads, " << k[3]
                             << " shared bytes, " << k[4] << " scratch bytes)";
-    for (size_t a = 0; a < s.args.size(); ++a) {
-      const PlanBuffer& b = plan.buffers[static_cast<size_t>(s.args[a])];
-      int64_t bytes = b.type.numel() * ir::dtype_bytes(b.type.dtype), want = d[sizes_at[static_cast<size_t>(s.kernel)] + a];
-      ORCHID_USER_CHECK(bytes == want) << where << ": kernel " << s.kernel << " takes " << want << " bytes as argument "
-                                       << a << ", buffer " << s.args[a] << " ('" << b.name << "', "
-                                       << ir::type_str(b.type) << ") has " << bytes;
-    }
+    check_arg_bytes(plan, s, &d[sizes_at[static_cast<size_t>(s.kernel)]], where + ": kernel " + std::to_string(s.kernel));
   }
 }
 

@@ -4,7 +4,6 @@
 #include <sstream>
 #include <variant>
 
-#include "ir/movement.h"
 #include "runtime/onednn_pattern.h"
 
 namespace orchid::runtime::cuda {
@@ -13,8 +12,6 @@ namespace {
 
 using onednn::LinearPattern;
 using onednn::Operand;
-
-ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
 
 // A matrix whose element (r, c) lies at r·sr + c·sc, column-major: as stored (unit row
 // stride, ld = sc) or as the transpose of a stored matrix (unit column stride, ld = sr). A
@@ -59,7 +56,7 @@ struct OperandStrides {
 
 // `k_first`: the operand is stored (K, outer) rather than (outer, K).
 OperandStrides strides_for(const Operand& o, const ir::Dims& batch, bool k_first) {
-  ir::Dims st = strides_of(o);
+  ir::Dims st = onednn::strides_of(o);
   size_t q = o.shape.size();
   OperandStrides s;
   s.k = k_first ? st[q - 2] : st[q - 1];
@@ -127,7 +124,7 @@ std::string match(const LinearPattern& p, const ir::Graph& g, LtMatmul& mm) {
   if (p.op != ir::PrimOp::MatMul) return "a convolution (only matmuls)";
   if (!p.out_strides.empty()) return "the product is written through a permutation";
   if (p.a.input < 0 || p.b.input < 0) return "an operand that is a constant of the step graph";
-  if (ir::TensorType t = g.type(g.outputs()[0]); t.numel() == 0) return "an empty product";
+  if (g.type(g.outputs()[0]).numel() == 0) return "an empty product";
   const auto& attrs = std::get<ir::MatMulAttrs>(p.attrs);
   size_t r = p.out.size();
   int64_t rows = p.out[r - 2], cols = p.out[r - 1];

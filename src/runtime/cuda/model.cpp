@@ -23,7 +23,6 @@ std::string join(const std::string& dir, const std::string& file) {
   return (std::filesystem::path(dir) / file).string();
 }
 
-int64_t bytes_of(const PlanBuffer& b) { return b.type.numel() * ir::dtype_bytes(b.type.dtype); }
 
 }  // namespace
 
@@ -84,8 +83,8 @@ void CudaModel::allocate() {
   const Device& dev = Device::get();
   memory_ = plan_memory(plan_);
   arena_ = dev.alloc(static_cast<size_t>(memory_.arena_bytes));
-  for (int32_t b : plan_.inputs) inputs_.push_back(dev.alloc(static_cast<size_t>(bytes_of(plan_.buffers[b]))));
-  for (int32_t b : plan_.outputs) outputs_.push_back(dev.alloc(static_cast<size_t>(bytes_of(plan_.buffers[b]))));
+  for (int32_t b : plan_.inputs) inputs_.push_back(dev.alloc(static_cast<size_t>(plan_.buffers[b].type.bytes())));
+  for (int32_t b : plan_.outputs) outputs_.push_back(dev.alloc(static_cast<size_t>(plan_.buffers[b].type.bytes())));
   errors_ = dev.alloc(plan_.steps.size() * sizeof(int64_t));
   int64_t scratch = 0;
   std::vector<int64_t> scratch_offset;  // per step, into scratch_
