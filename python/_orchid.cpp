@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,20 +56,30 @@ std::filesystem::path cache_root(const std::string& given) {
   return orchid_cache_root({home ? home : "", xdg ? xdg : ""}, "cache_dir");
 }
 
+// orchid_exe: the `orchid` program, which runs candidate artifacts when implementations are
+// chosen by timing them (empty: nothing is measured); db: the tuning database ("" : the
+// cache's tuning.db). shapes: the dims of inputs with dynamic ones, by name.
 py::dict compile(const std::string& model, const std::string& out, const std::string& target,
                  const std::string& strategy, bool rewrite, const std::string& cache, uint64_t seed,
-                 std::optional<double> tolerance) {
+                 std::optional<double> tolerance, const std::map<std::string, std::vector<int64_t>>& shapes,
+                 const std::string& orchid_exe, const std::string& db) {
   ORCHID_USER_CHECK(target == "cpu" || target == "cuda") << "target: '" << target << "' (expected cpu or cuda)";
   std::optional<orchestrate::Strategy> s = orchestrate::parse_strategy(strategy);
   ORCHID_USER_CHECK(s) << "orchestrate: '" << strategy << "' (expected primitive, per-op, greedy or optimal)";
   driver::CompileResult r;
+  std::vector<std::string> notes;
   {
     py::gil_scoped_release unlocked;
-    driver::CompileOptions o = driver::host_compile_options(model, out, target == "cuda", *s, rewrite, cache_root(cache));
+    std::filesystem::path root = cache_root(cache);
+    driver::CompileOptions o = driver::host_compile_options(model, out, target == "cuda", *s, rewrite, root);
+    for (const auto& [name, dims] : shapes) o.import.shapes[name] = ir::Dims(dims.begin(), dims.end());
     o.verify_seed = seed;
     if (tolerance) o.tolerance = *tolerance;
-    r = driver::compile_onnx(o);
+    r = driver::compile_measured(o, orchid_exe, db.empty() ? root / "tuning.db" : std::filesystem::path(db),
+                                 [&](const std::string& note) { notes.push_back(note); });
   }
+  for (const std::string& note : notes)
+    if (PyErr_WarnEx(PyExc_UserWarning, ("orchid: " + note).c_str(), 1) < 0) throw py::error_already_set();
   py::dict d;
   d["path"] = r.out_dir;
   d["verified"] = r.verified;
@@ -137,14 +148,22 @@ class Artifact {
  private:
   // A new array for buffer b whose data is ORCHID_ALIGN-aligned, so that the session writes
   // the output in place rather than through a copy (runtime/session.h).
+  // Sizes and strides come from Orchid's type, not from py::dtype::itemsize, whose field
+  // moved in NumPy 2 (an older pybind11, such as Debian 12's, reads it wrongly there).
   static py::array aligned_array(const runtime::PlanBuffer& b) {
     py::dtype t = dtype_of(b);
-    auto bytes = static_cast<py::ssize_t>(b.type.numel()) * t.itemsize();
+    auto bytes = static_cast<py::ssize_t>(b.type.bytes());
     py::array_t<uint8_t> owner(bytes + ORCHID_ALIGN);
     auto at = reinterpret_cast<uintptr_t>(owner.mutable_data());
     py::ssize_t skip = static_cast<py::ssize_t>((ORCHID_ALIGN - at % ORCHID_ALIGN) % ORCHID_ALIGN);
     std::vector<py::ssize_t> shape(b.type.shape.begin(), b.type.shape.end());
-    return py::array(t, shape, owner.mutable_data() + skip, owner);
+    std::vector<py::ssize_t> strides(shape.size());
+    py::ssize_t stride = ir::dtype_bytes(b.type.dtype);
+    for (size_t i = shape.size(); i-- > 0;) {
+      strides[i] = stride;
+      stride *= shape[i];
+    }
+    return py::array(t, shape, strides, owner.mutable_data() + skip, owner);
   }
 
   static py::dtype dtype_of(const runtime::PlanBuffer& b) {
@@ -181,7 +200,8 @@ PYBIND11_MODULE(_orchid, m) {
     }
   });
   m.def("compile", &compile, py::arg("model"), py::arg("out"), py::arg("target"), py::arg("orchestrate"),
-        py::arg("rewrite"), py::arg("cache_dir"), py::arg("seed"), py::arg("tolerance"));
+        py::arg("rewrite"), py::arg("cache_dir"), py::arg("seed"), py::arg("tolerance"), py::arg("shapes"),
+        py::arg("orchid_exe"), py::arg("db"));
   py::class_<Artifact>(m, "Artifact")
       .def(py::init<const std::string&, int>())
       .def("threads", &Artifact::threads)

@@ -10,6 +10,7 @@ _CLASSES = {
     "torch-eager": ("torch_runner", "TorchEager"),
     "torch-inductor": ("torch_runner", "TorchInductor"),
     "torch-inductor-max-autotune": ("torch_runner", "TorchInductorMaxAutotune"),
+    "torch-orchid": ("torch_runner", "TorchOrchid"),
     "tvm": ("tvm_runner", "Tvm"),
     "orchid-per-op": ("orchid_runner", "OrchidPerOp"),
     "orchid-greedy": ("orchid_runner", "OrchidGreedy"),
@@ -28,5 +29,5 @@ def _factory(module, cls):
 
 
 RUNNERS = {name: _factory(*where) for name, where in _CLASSES.items()}
-PEERS = [n for n in _CLASSES if not n.startswith("orchid-")]
-ORCHID = [n for n in _CLASSES if n.startswith("orchid-")]
+ORCHID = [n for n in _CLASSES if n.startswith("orchid-") or n == "torch-orchid"]
+PEERS = [n for n in _CLASSES if n not in ORCHID]

@@ -1,7 +1,10 @@
-"""PyTorch on the original module: eager, and torch.compile with Inductor (default and
-max-autotune). Compilation happens on the first call, so load() makes that call, with an
-empty Inductor cache of its own, so compile_s is a cold compile every time."""
+"""PyTorch on the original module: eager, torch.compile with Inductor (default and
+max-autotune), and torch.compile with Orchid's backend (backend="orchid"). Compilation happens
+on the first call, so load() makes that call; Inductor gets an empty cache of its own, so its
+compile_s is a cold compile every time. Orchid's backend is the package built beside the orchid
+binary (<build>/python) and uses Orchid's own cache, as a user's would."""
 import os
+import sys
 import tempfile
 
 import torch
@@ -43,3 +46,24 @@ class TorchInductor(TorchEager):
 class TorchInductorMaxAutotune(TorchEager):
     name = "torch-inductor-max-autotune"
     compile_mode = "max-autotune"
+
+
+class TorchOrchid(TorchEager):
+    """torch.compile(module, backend="orchid"): the package from the build that holds --orchid."""
+    name = "torch-orchid"
+
+    def load(self):
+        build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(self.options["orchid"]))))
+        package = os.path.join(build, "python")
+        if not os.path.isdir(os.path.join(package, "orchid")):
+            raise Unsupported(f"no orchid Python package at {package} (built with Python headers and pybind11)")
+        sys.path.insert(0, package)
+        import orchid.torch_backend
+        orchid.torch_backend.register()
+        torch.set_num_threads(self.threads)
+        self.module = torch.compile(torch_module(self.model_dir, self.entry), backend="orchid")
+        self.args = [torch.from_numpy(self.inputs[i["name"]]) for i in self.entry["inputs"]]
+        self.run()  # compiles
+
+    def version(self):
+        return f"torch {torch.__version__}"

@@ -41,8 +41,11 @@ class CompiledModel:
     """An artifact directory (`orchid compile`'s output) and, once first run, the model loaded from it.
 
     Calling it runs the model on the CPU: positional NumPy arrays (or anything np.asarray takes) in
-    input order, converted to each input's dtype where that is lossless; the outputs come back as new
-    NumPy arrays, one array when the model has one output, else a tuple.
+    input order, converted to each input's dtype where that is lossless. Tensors of other libraries
+    that speak DLPack (torch, JAX, ...) are read in place, without a copy, when they are in host
+    memory, of the input's dtype and C-contiguous. The outputs come back as new NumPy arrays (64-byte
+    aligned; torch.from_dlpack takes them without a copy), one array when the model has one output,
+    else a tuple.
     """
 
     def __init__(self, path: PathLike, compile_summary: str = "", threads: Optional[int] = None) -> None:
@@ -122,6 +125,8 @@ def _as_input(value: Any, spec: tuple) -> np.ndarray:
     name, dtype, _, want = spec
     if want is None:
         raise OrchidError(f"input {name!r} is {dtype}, which NumPy has no type for")
+    if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
+        value = _from_dlpack(value, name)
     array = value if isinstance(value, np.ndarray) else np.asarray(value)
     if array.dtype != want:
         if isinstance(value, np.ndarray) and not np.can_cast(array.dtype, want, casting="safe"):
@@ -130,26 +135,55 @@ def _as_input(value: Any, spec: tuple) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
+def _from_dlpack(value: Any, name: str) -> np.ndarray:
+    """A tensor of another library (torch, JAX, CuPy, ...) seen as a NumPy array through DLPack,
+    sharing its memory."""
+    try:
+        return np.from_dlpack(value)
+    except (BufferError, RuntimeError, TypeError, ValueError) as e:
+        raise OrchidError(f"input {name!r}: {type(value).__name__} cannot be read through DLPack in host memory: {e}") \
+            from None
+
+
 def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = None, *, target: str = "cpu",
-            orchestrate: str = "greedy", rewrite: bool = True, cache_dir: Optional[PathLike] = None, seed: int = 1,
+            shapes: Optional[Mapping[str, Sequence[int]]] = None, orchestrate: str = "greedy", rewrite: bool = True,
+            measure: bool = True, db: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None, seed: int = 1,
             tolerance: Optional[float] = None, threads: Optional[int] = None) -> CompiledModel:
     """Compiles an ONNX model into an artifact directory, checked against Orchid's reference interpreter.
 
     model: a path to an .onnx file, its bytes, or an onnx.ModelProto (anything with SerializeToString).
     output: the artifact directory to write (default: a new temporary directory).
     target: "cpu" (this machine) or "cuda" (NVIDIA GPUs; runs through `orchid run` for now).
+    shapes: the dims of inputs that have dynamic ones, by input name ({"x": (1, 3, 224, 224)}).
     orchestrate: "greedy" (default), "per-op", "primitive" or "optimal".
-    rewrite: run the rewrite search. cache_dir: Orchid's cache (default ~/.cache/orchid).
+    rewrite: run the rewrite search.
+    measure: choose between oneDNN and generated code by timing both, as `orchid compile` does (the
+    `orchid` program installed with the package runs the candidates); False prefers oneDNN.
+    db: the tuning database those times are kept in (default: tuning.db in Orchid's cache).
+    cache_dir: Orchid's cache (default ~/.cache/orchid).
     seed, tolerance: of the verification (tolerance default: 1e-4 relative L2 error per f32 output).
     threads: the threads the compiled model runs on (default: torch's intra-op count where torch
     is imported, else OpenMP's default).
     Raises OrchidError for a model Orchid cannot read or compile, or an artifact that does not match.
     """
+    dims = {str(k): [int(d) for d in v] for k, v in (shapes or {}).items()}
+    program = _orchid_program() if measure else None
     with tempfile.TemporaryDirectory(prefix="orchid-model-") as scratch:
         path = _model_path(model, scratch)
         out = Path(output) if output is not None else Path(tempfile.mkdtemp(prefix="orchid-")) / "artifact"
-        result = _compile(str(path), str(out), target, orchestrate, rewrite, str(cache_dir or ""), seed, tolerance)
+        result = _compile(str(path), str(out), target, orchestrate, rewrite, str(cache_dir or ""), seed, tolerance,
+                          dims, str(program or ""), str(db or ""))
     return CompiledModel(result["path"], result["summary"] + result["verification"], threads)
+
+
+def _orchid_program() -> Optional[Path]:
+    """The `orchid` program of this package: installed beside it (orchid/bin), or, for the package
+    in a build tree (<build>/python/orchid), the build's tools/orchid/orchid."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "bin" / "orchid", here.parent.parent / "tools" / "orchid" / "orchid"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def load(path: PathLike, threads: Optional[int] = None) -> CompiledModel:

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "driver/artifact.h"
+#include "tune/db.h"
+
 #include "target/detect.h"
 #include "target/host.h"
 
@@ -28,6 +31,27 @@ CompileOptions host_compile_options(const std::string& model_path, const std::st
     o.build.target = "cuda";
   }
   return o;
+}
+
+CompileResult compile_measured(CompileOptions o, const std::string& orchid_exe, const std::filesystem::path& db_path,
+                               const std::function<void(const std::string&)>& warn) {
+  if (orchid_exe.empty() || o.device == runtime::PlanDevice::Cuda) return compile_onnx(o);
+  tune::TuningDb db(db_path);
+  if (!db.note().empty()) warn(db.note());
+  o.measure.orchid_exe = orchid_exe;
+  o.measure.work_dir = directory_name(o.out_dir) + ".candidates";
+  o.measure.db = &db;
+  o.measure.target = o.build.target;
+  o.measure.threads = o.build.cores;
+  CompileResult r;
+  try {
+    r = compile_onnx(o);
+  } catch (...) {
+    std::filesystem::remove_all(o.measure.work_dir);
+    throw;
+  }
+  std::filesystem::remove_all(o.measure.work_dir);
+  return r;
 }
 
 }  // namespace orchid::driver

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "driver/pipeline.h"
@@ -15,5 +16,13 @@ namespace orchid::driver {
 // choosing implementations (MeasureOptions stays empty: oneDNN is preferred where it can run).
 CompileOptions host_compile_options(const std::string& model_path, const std::string& out_dir, bool cuda,
                                     orchestrate::Strategy strategy, bool rewrite, const std::filesystem::path& cache_root);
+
+// Compiles with o, choosing between implementations by timing them (o.measure) where o is
+// for the CPU and `orchid_exe` (the program that runs candidate artifacts) is given: the
+// times are cached in the tuning database at `db_path`, and candidates are written beside
+// o.out_dir and removed, also when the compile fails. `warn` receives the database's note (a
+// damaged file moved aside). Without orchid_exe, or for CUDA, nothing is measured.
+CompileResult compile_measured(CompileOptions o, const std::string& orchid_exe, const std::filesystem::path& db_path,
+                               const std::function<void(const std::string&)>& warn);
 
 }  // namespace orchid::driver

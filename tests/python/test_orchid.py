@@ -153,3 +153,60 @@ def test_errors_name_what_is_wrong(mlp, tmp_path):
     with pytest.raises(TypeError):
         orchid.compile(42)
     assert issubclass(orchid.OrchidError, RuntimeError)
+
+
+class Dlpack:
+    """A tensor of another library, as NumPy sees it only through the DLPack protocol."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_tensors_are_read_in_place(mlp):
+    compiled, reference = mlp
+    x = np.random.default_rng(8).standard_normal((4, 16), dtype=np.float32)
+    np.testing.assert_allclose(compiled(Dlpack(x)), reference(x), rtol=1e-4, atol=1e-4)
+    shared = orchid._as_input(Dlpack(x), compiled._in[0])
+    assert np.shares_memory(shared, x)
+    with pytest.raises(orchid.OrchidError, match="input 'x' must be f32, got float64"):
+        compiled(Dlpack(x.astype(np.float64)))
+
+
+def dynamic_batch_model():
+    """y = x * 2 with x: f32 [N, 3], N dynamic."""
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["y"], name="double")], "dyn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(np.array(2, np.float32), "two")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_shapes_fix_dynamic_dims(tmp_path):
+    model = dynamic_batch_model()
+    with pytest.raises(orchid.OrchidError, match="'x'"):
+        orchid.compile(model, tmp_path / "unfixed", cache_dir=CACHE)
+    compiled = orchid.compile(model, tmp_path / "fixed", shapes={"x": (5, 3)}, cache_dir=CACHE)
+    assert compiled.inputs == [orchid.TensorSpec("x", "f32", (5, 3))]
+    x = np.random.default_rng(9).standard_normal((5, 3), dtype=np.float32)
+    np.testing.assert_array_equal(compiled(x), x * 2)
+
+
+def test_measured_choices_are_kept_in_the_tuning_database(tmp_path):
+    model, reference = mlp_model(seed=3)
+    db = tmp_path / "tuning.db"
+    assert orchid._orchid_program() is not None, "the package finds the orchid program that measures candidates"
+    compiled = orchid.compile(model, tmp_path / "measured", db=db, cache_dir=CACHE)
+    assert db.is_file() and db.stat().st_size > 0
+    x = np.random.default_rng(10).standard_normal((4, 16), dtype=np.float32)
+    np.testing.assert_allclose(compiled(x), reference(x), rtol=1e-4, atol=1e-4)
+    unmeasured = orchid.compile(model, tmp_path / "unmeasured", measure=False, db=tmp_path / "unused.db",
+                                cache_dir=CACHE)
+    assert not (tmp_path / "unused.db").exists()
+    np.testing.assert_allclose(unmeasured(x), reference(x), rtol=1e-4, atol=1e-4)

@@ -4,12 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-#include <memory>
 
 #include "commands.h"
 #include "driver/host_options.h"
 #include "driver/pipeline.h"
-#include "tune/db.h"
 #include "model_options.h"
 #include "support/cache_paths.h"
 #include "support/error.h"
@@ -54,24 +52,12 @@ int compile(const CompileFlags& f) {
   o.build.precision = f.precision == "tf32" ? runtime::PlanPrecision::Tf32 : runtime::PlanPrecision::Fp32;
   o.tolerance = std::isnan(f.tolerance) ? runtime::default_tolerance(o.build.precision) : f.tolerance;
   o.measure_seconds = f.measure_seconds;
-  std::unique_ptr<tune::TuningDb> db;
-  if (f.measure && !cuda) {
-    db = std::make_unique<tune::TuningDb>(f.db.empty() ? default_cache_root() / "tuning.db" : std::filesystem::path(f.db));
-    if (!db->note().empty()) std::fprintf(stderr, "orchid: warning: %s\n", for_terminal(db->note()).c_str());
-    o.measure.orchid_exe = std::filesystem::read_symlink("/proc/self/exe").string();
-    o.measure.work_dir = driver::directory_name(f.out) + ".candidates";
-    o.measure.db = db.get();
-    o.measure.target = o.build.target;
-    o.measure.threads = o.build.cores;
-  }
-  driver::CompileResult r;
-  try {
-    r = driver::compile_onnx(o);
-  } catch (...) {
-    if (db) std::filesystem::remove_all(o.measure.work_dir);
-    throw;
-  }
-  if (db) std::filesystem::remove_all(o.measure.work_dir);
+  std::string exe = f.measure && !cuda ? std::filesystem::read_symlink("/proc/self/exe").string() : std::string();
+  driver::CompileResult r =
+      driver::compile_measured(o, exe, f.db.empty() ? default_cache_root() / "tuning.db" : std::filesystem::path(f.db),
+                               [](const std::string& note) {
+                                 std::fprintf(stderr, "orchid: warning: %s\n", for_terminal(note).c_str());
+                               });
   std::printf("wrote %s\n%s", r.out_dir.c_str(), r.report_summary.c_str());
   if (r.verified) std::printf("verification (seed %llu):\n%s", static_cast<unsigned long long>(f.seed), r.verify.summary().c_str());
   return 0;
