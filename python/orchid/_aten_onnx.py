@@ -68,6 +68,7 @@ class Builder:
         self.nodes: List[onnx.NodeProto] = []
         self.initializers: List[onnx.TensorProto] = []
         self.names: Dict[torch.fx.Node, List[str]] = {}
+        self.known: Dict[torch.fx.Node, torch.Tensor] = {}  # the nodes that are constants, and their values
         self._count = 0
 
     def fresh(self, hint: str) -> str:
@@ -349,22 +350,24 @@ def _indexed_dims(node: torch.fx.Node) -> List[int]:
 
 @_rule("index.Tensor")
 def _index(b: Builder, node: torch.fx.Node) -> str:
-    """x[..., i0, i1, ...] with index tensors on adjacent dims k..k+m-1: the dims are merged into
-    one and the indices into one flat index (negative ones counted from the end), gathered along
-    it; the indices broadcast together, as in torch."""
+    """x[..., i, ...] by one index tensor: a Gather (negative indices count from the end; one out
+    of range is an error of Orchid's run-time check). By several, on adjacent dims k..k+m-1, as
+    torch broadcasts them: they must be constants, checked here and merged into one flat index
+    into those dims merged into one."""
     x, indices = node.args[0], list(node.args[1])
     dims = _indexed_dims(node)
     shape = list(value_of(x).shape)
     if len(dims) == 1:
         return b.op("Gather", [b.value(x), b.value(indices[dims[0]])], axis=dims[0])
     k, m = dims[0], len(dims)
-    flat = None
-    for d in dims:
-        size = b.scalar(shape[d], torch.int64)
-        i = b.op("Mod", [b.op("Add", [b.value(indices[d], torch.int64), size]), size], fmod=0)
-        flat = i if flat is None else b.op("Add", [b.op("Mul", [flat, size]), i])
+    arrays = np.broadcast_arrays(*[b.known[indices[d]].numpy().astype(np.int64) for d in dims])
+    flat = np.zeros(arrays[0].shape, dtype=np.int64)
+    for d, index in zip(dims, arrays):
+        if ((index < -shape[d]) | (index >= shape[d])).any():
+            raise ValueError(f"an index of {node.name} is out of range for dim {d} of size {shape[d]}")
+        flat = flat * shape[d] + np.where(index < 0, index + shape[d], index)
     merged = shape[:k] + [int(np.prod(shape[k:k + m]))] + shape[k + m:]
-    return b.op("Gather", [b.op("Reshape", [b.value(x), b.ints(merged)]), flat], axis=k)
+    return b.op("Gather", [b.op("Reshape", [b.value(x), b.ints(merged)]), b.const(flat, "index")], axis=k)
 
 
 @_rule("split_with_sizes.default", "split.Tensor", "unbind.int")
@@ -567,6 +570,8 @@ def _supported_args(node: torch.fx.Node) -> Optional[str]:
             return "indexing by a mask"
         if dims != list(range(dims[0], dims[0] + len(dims))):
             return "index tensors on dims that are not adjacent"
+        if len(dims) > 1 and any(args[1][d].op != "get_attr" for d in dims):
+            return "several index tensors computed at run time"
     if name == "native_batch_norm.default" and (args[3] is None) != (args[4] is None):
         return "batch normalization with only one of the running statistics"
     if name == "native_batch_norm.default" and args[5] and args[3] is not None:
@@ -634,8 +639,8 @@ def translate(graph: torch.fx.Graph, constants: Dict[str, torch.Tensor], name: s
     outputs: List[onnx.ValueInfoProto] = []
     for node in graph.nodes:
         if node.op in ("placeholder", "get_attr") and (node.name in constants or node.target in constants):
-            tensor = constants.get(node.name, constants.get(node.target))
-            b.names[node] = [b.const(tensor.detach().cpu().numpy(), "w")]
+            b.known[node] = constants.get(node.name, constants.get(node.target)).detach().cpu()
+            b.names[node] = [b.const(b.known[node].numpy(), "w")]
         elif node.op == "placeholder":
             v = value_of(node)
             input_names.append(f"in{len(input_names)}")

@@ -198,7 +198,9 @@ class _Support(OperatorSupportBase):
                 if why is not None:
                     break
         if why is not None:
-            self.refused.setdefault(str(node.target), why)
+            source = node.args[0] if node.target is operator.getitem else None
+            name = f"output {node.args[1]} of {source.target}" if isinstance(source, torch.fx.Node) else str(node.target)
+            self.refused.setdefault(name, why)
         return why is None
 
 
@@ -250,10 +252,10 @@ def _compile_region(parent: torch.fx.GraphModule, call: torch.fx.Node, options: 
         else:
             dynamic.append(arg)
     ops = sorted({op_name(n) for n in sub.graph.nodes if n.op == "call_function"})
-    model, _ = translate(sub.graph, constants, f"torch_{call.target}")
     try:
+        model, _ = translate(sub.graph, constants, f"torch_{call.target}")
         compiled = _orchid_compile(model, _ARTIFACTS.next(), **options)
-    except OrchidError as e:
+    except (OrchidError, ValueError) as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         _warn(f"orchid: a region of {len(ops)} operator kinds ({', '.join(ops[:6])}) did not compile: {first}; "
               "it runs in eager PyTorch")

@@ -298,3 +298,11 @@ def test_benchmark_models_match_eager(name):
     got, want = run_both(module, *inputs, spy=spy)
     assert_close(got, want)
     assert spy.regions()
+
+
+def test_the_example_runs():
+    import subprocess
+    example = REPO / "examples" / "python" / "torchvision_compile.py"
+    out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "relative L2 error against eager" in out.stdout and "orchid:" in out.stdout
