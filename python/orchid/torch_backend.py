@@ -129,7 +129,12 @@ class _Graph:
         key = self.signature(args)
         program = self.programs.get(key)
         if program is None:
-            program = self.programs[key] = _build(self.gm, args, self.static, self.options)
+            try:
+                traced = _trace(self.gm, args)
+            except Exception as e:  # an operator that FakeTensor or functionalization cannot trace
+                first = str(e).splitlines()[0] if str(e) else ""
+                return self._eager(f"tracing into ATen failed ({type(e).__name__}: {first[:200]})", *args)
+            program = self.programs[key] = _build(traced, args, self.static, self.options)
         return program(*args)
 
 
@@ -265,8 +270,9 @@ def _compile_region(parent: torch.fx.GraphModule, call: torch.fx.Node, options: 
     call.args = tuple(dynamic)
 
 
-def _build(gm: torch.fx.GraphModule, args: Sequence[Any], static: Sequence[bool], options: Dict[str, Any]) -> torch.fx.GraphModule:
-    traced = _trace(gm, args)
+def _build(traced: torch.fx.GraphModule, args: Sequence[Any], static: Sequence[bool],
+           options: Dict[str, Any]) -> torch.fx.GraphModule:
+    """The traced graph with its constants folded and its translatable regions compiled by Orchid."""
     _fold_constants(traced, args, static)
     support = _Support()
     partitioner = CapabilityBasedPartitioner(traced, support, allows_single_node_partition=True)
