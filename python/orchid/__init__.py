@@ -132,7 +132,7 @@ def _as_input(value: Any, spec: tuple) -> np.ndarray:
         if isinstance(value, np.ndarray) and not np.can_cast(array.dtype, want, casting="safe"):
             raise OrchidError(f"input {name!r} must be {dtype}, got {array.dtype} (converting would change values)")
         array = array.astype(want)
-    return np.ascontiguousarray(array)
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)  # (which makes 0-d arrays 1-d)
 
 
 def _from_dlpack(value: Any, name: str) -> np.ndarray:

@@ -20,11 +20,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
 
-# The element types a translated region may compute in, with their ONNX and NumPy types.
+# The element types a translated region may compute in, with their ONNX and NumPy types. Not
+# float16: ATen keeps a Python scalar in float32 next to a float16 tensor, where a constant of
+# the tensor's type would round it (1e5 to inf).
 DTYPES: Dict[torch.dtype, Tuple[int, Any]] = {
     torch.float32: (TensorProto.FLOAT, np.float32),
     torch.float64: (TensorProto.DOUBLE, np.float64),
-    torch.float16: (TensorProto.FLOAT16, np.float16),
     torch.int64: (TensorProto.INT64, np.int64),
     torch.int32: (TensorProto.INT32, np.int32),
     torch.int8: (TensorProto.INT8, np.int8),
@@ -142,7 +143,7 @@ def _binary(onnx_op: str) -> Translation:
         x, y = node.args[0], node.args[1]
         dtype = _out(node).dtype
         yv = b.value(y, dtype)
-        alpha = node.kwargs.get("alpha", 1)
+        alpha = node.args[2] if len(node.args) > 2 else node.kwargs.get("alpha", 1)  # positional in the .Scalar forms
         if alpha != 1:
             yv = b.op("Mul", [yv, b.scalar(alpha, dtype)])
         return b.op(onnx_op, [b.value(x, dtype), yv])
@@ -269,6 +270,19 @@ def _softmax(b: Builder, node: torch.fx.Node) -> str:
     return b.op(op, [b.value(node.args[0], _out(node).dtype)], axis=int(node.args[1]))
 
 
+@_rule("_safe_softmax.default")
+def _safe_softmax(b: Builder, node: torch.fx.Node) -> str:
+    """Softmax, but 0 on a row that is -inf throughout (a fully masked attention row): the row's
+    max tells, so the guard costs one reduction, not the elementwise compare and any() that
+    ATen's decomposition spells out."""
+    dtype = _out(node).dtype
+    x = b.value(node.args[0], dtype)
+    axis = int(node.args[1])
+    soft = b.op("Softmax", [x], axis=axis)
+    dead = b.op("Equal", [b.op("ReduceMax", [x], axes=[axis], keepdims=1), b.scalar(float("-inf"), dtype)])
+    return b.op("Where", [dead, b.scalar(0.0, dtype), soft])
+
+
 @_rule("_to_copy.default")
 def _to_copy(b: Builder, node: torch.fx.Node) -> str:
     return b.value(node.args[0], _out(node).dtype) if value_of(node.args[0]).dtype != _out(node).dtype \
@@ -335,8 +349,10 @@ def _select(b: Builder, node: torch.fx.Node) -> str:
 
 @_rule("index_select.default")
 def _index_select(b: Builder, node: torch.fx.Node) -> str:
-    x = node.args[0]
-    return b.op("Gather", [b.value(x), b.value(node.args[2])], axis=_norm(node.args[1], value_of(x).dim()))
+    x, index = node.args[0], b.value(node.args[2])
+    if value_of(node.args[2]).dim() == 0:  # the dim stays, of size 1, unlike a Gather by a scalar
+        index = b.op("Reshape", [index, b.ints([1])])
+    return b.op("Gather", [b.value(x), index], axis=_norm(node.args[1], value_of(x).dim()))
 
 
 @_rule("embedding.default")
@@ -418,8 +434,8 @@ def _reduce(b: Builder, node: torch.fx.Node) -> str:
 
 @_rule("any.dim", "any.dims")
 def _any(b: Builder, node: torch.fx.Node) -> str:
-    x = b.value(node.args[0], torch.float32)
-    r = b.op("ReduceMax", [b.op("Abs", [x])], axes=_reduce_axes(node), keepdims=_keepdim(node))
+    nonzero = b.op("Cast", [b.value(node.args[0], torch.bool)], to=TensorProto.INT32)
+    r = b.op("ReduceMax", [nonzero], axes=_reduce_axes(node), keepdims=_keepdim(node))
     return b.op("Cast", [r], to=TensorProto.BOOL)
 
 
@@ -560,6 +576,24 @@ def _pad(b: Builder, node: torch.fx.Node) -> str:
     return b.op("Pad", [b.value(x), b.ints(begins + ends), b.scalar(fill, dtype)])
 
 
+def _pool_windows_differ(node: torch.fx.Node) -> bool:
+    """Whether ONNX's pooling gives another output size than ATen's (with ceil_mode, ATen drops a
+    last window that would start in the padding; ONNX keeps it)."""
+    args = list(node.args) + [None] * 7
+    ceil = args[4] if op_name(node).startswith("avg") else args[5]
+    if not ceil:
+        return False
+    attrs = _pool_attrs(node, args[1], args[2], args[3] or 0, None if op_name(node).startswith("avg") else (args[4] or 1))
+    inner = value_of(args[0]).shape[2:]
+    out = _out(node)
+    out = (out[0] if isinstance(out, (tuple, list)) else out).shape[2:]
+    dil = attrs.get("dilations", [1] * len(inner))
+    for size, o, k, s, p, d in zip(inner, out, attrs["kernel_shape"], attrs["strides"], attrs["pads"], dil):
+        if -(-(size + 2 * p - d * (k - 1) - 1) // s) + 1 != o:
+            return True
+    return False
+
+
 def _supported_args(node: torch.fx.Node) -> Optional[str]:
     """Why a node whose operator is in the table still cannot be translated, or None."""
     name = op_name(node)
@@ -580,6 +614,13 @@ def _supported_args(node: torch.fx.Node) -> Optional[str]:
         return "division with a rounding mode"
     if name == "constant_pad_nd.default" and any(p < 0 for p in args[1]):
         return "negative padding"
+    if name == "any.dims" and isinstance(args[1], (list, tuple)) and len(args[1]) == 0:
+        return "any over no dims"
+    if name in ("max_pool2d_with_indices.default", "avg_pool2d.default", "_adaptive_avg_pool2d.default") and \
+            value_of(args[0]).dim() != 4:
+        return "pooling of an input without a batch dim"
+    if name in ("max_pool2d_with_indices.default", "avg_pool2d.default") and _pool_windows_differ(node):
+        return "ceil_mode pooling whose last window starts in the padding"
     if name == "_adaptive_avg_pool2d.default":
         inner, outer = value_of(args[0]).shape[-2:], value_of(node).shape[-2:]
         if any(i % o for i, o in zip(inner, outer)):

@@ -11,7 +11,7 @@ Orchid through DLPack, without copies.
 The backend is registered under the name "orchid" through torch's entry point group
 (torch_dynamo_backends, see pyproject.toml) once the package is installed; `register()` does
 the same for a package used from a build tree. Options, given as
-`torch.compile(..., options={...})`: orchestrate, rewrite, cache_dir, tolerance, threads and
+`torch.compile(..., options={...})`: orchestrate, rewrite, measure, db, cache_dir, tolerance, threads and
 seed, as for orchid.compile.
 """
 
@@ -39,7 +39,7 @@ from ._aten_onnx import op_name, output_reason, translate, unsupported_reason, v
 
 __all__ = ["orchid_backend", "register", "OrchidFallbackWarning"]
 
-_OPTIONS = ("orchestrate", "rewrite", "cache_dir", "tolerance", "threads", "seed")
+_OPTIONS = ("orchestrate", "rewrite", "measure", "db", "cache_dir", "tolerance", "threads", "seed")
 
 # Operators that only rearrange or relabel a tensor: a region made of these alone stays in
 # eager PyTorch, where they cost nothing.
@@ -134,23 +134,48 @@ class _Graph:
             except Exception as e:  # an operator that FakeTensor or functionalization cannot trace
                 first = str(e).splitlines()[0] if str(e) else ""
                 return self._eager(f"tracing into ATen failed ({type(e).__name__}: {first[:200]})", *args)
+            mutated = [i for i in _mutated_inputs(traced) if self.static[i]]
+            if mutated:  # a buffer the graph updates is state, not a weight: keyed by shape, never folded
+                for i in mutated:
+                    self.static[i] = False
+                key = self.signature(args)
             program = self.programs[key] = _build(traced, args, self.static, self.options)
         return program(*args)
+
+
+def _decompositions() -> Dict[Any, Callable[..., Any]]:
+    """Core ATen's decompositions, less those of operators translated whole (_safe_softmax, whose
+    decomposition checks every element where one row maximum suffices)."""
+    table = dict(core_aten_decompositions())
+    table.pop(torch.ops.aten._safe_softmax.default, None)
+    return table
 
 
 def _trace(gm: torch.fx.GraphModule, args: Sequence[Any]) -> torch.fx.GraphModule:
     """The graph in core ATen operators, functionalized, for these inputs' shapes."""
     with torch.no_grad():
         traced = make_fx(torch.func.functionalize(gm, remove="mutations_and_views"),
-                         decomposition_table=core_aten_decompositions(), tracing_mode="fake")(*args)
+                         decomposition_table=_decompositions(), tracing_mode="fake")(*args)
     traced.graph.eliminate_dead_code()
     return traced
 
 
+def _mutates(node: torch.fx.Node) -> bool:
+    schema = getattr(node.target, "_schema", None)
+    return schema is not None and schema.is_mutable
+
+
 def _foldable(node: torch.fx.Node) -> bool:
     tags = getattr(node.target, "tags", ())
-    return node.op == "call_function" and torch.Tag.nondeterministic_seeded not in tags and \
+    return node.op == "call_function" and torch.Tag.nondeterministic_seeded not in tags and not _mutates(node) and \
         not op_name(node).startswith(("empty", "new_empty"))
+
+
+def _mutated_inputs(traced: torch.fx.GraphModule) -> List[int]:
+    """The inputs the graph writes to (functionalization ends it with a copy_ into each)."""
+    placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
+    written = {n.args[0] for n in traced.graph.nodes if n.op == "call_function" and _mutates(n) and n.args}
+    return [i for i, p in enumerate(placeholders) if p in written]
 
 
 def _fold_constants(traced: torch.fx.GraphModule, args: Sequence[Any], static: Sequence[bool]) -> None:

@@ -6,6 +6,48 @@ namespace orchid::ir {
 
 namespace {
 
+// A run of the input's dims and of the output's (dims of 1 left out) that hold the same
+// elements: their products are equal, and no shorter runs from the same starts are.
+struct ViewGroup {
+  std::vector<size_t> in, out;
+};
+
+std::vector<ViewGroup> view_groups(const Dims& in, const Dims& out) {
+  std::vector<ViewGroup> groups;
+  size_t i = 0, o = 0;
+  auto skip_ones = [](const Dims& d, size_t& k) {
+    while (k < d.size() && d[k] == 1) ++k;
+  };
+  skip_ones(in, i);
+  skip_ones(out, o);
+  while (i < in.size() && o < out.size()) {
+    ViewGroup g;
+    int64_t pin = in[i], pout = out[o];
+    g.in.push_back(i++);
+    g.out.push_back(o++);
+    while (pin != pout) {
+      if (pin < pout) {
+        skip_ones(in, i);
+        pin *= in[i];
+        g.in.push_back(i++);
+      } else {
+        skip_ones(out, o);
+        pout *= out[o];
+        g.out.push_back(o++);
+      }
+    }
+    groups.push_back(std::move(g));
+    skip_ones(in, i);
+    skip_ones(out, o);
+  }
+  return groups;
+}
+
+// The view's load index: dims of 1 read index 0; in each group of dims that hold the same
+// elements, an input dim of the same size as its group's one output dim reads that domain
+// variable, and others are taken from the group's row-major offset (a quotient and a
+// remainder). Offsets local to a group keep the indices free of division wherever the view
+// only inserts or removes dims of 1, and small where it merges or splits dims.
 // Row-major flat offset of the domain point (i0, i1, ...) of `dims`.
 Expr flat_index(const Dims& dims) {
   Expr flat = const_i64(0);
@@ -13,12 +55,57 @@ Expr flat_index(const Dims& dims) {
   bool first = true;
   for (size_t k = 0; k < dims.size(); ++k) {
     if (dims[k] == 1) continue;
-    Expr term = strides[k] == 1 ? dvar(static_cast<int32_t>(k))
-                                : dvar(static_cast<int32_t>(k)) * strides[k];
+    Expr term = strides[k] == 1 ? dvar(static_cast<int32_t>(k)) : dvar(static_cast<int32_t>(k)) * strides[k];
     flat = first ? term : flat + term;
     first = false;
   }
   return flat;
+}
+
+// The index of a view of no elements (never read): the input's dims from the output's flat
+// offset, which keeps every index expression within its dim's bounds as the verifier sees them.
+std::vector<Expr> empty_view_index(const Dims& in, const Dims& out) {
+  Expr flat = flat_index(out);
+  Dims strides = row_major_strides(in);
+  std::vector<Expr> idx;
+  for (size_t m = 0; m < in.size(); ++m) {
+    if (in[m] == 1) {
+      idx.push_back(const_i64(0));
+      continue;
+    }
+    Expr e = strides[m] == 1 ? flat : floordiv(flat, strides[m]);
+    if (m > 0) e = mod(e, in[m]);
+    idx.push_back(e);
+  }
+  return idx;
+}
+
+std::vector<Expr> view_index(const Dims& in, const Dims& out) {
+  if (numel(in) == 0) return empty_view_index(in, out);
+  std::vector<Expr> idx(in.size(), const_i64(0));
+  for (const ViewGroup& g : view_groups(in, out)) {
+    if (g.in.size() == 1 && g.out.size() == 1) {
+      idx[g.in[0]] = dvar(static_cast<int32_t>(g.out[0]));
+      continue;
+    }
+    Expr flat = const_i64(0);
+    int64_t stride = 1;
+    for (size_t k = g.out.size(); k-- > 0;) {
+      Expr v = dvar(static_cast<int32_t>(g.out[k]));
+      Expr term = stride == 1 ? v : v * stride;
+      flat = k + 1 == g.out.size() ? term : term + flat;
+      stride *= out[g.out[k]];
+    }
+    stride = 1;
+    for (size_t k = g.in.size(); k-- > 0;) {
+      size_t m = g.in[k];
+      Expr e = stride == 1 ? flat : floordiv(flat, stride);
+      if (k > 0) e = mod(e, in[m]);
+      idx[m] = e;
+      stride *= in[m];
+    }
+  }
+  return idx;
 }
 
 void derive_view(const std::vector<TensorType>& in, const TensorType& out, Primitive& p) {
@@ -26,19 +113,7 @@ void derive_view(const std::vector<TensorType>& in, const TensorType& out, Primi
   ORCHID_CHECK(in[0].numel() == out.numel())
       << "view of " << type_str(in[0]) << " as " << type_str(out) << " changes the size";
   ORCHID_CHECK(in[0].dtype == out.dtype) << "view changes the dtype";
-  Expr flat = flat_index(out.shape);
-  Dims strides = row_major_strides(in[0].shape);
-  std::vector<Expr> idx;
-  for (size_t m = 0; m < in[0].shape.size(); ++m) {
-    if (in[0].shape[m] == 1) {
-      idx.push_back(const_i64(0));
-      continue;
-    }
-    Expr e = strides[m] == 1 ? flat : floordiv(flat, strides[m]);
-    if (m > 0) e = mod(e, in[0].shape[m]);
-    idx.push_back(e);
-  }
-  p.bodies = {load(0, out.dtype, std::move(idx))};
+  p.bodies = {load(0, out.dtype, view_index(in[0].shape, out.shape))};
   p.reduce = ReduceOp::None;
   p.reduce_domain.clear();
 }

@@ -200,6 +200,29 @@ TEST(Derive, ViewReadsRowMajor) {
   EXPECT_TRUE(equal(v.bodies[0], load(0, DType::F16, {floordiv(flat, 6), mod(flat, 6)})));
 }
 
+Expr view_body(const Dims& in, const Dims& out) {
+  Graph g;
+  ValueId x = g.add_input("x", {DType::F32, in});
+  Primitive p;
+  p.op = PrimOp::View;
+  p.inputs = {x};
+  return g.node(g.add_node(p, {{DType::F32, out}}, {"v"})).bodies.at(0);
+}
+
+TEST(Derive, ViewThatOnlyAddsOrDropsDimsOfOneReadsTheDomainVariables) {
+  // no division: generated code reads such a view as its input, vectorized
+  EXPECT_TRUE(equal(view_body({4, 197, 197}, {1, 4, 197, 197}), load(0, DType::F32, {dvar(1), dvar(2), dvar(3)})));
+  EXPECT_TRUE(equal(view_body({1, 8, 1, 3}, {8, 3, 1}), load(0, DType::F32, {const_i64(0), dvar(0), const_i64(0), dvar(1)})));
+}
+
+TEST(Derive, ViewOffsetsStayWithinGroupsOfDimsThatHoldTheSameElements) {
+  // [2,3,4,5] as [6,20]: dims 0-1 are out dim 0, dims 2-3 are out dim 1
+  EXPECT_TRUE(equal(view_body({2, 3, 4, 5}, {6, 20}),
+                    load(0, DType::F32, {floordiv(dvar(0), 3), mod(dvar(0), 3), floordiv(dvar(1), 5), mod(dvar(1), 5)})));
+  // [6,4] as [2,3,4]: a split, then a dim kept
+  EXPECT_TRUE(equal(view_body({6, 4}, {2, 3, 4}), load(0, DType::F32, {dvar(0) * 3 + dvar(1), dvar(2)})));
+}
+
 TEST(Derive, MatMulMayReadOneValueTwice) {
   Graph g;
   ValueId x = g.add_input("x", {DType::F32, {3, 3}});

@@ -210,3 +210,15 @@ def test_measured_choices_are_kept_in_the_tuning_database(tmp_path):
                                 cache_dir=CACHE)
     assert not (tmp_path / "unused.db").exists()
     np.testing.assert_allclose(unmeasured(x), reference(x), rtol=1e-4, atol=1e-4)
+
+
+def test_a_scalar_input_stays_zero_dimensional(tmp_path):
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "x"], ["y"], name="square")], "scalar",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    compiled = orchid.compile(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+                              tmp_path / "scalar", cache_dir=CACHE)
+    for x in (np.float32(3), np.array(3, np.float32), 3.0):
+        y = compiled(x)
+        assert y.shape == () and y == 9

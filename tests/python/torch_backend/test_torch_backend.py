@@ -170,6 +170,57 @@ def test_an_unsupported_operator_runs_eagerly_with_one_warning_naming_it():
     assert len(spy.regions()) == 2  # the linear layers before and after it
 
 
+class EdgeCases(torch.nn.Module):
+    """Operators whose ONNX form differs in a corner: alpha, a 0-d index, any, pooling whose
+    windows ONNX counts differently (ceil_mode), pooling of an input without a batch dim."""
+
+    def forward(self, x, y):
+        a = torch.add(x, 2, alpha=3) + torch.sub(x, y, alpha=0.5)
+        b = torch.index_select(x, 1, torch.tensor(1))
+        c = (x > 1).any(dim=1, keepdim=True)
+        d = F.max_pool2d(x[None, None], 2, 2, padding=1, ceil_mode=True)
+        e = F.avg_pool2d(x[None], 2, ceil_mode=True)
+        return a, b, c, d, e
+
+
+def test_corner_cases_of_the_translation_match_eager():
+    torch.manual_seed(8)
+    x, y = torch.randn(5, 5), torch.randn(5, 5)
+    module = EdgeCases()
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend=Spy(), options=OPTIONS)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch_backend.OrchidFallbackWarning)
+        assert_close(compiled(x, y), module(x, y))
+
+
+class Counting(torch.nn.Module):
+    """Updates a buffer in place on every call, as batch normalization in training mode does."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.register_buffer("calls", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x):
+        self.calls += 1
+        return self.fc(x) * 2
+
+
+def test_a_buffer_the_graph_updates_is_state_and_not_compiled_in():
+    torch.manual_seed(9)
+    module, x = Counting(), torch.randn(3, 4)
+    spy = Spy()
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend=spy, options=OPTIONS)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch_backend.OrchidFallbackWarning)
+        for _ in range(4):
+            assert_close(compiled(x), module.fc(x) * 2)
+    assert int(module.calls) == 4
+    assert len(spy.programs()) <= 2 and spy.regions()
+
+
 def test_a_new_shape_compiles_again_and_a_known_one_does_not():
     torch.manual_seed(4)
     module = Mlp().eval()
