@@ -156,13 +156,8 @@ class Artifact {
     py::array_t<uint8_t> owner(bytes + ORCHID_ALIGN);
     auto at = reinterpret_cast<uintptr_t>(owner.mutable_data());
     py::ssize_t skip = static_cast<py::ssize_t>((ORCHID_ALIGN - at % ORCHID_ALIGN) % ORCHID_ALIGN);
-    std::vector<py::ssize_t> shape(b.type.shape.begin(), b.type.shape.end());
-    std::vector<py::ssize_t> strides(shape.size());
-    py::ssize_t stride = ir::dtype_bytes(b.type.dtype);
-    for (size_t i = shape.size(); i-- > 0;) {
-      strides[i] = stride;
-      stride *= shape[i];
-    }
+    std::vector<py::ssize_t> shape(b.type.shape.begin(), b.type.shape.end()), strides;
+    for (int64_t elements : ir::row_major_strides(b.type.shape)) strides.push_back(elements * ir::dtype_bytes(b.type.dtype));
     return py::array(t, shape, strides, owner.mutable_data() + skip, owner);
   }
 

@@ -18,15 +18,21 @@ class TorchEager(Runner):
 
     def load(self):
         torch.set_num_threads(self.threads)
-        self.module = torch_module(self.model_dir, self.entry)
         self.args = [torch.from_numpy(self.inputs[i["name"]]) for i in self.entry["inputs"]]
-        if self.compile_mode is not None:
-            if not hasattr(torch, "compile"):
-                raise Unsupported(f"torch {torch.__version__} has no torch.compile")
-            self.cache = tempfile.TemporaryDirectory(prefix="bench-inductor-")
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache.name
-            self.module = torch.compile(self.module, mode=self.compile_mode)
+        module = torch_module(self.model_dir, self.entry)
+        self.module = self.compiled(module)
+        if self.module is not module:
             self.run()  # compiles
+
+    def compiled(self, module):
+        """The module as torch.compile makes it (itself, for eager)."""
+        if self.compile_mode is None:
+            return module
+        if not hasattr(torch, "compile"):
+            raise Unsupported(f"torch {torch.__version__} has no torch.compile")
+        self.cache = tempfile.TemporaryDirectory(prefix="bench-inductor-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = self.cache.name
+        return torch.compile(module, mode=self.compile_mode)
 
     def run(self):
         with torch.inference_mode():
@@ -52,18 +58,13 @@ class TorchOrchid(TorchEager):
     """torch.compile(module, backend="orchid"): the package from the build that holds --orchid."""
     name = "torch-orchid"
 
-    def load(self):
+    def compiled(self, module):
         build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(self.options["orchid"]))))
         package = os.path.join(build, "python")
         if not os.path.isdir(os.path.join(package, "orchid")):
             raise Unsupported(f"no orchid Python package at {package} (built with Python headers and pybind11)")
-        sys.path.insert(0, package)
-        import orchid.torch_backend
-        orchid.torch_backend.register()
-        torch.set_num_threads(self.threads)
-        self.module = torch.compile(torch_module(self.model_dir, self.entry), backend="orchid")
-        self.args = [torch.from_numpy(self.inputs[i["name"]]) for i in self.entry["inputs"]]
-        self.run()  # compiles
+        sys.path.insert(0, package)  # its dist-info names the backend's entry point
+        return torch.compile(module, backend="orchid")
 
     def version(self):
         return f"torch {torch.__version__}"

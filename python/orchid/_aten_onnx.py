@@ -1,8 +1,8 @@
 """ATen graphs to ONNX, for the torch.compile backend (torch_backend.py).
 
 A graph traced by make_fx into core ATen operators (functionalized, with static shapes) is
-translated node by node into an ONNX graph of opset 17, the opset Orchid reads. `supports(node)`
-says whether a node can be translated; `translate(...)` builds the ONNX model of a region of
+translated node by node into an ONNX graph of opset 17, the opset Orchid reads.
+`unsupported_reason(node)` says why a node cannot be translated (None when it can); `translate(...)` builds the ONNX model of a region of
 supported nodes. Shapes, dtypes and Python-scalar promotion are taken from each node's traced
 value (node.meta["val"]), so every Reshape, Expand and Cast has its exact static form.
 """
@@ -60,6 +60,14 @@ def _tensor_ok(v: Any) -> bool:
 
 def _norm(dim: int, rank: int) -> int:
     return dim + rank if dim < 0 else dim
+
+
+def _per_dim(v: Any, spatial: int, default: int) -> List[int]:
+    """A size, stride or padding argument given for every spatial dim: ATen may give one value
+    for all of them, or none (the default)."""
+    v = [default] if v is None or (isinstance(v, (list, tuple)) and len(v) == 0) else v
+    v = [v] if isinstance(v, int) else list(v)
+    return v * spatial if len(v) == 1 else v
 
 
 class Builder:
@@ -134,14 +142,10 @@ def _rule(*names: str) -> Callable[[Translation], Translation]:
     return register
 
 
-def _out(node: torch.fx.Node) -> Any:
-    return value_of(node)
-
-
 def _binary(onnx_op: str) -> Translation:
     def fn(b: Builder, node: torch.fx.Node) -> str:
         x, y = node.args[0], node.args[1]
-        dtype = _out(node).dtype
+        dtype = value_of(node).dtype
         yv = b.value(y, dtype)
         alpha = node.args[2] if len(node.args) > 2 else node.kwargs.get("alpha", 1)  # positional in the .Scalar forms
         if alpha != 1:
@@ -173,7 +177,7 @@ for _kind, _op, _neg in [("eq", "Equal", False), ("ne", "Equal", True), ("lt", "
 
 def _unary(onnx_op: str, **attrs: Any) -> Translation:
     def fn(b: Builder, node: torch.fx.Node) -> str:
-        return b.op(onnx_op, [b.value(node.args[0], _out(node).dtype)], **attrs)
+        return b.op(onnx_op, [b.value(node.args[0], value_of(node).dtype)], **attrs)
     return fn
 
 
@@ -199,18 +203,18 @@ def _logical(b: Builder, node: torch.fx.Node) -> str:
 
 @_rule("rsqrt.default")
 def _rsqrt(b: Builder, node: torch.fx.Node) -> str:
-    return b.op("Reciprocal", [b.op("Sqrt", [b.value(node.args[0], _out(node).dtype)])])
+    return b.op("Reciprocal", [b.op("Sqrt", [b.value(node.args[0], value_of(node).dtype)])])
 
 
 @_rule("silu.default")
 def _silu(b: Builder, node: torch.fx.Node) -> str:
-    x = b.value(node.args[0], _out(node).dtype)
+    x = b.value(node.args[0], value_of(node).dtype)
     return b.op("Mul", [x, b.op("Sigmoid", [x])])
 
 
 @_rule("gelu.default")
 def _gelu(b: Builder, node: torch.fx.Node) -> str:
-    dtype = _out(node).dtype
+    dtype = value_of(node).dtype
     x = b.value(node.args[0], dtype)
     if node.kwargs.get("approximate", "none") == "tanh":
         cube = b.op("Mul", [b.op("Mul", [x, x]), x])
@@ -230,7 +234,7 @@ def _leaky_relu(b: Builder, node: torch.fx.Node) -> str:
 
 @_rule("hardtanh.default", "clamp.default", "clamp_min.default", "clamp_max.default")
 def _clip(b: Builder, node: torch.fx.Node) -> str:
-    name, dtype = op_name(node), _out(node).dtype
+    name, dtype = op_name(node), value_of(node).dtype
     args = list(node.args[1:]) + [None, None]
     if name == "hardtanh.default":
         low, high = (node.args[1] if len(node.args) > 1 else -1.0), (node.args[2] if len(node.args) > 2 else 1.0)
@@ -248,26 +252,26 @@ def _clip(b: Builder, node: torch.fx.Node) -> str:
 def _full_like(b: Builder, node: torch.fx.Node) -> str:
     name = op_name(node)
     fill = 0 if name.startswith("zeros") else 1 if name.startswith("ones") else node.args[1]
-    v = _out(node)
+    v = value_of(node)
     return b.const(np.full(list(v.shape), fill, dtype=DTYPES[v.dtype][1]), "full")
 
 
 @_rule("where.self")
 def _where(b: Builder, node: torch.fx.Node) -> str:
-    dtype = _out(node).dtype
+    dtype = value_of(node).dtype
     return b.op("Where", [b.value(node.args[0], torch.bool), b.value(node.args[1], dtype), b.value(node.args[2], dtype)])
 
 
 @_rule("fmod.Scalar", "fmod.Tensor")
 def _fmod(b: Builder, node: torch.fx.Node) -> str:
-    dtype = _out(node).dtype
+    dtype = value_of(node).dtype
     return b.op("Mod", [b.value(node.args[0], dtype), b.value(node.args[1], dtype)], fmod=1)
 
 
 @_rule("_softmax.default", "_log_softmax.default")
 def _softmax(b: Builder, node: torch.fx.Node) -> str:
     op = "Softmax" if op_name(node).startswith("_softmax") else "LogSoftmax"
-    return b.op(op, [b.value(node.args[0], _out(node).dtype)], axis=int(node.args[1]))
+    return b.op(op, [b.value(node.args[0], value_of(node).dtype)], axis=int(node.args[1]))
 
 
 @_rule("_safe_softmax.default")
@@ -275,7 +279,7 @@ def _safe_softmax(b: Builder, node: torch.fx.Node) -> str:
     """Softmax, but 0 on a row that is -inf throughout (a fully masked attention row): the row's
     max tells, so the guard costs one reduction, not the elementwise compare and any() that
     ATen's decomposition spells out."""
-    dtype = _out(node).dtype
+    dtype = value_of(node).dtype
     x = b.value(node.args[0], dtype)
     axis = int(node.args[1])
     soft = b.op("Softmax", [x], axis=axis)
@@ -285,7 +289,7 @@ def _safe_softmax(b: Builder, node: torch.fx.Node) -> str:
 
 @_rule("_to_copy.default")
 def _to_copy(b: Builder, node: torch.fx.Node) -> str:
-    return b.value(node.args[0], _out(node).dtype) if value_of(node.args[0]).dtype != _out(node).dtype \
+    return b.value(node.args[0], value_of(node).dtype) if value_of(node.args[0]).dtype != value_of(node).dtype \
         else b.op("Identity", [b.value(node.args[0])])
 
 
@@ -293,18 +297,18 @@ def _to_copy(b: Builder, node: torch.fx.Node) -> str:
 @_rule("view.default", "_unsafe_view.default", "reshape.default", "squeeze.default", "squeeze.dim",
        "squeeze.dims", "unsqueeze.default", "flatten.using_ints")
 def _reshape(b: Builder, node: torch.fx.Node) -> str:
-    return b.op("Reshape", [b.value(node.args[0]), b.ints(_out(node).shape)])
+    return b.op("Reshape", [b.value(node.args[0]), b.ints(value_of(node).shape)])
 
 
 @_rule("permute.default")
 def _permute(b: Builder, node: torch.fx.Node) -> str:
-    rank = _out(node).dim()
+    rank = value_of(node).dim()
     return b.op("Transpose", [b.value(node.args[0])], perm=[_norm(d, rank) for d in node.args[1]])
 
 
 @_rule("t.default", "transpose.int")
 def _transpose(b: Builder, node: torch.fx.Node) -> str:
-    rank = _out(node).dim()
+    rank = value_of(node).dim()
     perm = list(range(rank))
     if op_name(node) == "t.default":
         perm.reverse()
@@ -316,7 +320,7 @@ def _transpose(b: Builder, node: torch.fx.Node) -> str:
 
 @_rule("expand.default")
 def _expand(b: Builder, node: torch.fx.Node) -> str:
-    return b.op("Expand", [b.value(node.args[0]), b.ints(_out(node).shape)])
+    return b.op("Expand", [b.value(node.args[0]), b.ints(value_of(node).shape)])
 
 
 @_rule("repeat.default")
@@ -388,23 +392,21 @@ def _index(b: Builder, node: torch.fx.Node) -> str:
 
 @_rule("split_with_sizes.default", "split.Tensor", "unbind.int")
 def _split(b: Builder, node: torch.fx.Node) -> List[str]:
-    x = node.args[0]
-    rank = value_of(x).dim()
-    dim = _norm(node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0), rank)
-    if op_name(node) == "unbind.int":
-        dim = _norm(node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0), rank)
+    x, unbind = node.args[0], op_name(node) == "unbind.int"
+    at = 1 if unbind else 2  # the dim's position: unbind(x, dim), split(x, sizes, dim)
+    dim = _norm(node.args[at] if len(node.args) > at else node.kwargs.get("dim", 0), value_of(x).dim())
     outputs = list(value_of(node))
-    sizes = [1 if op_name(node) == "unbind.int" else o.shape[dim] for o in outputs]
+    sizes = [o.shape[dim] if not unbind else 1 for o in outputs]
     parts = b.op("Split", [b.value(x), b.ints(sizes)], outputs=len(sizes), axis=dim)
     parts = parts if isinstance(parts, list) else [parts]
-    if op_name(node) == "unbind.int":
+    if unbind:
         parts = [b.op("Reshape", [p, b.ints(o.shape)]) for p, o in zip(parts, outputs)]
     return parts
 
 
 @_rule("cat.default")
 def _cat(b: Builder, node: torch.fx.Node) -> str:
-    dtype, rank = _out(node).dtype, _out(node).dim()
+    dtype, rank = value_of(node).dtype, value_of(node).dim()
     dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
     parts = [b.value(t, dtype) for t in node.args[0] if value_of(t).numel() > 0]
     return b.op("Concat", parts, axis=_norm(dim, rank))
@@ -426,7 +428,7 @@ def _keepdim(node: torch.fx.Node) -> int:
 @_rule("sum.dim_IntList", "mean.dim", "amax.default", "amin.default")
 def _reduce(b: Builder, node: torch.fx.Node) -> str:
     op = {"sum": "ReduceSum", "mean": "ReduceMean", "amax": "ReduceMax", "amin": "ReduceMin"}[op_name(node).split(".")[0]]
-    x = b.value(node.args[0], _out(node).dtype)
+    x = b.value(node.args[0], value_of(node).dtype)
     if op == "ReduceSum":  # its axes are an input from opset 13 on
         return b.op(op, [x, b.ints(_reduce_axes(node))], keepdims=_keepdim(node))
     return b.op(op, [x], axes=_reduce_axes(node), keepdims=_keepdim(node))
@@ -446,7 +448,7 @@ def _argmax(b: Builder, node: torch.fx.Node) -> str:
     dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
     if dim is None:
         return b.op("Reshape", [b.op(op, [b.op("Reshape", [x, b.ints([-1])])], axis=0, keepdims=0),
-                                b.ints(_out(node).shape)])
+                                b.ints(value_of(node).shape)])
     return b.op(op, [x], axis=_norm(dim, value_of(node.args[0]).dim()), keepdims=_keepdim(node))
 
 
@@ -467,13 +469,10 @@ def _convolution(b: Builder, node: torch.fx.Node) -> str:
     x, w, bias, stride, padding, dilation, transposed, output_padding, groups = node.args[:9]
     spatial = value_of(w).dim() - 2
     inputs = [b.value(x), b.value(w)] + ([b.value(bias)] if bias is not None else [])
-    attrs = dict(strides=list(stride) * (spatial if len(stride) == 1 else 1),
-                 pads=list(padding) * (spatial if len(padding) == 1 else 1) * 2,
-                 dilations=list(dilation) * (spatial if len(dilation) == 1 else 1), group=int(groups),
-                 kernel_shape=list(value_of(w).shape[2:]))
+    attrs = dict(strides=_per_dim(stride, spatial, 1), pads=_per_dim(padding, spatial, 0) * 2,
+                 dilations=_per_dim(dilation, spatial, 1), group=int(groups), kernel_shape=list(value_of(w).shape[2:]))
     if transposed:
-        return b.op("ConvTranspose", inputs, output_padding=list(output_padding) * (spatial if len(output_padding) == 1 else 1),
-                    **attrs)
+        return b.op("ConvTranspose", inputs, output_padding=_per_dim(output_padding, spatial, 0), **attrs)
     return b.op("Conv", inputs, **attrs)
 
 
@@ -523,33 +522,26 @@ def _layer_norm(b: Builder, node: torch.fx.Node) -> List[str]:
     return [y]
 
 
-def _pool_attrs(node: torch.fx.Node, kernel: Sequence[int], stride: Sequence[int], padding: Any,
-                dilation: Any = None) -> Dict[str, Any]:
-    spatial = len(kernel)
-
-    def expand(v: Any, default: int) -> List[int]:
-        v = [default] if v is None or (isinstance(v, (list, tuple)) and len(v) == 0) else v
-        v = [v] if isinstance(v, int) else list(v)
-        return v * spatial if len(v) == 1 else v
-
-    attrs = dict(kernel_shape=expand(kernel, 1), strides=expand(stride, 0) if stride else expand(kernel, 1),
-                 pads=expand(padding, 0) * 2)
+def _pool_attrs(kernel: Sequence[int], stride: Sequence[int], padding: Any, dilation: Any = None) -> Dict[str, Any]:
+    spatial = len(_per_dim(kernel, 1, 1))
+    attrs = dict(kernel_shape=_per_dim(kernel, spatial, 1), pads=_per_dim(padding, spatial, 0) * 2,
+                 strides=_per_dim(stride, spatial, 0) if stride else _per_dim(kernel, spatial, 1))
     if dilation is not None:
-        attrs["dilations"] = expand(dilation, 1)
+        attrs["dilations"] = _per_dim(dilation, spatial, 1)
     return attrs
 
 
 @_rule("max_pool2d_with_indices.default")
 def _max_pool(b: Builder, node: torch.fx.Node) -> List[str]:
     args = list(node.args) + [None] * 6
-    attrs = _pool_attrs(node, args[1], args[2], args[3] or 0, args[4] or 1)
+    attrs = _pool_attrs(args[1], args[2], args[3] or 0, args[4] or 1)
     return [b.op("MaxPool", [b.value(node.args[0])], ceil_mode=int(bool(args[5])), **attrs)]
 
 
 @_rule("avg_pool2d.default")
 def _avg_pool(b: Builder, node: torch.fx.Node) -> str:
     args = list(node.args) + [None] * 7
-    attrs = _pool_attrs(node, args[1], args[2], args[3] or 0)
+    attrs = _pool_attrs(args[1], args[2], args[3] or 0)
     include = True if args[5] is None else bool(args[5])
     return b.op("AveragePool", [b.value(node.args[0])], ceil_mode=int(bool(args[4])),
                 count_include_pad=int(include), **attrs)
@@ -558,7 +550,7 @@ def _avg_pool(b: Builder, node: torch.fx.Node) -> str:
 @_rule("_adaptive_avg_pool2d.default")
 def _adaptive_avg_pool(b: Builder, node: torch.fx.Node) -> str:
     x = node.args[0]
-    inner, outer = value_of(x).shape[-2:], _out(node).shape[-2:]
+    inner, outer = value_of(x).shape[-2:], value_of(node).shape[-2:]
     if list(outer) == [1, 1]:
         return b.op("GlobalAveragePool", [b.value(x)])
     kernel = [i // o for i, o in zip(inner, outer)]
@@ -583,9 +575,9 @@ def _pool_windows_differ(node: torch.fx.Node) -> bool:
     ceil = args[4] if op_name(node).startswith("avg") else args[5]
     if not ceil:
         return False
-    attrs = _pool_attrs(node, args[1], args[2], args[3] or 0, None if op_name(node).startswith("avg") else (args[4] or 1))
+    attrs = _pool_attrs(args[1], args[2], args[3] or 0, None if op_name(node).startswith("avg") else (args[4] or 1))
     inner = value_of(args[0]).shape[2:]
-    out = _out(node)
+    out = value_of(node)
     out = (out[0] if isinstance(out, (tuple, list)) else out).shape[2:]
     dil = attrs.get("dilations", [1] * len(inner))
     for size, o, k, s, p, d in zip(inner, out, attrs["kernel_shape"], attrs["strides"], attrs["pads"], dil):
@@ -667,26 +659,28 @@ def unsupported_reason(node: torch.fx.Node) -> Optional[str]:
         v = v[0] if isinstance(v, (tuple, list)) else v
         if not _tensor_ok(v):
             return "an input of a type, shape or size Orchid does not take"
+    if len(outputs) > 1:  # a node of several outputs: each user must take one that translates
+        for user in node.users:
+            why = output_reason(node, user.args[1]) if user.target is operator.getitem else "a tuple used whole"
+            if why is not None:
+                return why
     return _supported_args(node)
 
 
-def translate(graph: torch.fx.Graph, constants: Dict[str, torch.Tensor], name: str) -> Tuple[onnx.ModelProto, List[str]]:
+def translate(graph: torch.fx.Graph, constants: Dict[str, torch.Tensor], name: str) -> onnx.ModelProto:
     """The ONNX model of a region: a graph of supported nodes whose placeholders are its inputs,
-    except those named in constants, which become initializers (weights). Returns the model and
-    the names of its inputs in placeholder order."""
+    in order, except those named in constants, which become initializers (weights)."""
     b = Builder()
     inputs: List[onnx.ValueInfoProto] = []
-    input_names: List[str] = []
     outputs: List[onnx.ValueInfoProto] = []
     for node in graph.nodes:
-        if node.op in ("placeholder", "get_attr") and (node.name in constants or node.target in constants):
-            b.known[node] = constants.get(node.name, constants.get(node.target)).detach().cpu()
+        if node.op == "placeholder" and node.name in constants:
+            b.known[node] = constants[node.name].detach().cpu()
             b.names[node] = [b.const(b.known[node].numpy(), "w")]
         elif node.op == "placeholder":
             v = value_of(node)
-            input_names.append(f"in{len(input_names)}")
-            b.names[node] = [input_names[-1]]
-            inputs.append(helper.make_tensor_value_info(input_names[-1], DTYPES[v.dtype][0], list(v.shape)))
+            b.names[node] = [f"in{len(inputs)}"]
+            inputs.append(helper.make_tensor_value_info(b.names[node][0], DTYPES[v.dtype][0], list(v.shape)))
         elif node.op == "call_function":
             if node.target is operator.getitem:
                 b.names[node] = [b.names[node.args[0]][node.args[1]]]
@@ -703,4 +697,4 @@ def translate(graph: torch.fx.Graph, constants: Dict[str, torch.Tensor], name: s
     graph_proto = helper.make_graph(b.nodes, name, inputs, outputs, b.initializers)
     model = helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="orchid.torch_backend")
-    return model, input_names
+    return model

@@ -17,9 +17,7 @@ seed, as for orchid.compile.
 
 from __future__ import annotations
 
-import atexit
 import operator
-import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -35,7 +33,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from . import CompiledModel, OrchidError
 from . import compile as _orchid_compile
-from ._aten_onnx import op_name, output_reason, translate, unsupported_reason, value_of
+from ._aten_onnx import op_name, translate, unsupported_reason, value_of
 
 __all__ = ["orchid_backend", "register", "OrchidFallbackWarning"]
 
@@ -103,6 +101,8 @@ class _Graph:
         self.options = options
         self.programs: Dict[Tuple[Any, ...], torch.fx.GraphModule] = {}
         self.warned: set = set()
+        # the regions' artifacts, removed with the graph (their kernels stay loaded)
+        self.artifacts = tempfile.TemporaryDirectory(prefix="orchid-torch-")
 
     def _eager(self, why: str, *args: Any) -> Any:
         if why not in self.warned:
@@ -139,7 +139,7 @@ class _Graph:
                 for i in mutated:
                     self.static[i] = False
                 key = self.signature(args)
-            program = self.programs[key] = _build(traced, args, self.static, self.options)
+            program = self.programs[key] = _build(traced, args, self.static, Path(self.artifacts.name), self.options)
         return program(*args)
 
 
@@ -206,7 +206,6 @@ def _fold_constants(traced: torch.fx.GraphModule, args: Sequence[Any], static: S
         with traced.graph.inserting_before(node):
             attr = traced.graph.get_attr(name)
         attr.meta = dict(node.meta)
-        attr.meta["val"] = value_of(node)
         node.replace_all_uses_with(attr)
     traced.graph.eliminate_dead_code()
     traced.recompile()
@@ -222,11 +221,6 @@ class _Support(OperatorSupportBase):
         if node.op != "call_function":
             return False
         why = unsupported_reason(node)
-        if why is None and isinstance(value_of(node), (tuple, list)):
-            for user in node.users:
-                why = output_reason(node, user.args[1]) if user.target is operator.getitem else "a tuple used whole"
-                if why is not None:
-                    break
         if why is not None:
             source = node.args[0] if node.target is operator.getitem else None
             name = f"output {node.args[1]} of {source.target}" if isinstance(source, torch.fx.Node) else str(node.target)
@@ -251,25 +245,7 @@ class _Region(torch.nn.Module):
         return results if self.tuple_output else results[0]
 
 
-class _Artifacts:
-    """The directory the regions' artifacts are written to: the process's own, removed at exit."""
-
-    def __init__(self) -> None:
-        self.root: Optional[Path] = None
-        self.count = 0
-
-    def next(self) -> Path:
-        if self.root is None:
-            self.root = Path(tempfile.mkdtemp(prefix="orchid-torch-"))
-            atexit.register(shutil.rmtree, str(self.root), True)
-        self.count += 1
-        return self.root / f"region{self.count}"
-
-
-_ARTIFACTS = _Artifacts()
-
-
-def _compile_region(parent: torch.fx.GraphModule, call: torch.fx.Node, options: Dict[str, Any]) -> None:
+def _compile_region(parent: torch.fx.GraphModule, call: torch.fx.Node, out: Path, options: Dict[str, Any]) -> None:
     """Compiles the submodule `call` calls into an Orchid region; constants among its inputs
     become the model's weights, and the call passes only the others."""
     sub: torch.fx.GraphModule = getattr(parent, call.target)
@@ -283,8 +259,8 @@ def _compile_region(parent: torch.fx.GraphModule, call: torch.fx.Node, options: 
             dynamic.append(arg)
     ops = sorted({op_name(n) for n in sub.graph.nodes if n.op == "call_function"})
     try:
-        model, _ = translate(sub.graph, constants, f"torch_{call.target}")
-        compiled = _orchid_compile(model, _ARTIFACTS.next(), **options)
+        model = translate(sub.graph, constants, f"torch_{call.target}")
+        compiled = _orchid_compile(model, out, **options)
     except (OrchidError, ValueError) as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         _warn(f"orchid: a region of {len(ops)} operator kinds ({', '.join(ops[:6])}) did not compile: {first}; "
@@ -295,9 +271,10 @@ def _compile_region(parent: torch.fx.GraphModule, call: torch.fx.Node, options: 
     call.args = tuple(dynamic)
 
 
-def _build(traced: torch.fx.GraphModule, args: Sequence[Any], static: Sequence[bool],
+def _build(traced: torch.fx.GraphModule, args: Sequence[Any], static: Sequence[bool], artifacts: Path,
            options: Dict[str, Any]) -> torch.fx.GraphModule:
-    """The traced graph with its constants folded and its translatable regions compiled by Orchid."""
+    """The traced graph with its constants folded and its translatable regions compiled by Orchid
+    into new directories under `artifacts`."""
     _fold_constants(traced, args, static)
     support = _Support()
     partitioner = CapabilityBasedPartitioner(traced, support, allows_single_node_partition=True)
@@ -307,7 +284,7 @@ def _build(traced: torch.fx.GraphModule, args: Sequence[Any], static: Sequence[b
         _warn(f"orchid: {target} runs in eager PyTorch ({why})")
     fused = partitioner.fuse_partitions(partitions) if partitions else traced
     for call in [n for n in fused.graph.nodes if n.op == "call_module" and n.target.startswith("fused_")]:
-        _compile_region(fused, call, options)
+        _compile_region(fused, call, Path(tempfile.mkdtemp(dir=artifacts, prefix="region-")) / "artifact", options)
     fused.graph.lint()
     fused.recompile()
     return fused

@@ -3,10 +3,9 @@
 #include <algorithm>
 
 #include "driver/artifact.h"
-#include "tune/db.h"
-
 #include "target/detect.h"
 #include "target/host.h"
+#include "tune/db.h"
 
 namespace orchid::driver {
 

@@ -45,11 +45,6 @@ std::vector<ViewGroup> view_groups(const Dims& in, const Dims& out) {
   return groups;
 }
 
-// The view's load index: dims of 1 read index 0; in each group of dims that hold the same
-// elements, an input dim of the same size as its group's one output dim reads that domain
-// variable, and others are taken from the group's row-major offset (a quotient and a
-// remainder). Offsets local to a group keep the indices free of division wherever the view
-// only inserts or removes dims of 1, and small where it merges or splits dims.
 // The index of a view of no elements (never read): the domain variable of one of the
 // output's dims of size 0 for every input dim but those of 1. Its range is empty, so every
 // index stays within bounds as the verifier sees them; a quotient by a stride would divide by
@@ -62,14 +57,15 @@ std::vector<Expr> empty_view_index(const Dims& in, const Dims& out) {
   return idx;
 }
 
+// The view's load index: dims of 1 read index 0; in each group of dims that hold the same
+// elements, every input dim is taken from the group's row-major offset, by a quotient and a
+// remainder (neither where the group is one dim on each side: that dim reads its domain
+// variable). Offsets local to a group keep the indices free of division wherever the view
+// only inserts or removes dims of 1, and small where it merges or splits dims.
 std::vector<Expr> view_index(const Dims& in, const Dims& out) {
   if (numel(in) == 0) return empty_view_index(in, out);
   std::vector<Expr> idx(in.size(), const_i64(0));
   for (const ViewGroup& g : view_groups(in, out)) {
-    if (g.in.size() == 1 && g.out.size() == 1) {
-      idx[g.in[0]] = dvar(static_cast<int32_t>(g.out[0]));
-      continue;
-    }
     Expr flat = const_i64(0);
     int64_t stride = 1;
     for (size_t k = g.out.size(); k-- > 0;) {
