@@ -15,6 +15,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "ir/parser.h"
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/measure.h"
 
 namespace {
 
@@ -117,8 +118,9 @@ double time_kernel(const runtime::cuda::Device& dev, const runtime::cuda::Module
 
 }  // namespace
 
-// Usage: cuda_kernel_bench [--sweep]: with --sweep, each kernel also runs under every default
-// schedule of 128 to 1024 threads and 1 to 16 elements per thread, and the fastest is shown.
+// Usage: cuda_kernel_bench [--sweep]: each kernel runs under its default schedule and the same
+// without unrolling (unroll=1); with --sweep, also under every default schedule of 128 to
+// 1024 threads, 1 to 16 elements per thread and unroll 1, 4 or 8, and the fastest is shown.
 int main(int argc, char** argv) {
   bool sweep = argc > 1 && std::string(argv[1]) == "--sweep";
   std::string why;
@@ -129,31 +131,44 @@ int main(int argc, char** argv) {
   const runtime::cuda::Device& dev = runtime::cuda::Device::get();
   std::printf("GPU: %s (%d SMs, sm_%d%d), NVRTC %s, generated as %s\n\n", dev.name().c_str(), dev.multiprocessors(),
               dev.major(), dev.minor(), codegen::cuda::Nvrtc::get().version().c_str(), dev.arch().c_str());
+  runtime::cuda::GpuMeasurement target = runtime::cuda::measure_gpu();
+  std::printf("The target as `orchid compile --target cuda` measures it here: copy bandwidth %.0f GB/s, f32 "
+              "products %.0f GFLOP/s (cuBLASLt, %d^3, no TF32)\n\n",
+              target.copy_gbs, target.sgemm_gflops, runtime::cuda::kProductSize);
   const size_t copy_bytes = size_t{1} << 30;
   runtime::cuda::DeviceBuffer a = dev.alloc(copy_bytes), b = dev.alloc(copy_bytes);
   double copy_ms = median_ms(dev, [&] { dev.copy(b, a, copy_bytes); });
   double peak = 2.0 * copy_bytes / (copy_ms * 1e-3) / 1e9;
-  std::printf("| kernel | schedule | ms | GB/s | of copy bandwidth |%s\n|---|---|---:|---:|---:|%s\n",
+  std::printf("| kernel | schedule | ms | GB/s | of copy bandwidth | unroll=1 ms | of copy bandwidth |%s\n"
+              "|---|---|---:|---:|---:|---:|---:|%s\n",
               sweep ? " fastest schedule | ms | of copy bandwidth |" : "", sweep ? "---|---:|---:|" : "");
-  std::printf("| device-to-device copy 1 GiB | - | %.3f | %.0f | 1.00 |%s\n", copy_ms, peak, sweep ? " | | |" : "");
+  std::printf("| device-to-device copy 1 GiB | - | %.3f | %.0f | 1.00 | | |%s\n", copy_ms, peak, sweep ? " | | |" : "");
   std::mt19937 rng(7);
   for (const Bench& bench : benches()) {
     ir::Graph g = ir::parse_graph(bench.text);
     tile::Kernel k;
     for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
     k.outputs = g.outputs();
+    codegen::cuda::Schedule rolled = codegen::cuda::default_schedule(g, k, dev.multiprocessors());
+    rolled.unroll = 1;
     std::vector<codegen::cuda::CudaKernel> kernels = {
-        codegen::cuda::generate_kernel(g, k, codegen::cuda::default_schedule(g, k), "orc_default")};
+        codegen::cuda::generate_kernel(g, k, codegen::cuda::default_schedule(g, k, dev.multiprocessors()), "orc_default"),
+        codegen::cuda::generate_kernel(g, k, rolled, "orc_rolled")};
     if (sweep)
       for (int threads : {128, 256, 512, 1024})
         for (int per_thread : {1, 2, 4, 8, 16})
-          kernels.push_back(codegen::cuda::generate_kernel(g, k, codegen::cuda::default_schedule(g, k, threads, per_thread),
-                                                           "orc_s" + std::to_string(kernels.size())));
+          for (int unroll : {1, 4, 8}) {
+            codegen::cuda::Schedule s = codegen::cuda::default_schedule(g, k, dev.multiprocessors(), threads, per_thread);
+            s.unroll = unroll;
+            kernels.push_back(codegen::cuda::generate_kernel(g, k, s, "orc_s" + std::to_string(kernels.size())));
+          }
     runtime::cuda::Module m = dev.load(codegen::cuda::Nvrtc::get().compile(codegen::cuda::module_source(kernels), dev.arch()));
     Buffers bufs = buffers_for(dev, g, kernels[0], rng);
     double ms = time_kernel(dev, m, kernels[0], bufs), gbs = bufs.bytes / (ms * 1e-3) / 1e9;
-    std::printf("| %s | %s | %.3f | %.0f | %.2f |", bench.name.c_str(),
-                codegen::cuda::schedule_str(kernels[0].schedule).c_str(), ms, gbs, gbs / peak);
+    double rolled_ms = time_kernel(dev, m, kernels[1], bufs);
+    std::printf("| %s | %s | %.3f | %.0f | %.2f | %.3f | %.2f |", bench.name.c_str(),
+                codegen::cuda::schedule_str(kernels[0].schedule).c_str(), ms, gbs, gbs / peak, rolled_ms,
+                bufs.bytes / (rolled_ms * 1e-3) / 1e9 / peak);
     if (sweep) {
       size_t best = 0;
       double best_ms = ms;

@@ -2,6 +2,9 @@
 // seeded random inputs and checked against the reference interpreter on its own graph
 // (graph.oir with the weights bound), then timed as one CUDA graph launch per run (CUDA
 // events; 5 warm-ups, median of 50), and its three slowest steps named (each launched alone).
+// A model with library steps (cuBLASLt, cuDNN) is timed a second time, loaded with each
+// library's heuristic choice of algorithm rather than the fastest timed at load ("kept" where
+// the load found the model faster with the heuristic's and kept them).
 // A slim artifact (slim_weights.h) has its weights regenerated first. The tolerance is the
 // plan's precision's (runtime::default_tolerance). Needs only the CUDA driver: no oneDNN,
 // ONNX or solver, so it runs from a slim build. Prints a markdown table; exits 77 where there is no GPU, 1
@@ -38,6 +41,8 @@ struct Row {
   std::string name;
   size_t steps = 0;
   double load_s = 0, worst = 0, ms = 0;
+  double heuristic_ms = -1;  // with the libraries' heuristic algorithms; -1: no library step
+  bool heuristic_kept = false;  // the model ran faster with the heuristic's algorithms at load
   double tolerance = 0;  // the plan's precision's
   std::string why;
   std::string slowest;  // the slowest steps alone: "k3 (MatMul_1) 0.210 ms; ..."
@@ -77,15 +82,27 @@ Row check_and_time(const std::string& dir) {
   runtime::bind_constants(plan, weights, g, inputs);
   std::vector<ir::Tensor> want = interp::run(g, inputs, {interp::Precision::F64});
   inputs.resize(plan.inputs.size());
-  std::vector<ir::Tensor> got = m->run(inputs);
-  for (size_t o = 0; o < got.size(); ++o) {
-    std::string why;
-    double e = interp::relative_l2(got[o], want[o], &why);
-    if (e > r.worst) r.worst = e, r.why = why;
-  }
-  if (r.worst > r.tolerance && r.why.empty()) r.why = "relative L2 error above the tolerance";
+  auto check = [&](const std::vector<ir::Tensor>& got) {
+    for (size_t o = 0; o < got.size(); ++o) {
+      std::string why;
+      double e = interp::relative_l2(got[o], want[o], &why);
+      if (e > r.worst) r.worst = e, r.why = why;
+    }
+    if (r.worst > r.tolerance && r.why.empty()) r.why = "relative L2 error above the tolerance";
+  };
+  check(m->run(inputs));
   r.ms = m->time_ms(5, 50);
+  r.heuristic_kept = m->library_algorithms() == runtime::cuda::AlgorithmChoice::Heuristic;
   r.slowest = slowest_steps(*m, 3);
+  bool library = std::any_of(plan.steps.begin(), plan.steps.end(), [](const runtime::PlanStep& s) {
+    return s.impl == runtime::StepImpl::CublasLt || s.impl == runtime::StepImpl::Cudnn;
+  });
+  if (library) {
+    m.reset();
+    std::unique_ptr<runtime::cuda::CudaModel> h = runtime::cuda::CudaModel::load(dir, {.time_library_algorithms = false});
+    check(h->run(inputs));
+    r.heuristic_ms = h->time_ms(5, 50);
+  }
   return r;
 }
 
@@ -98,8 +115,8 @@ int main(int argc, char** argv) {
     return 77;
   }
   const runtime::cuda::Device& dev = runtime::cuda::Device::get();
-  std::printf("GPU: %s (%d SMs)\n\n| model | steps | load s | rel. L2 error | matches | ms per run | slowest steps alone |\n"
-              "|---|---:|---:|---:|---|---:|---|\n",
+  std::printf("GPU: %s (%d SMs)\n\n| model | steps | load s | rel. L2 error | matches | ms per run | ms, heuristic "
+              "algorithms | slowest steps alone |\n|---|---:|---:|---:|---|---:|---:|---|\n",
               dev.name().c_str(), dev.multiprocessors());
   int status = 0;
   for (int i = 1; i < argc; ++i) {
@@ -108,11 +125,14 @@ int main(int argc, char** argv) {
       Row r = check_and_time(argv[i]);
       bool ok = r.worst <= r.tolerance;
       status |= ok ? 0 : 1;
-      std::printf("| %s | %zu | %.2f | %.2e | %s | %.3f | %s |\n", r.name.c_str(), r.steps, r.load_s, r.worst,
-                  ok ? "yes" : ("NO: " + r.why).c_str(), r.ms, r.slowest.c_str());
+      char heuristic[32] = "-";
+      if (r.heuristic_ms >= 0)
+        std::snprintf(heuristic, sizeof heuristic, "%.3f%s", r.heuristic_ms, r.heuristic_kept ? " (kept)" : "");
+      std::printf("| %s | %zu | %.2f | %.2e | %s | %.3f | %s | %s |\n", r.name.c_str(), r.steps, r.load_s, r.worst,
+                  ok ? "yes" : ("NO: " + r.why).c_str(), r.ms, heuristic, r.slowest.c_str());
     } catch (const std::exception& e) {
       status = 1;
-      std::printf("| %s | | | | error: %s | | |\n", name_of(argv[i]).c_str(), e.what());
+      std::printf("| %s | | | | error: %s | | | |\n", name_of(argv[i]).c_str(), e.what());
     }
     std::fflush(stdout);
   }

@@ -19,7 +19,8 @@
 #      same models in PyTorch (bench/gpu/torch_models.py: eager, torch.compile default and
 #      max-autotune, which autotunes for 15-80 s a model), named by the artifacts' directories.
 #      Artifacts too large to carry may be slim copies (slim_artifact, made where they were
-#      compiled; bench/gpu/slim_weights.h), whose weights cuda_model_bench regenerates.
+#      compiled; bench/gpu/slim_weights.h), whose weights cuda_model_bench regenerates; then
+#      the GPU section of the benchmark table (bench/gpu/table.py: table.md).
 set -uo pipefail
 BUILD=${1:-build-gpu}
 RESULTS=${2:-bench/results/gpu}
@@ -64,5 +65,8 @@ if [ -n "$ARTIFACTS" ]; then
     (cd "$(dirname "$0")/../.." && timeout 400 python3 -m bench.gpu.torch_models $models --modes default,max-autotune) | tee "$RESULTS/torch_models.md" ||
       status=1
   fi
+  # The GPU section of the benchmark table: Orchid beside each peer, with geomeans.
+  (cd "$(dirname "$0")/../.." && python3 -m bench.gpu.table "$RESULTS/models.md" "$RESULTS/torch_models.md") >"$RESULTS/table.md" &&
+    cat "$RESULTS/table.md"
 fi
 exit $status

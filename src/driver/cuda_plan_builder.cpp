@@ -1,24 +1,56 @@
 // Building a CUDA artifact's plan (cuda_plan_builder.h).
 #include "driver/cuda_plan_builder.h"
 
+#include <cstdio>
+
 #include "driver/plan_buffers.h"
 #include "ir/printer.h"
 #include "support/error.h"
+#include "target/presets.h"
 
 #ifdef ORCHID_HAVE_CUDA
 #include "codegen/cuda/codegen.h"
 #include "codegen/cuda/nvrtc.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/library_call.h"
+#include "runtime/cuda/measure.h"
 #endif
 
 namespace orchid::driver {
+
+namespace {
+
+constexpr const char* kDefaultGpuPreset = "h100";
+
+GpuTarget datasheet_target(const std::string& preset, const std::string& why) {
+  GpuTarget t{target::cuda_preset(preset), ""};
+  t.description = t.target.name + " (preset " + preset + ", datasheet figures" + (why.empty() ? "" : ": " + why) + ")";
+  return t;
+}
+
+}  // namespace
 
 #ifdef ORCHID_HAVE_CUDA
 
 bool cuda_codegen_built() { return true; }
 
 bool cuda_device_present(std::string* why) { return runtime::cuda::Device::available(why); }
+
+GpuTarget gpu_target(const std::string& preset) {
+  if (!preset.empty()) return datasheet_target(preset, "");
+  std::string why;
+  if (!runtime::cuda::Device::available(&why)) return datasheet_target(kDefaultGpuPreset, "no GPU here");
+  const runtime::cuda::Device& dev = runtime::cuda::Device::get();
+  std::string_view match = target::cuda_preset_for_device(dev.name());
+  if (match.empty()) return datasheet_target(kDefaultGpuPreset, "no preset for the " + dev.name() + " here");
+  runtime::cuda::GpuMeasurement m = runtime::cuda::measure_gpu();
+  GpuTarget t{target::refined_cuda_target(target::cuda_preset(match), m.copy_gbs, m.sgemm_gflops), ""};
+  char figures[128];
+  std::snprintf(figures, sizeof figures, "copy bandwidth %.0f GB/s, f32 products %.0f GFLOP/s", m.copy_gbs,
+                m.sgemm_gflops);
+  t.description = dev.name() + " (preset " + std::string(match) + ", measured here: " + figures + ")";
+  return t;
+}
 
 BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& o) {
   std::string why;
@@ -38,7 +70,7 @@ BuiltArtifact build_cuda_artifact(const ir::Graph& g, const std::vector<StepChoi
       return runtime::cuda::describe(runtime::cuda::library_spec(step.impl, kg, "step " + step.name));
     }
     ORCHID_CHECK(s.kind == StepKind::Generated) << "a " << step_kind_name(s.kind) << " step in a CUDA plan";
-    codegen::cuda::Schedule sched = codegen::cuda::default_schedule(g, s.kernel);
+    codegen::cuda::Schedule sched = codegen::cuda::default_schedule(g, s.kernel, o.gpu_multiprocessors);
     auto index = static_cast<int32_t>(kernels.size());
     kernels.push_back(codegen::cuda::generate_kernel(g, s.kernel, sched, runtime::cuda_function_name(index)));
     const codegen::cuda::CudaKernel& k = kernels.back();
@@ -68,6 +100,10 @@ bool cuda_codegen_built() { return false; }
 bool cuda_device_present(std::string* why) {
   if (why) *why = "this build of Orchid has no CUDA runtime";
   return false;
+}
+
+GpuTarget gpu_target(const std::string& preset) {
+  return datasheet_target(preset.empty() ? kDefaultGpuPreset : preset, preset.empty() ? "no CUDA runtime in this build" : "");
 }
 
 BuiltArtifact build_cuda_artifact(const ir::Graph&, const std::vector<StepChoice>&, const BuildOptions&) {

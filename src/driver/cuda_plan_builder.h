@@ -11,6 +11,7 @@
 #include "driver/implement.h"
 #include "driver/plan_builder.h"
 #include "ir/graph.h"
+#include "target/target.h"
 
 namespace orchid::driver {
 
@@ -19,6 +20,18 @@ bool cuda_codegen_built();
 
 // Whether a GPU is present to run CUDA artifacts on (and, if not, why).
 bool cuda_device_present(std::string* why);
+
+// The GPU a CUDA compile is for, and how its figures were found ("NVIDIA H100 SXM5 80GB
+// (preset h100, datasheet figures: no GPU here)").
+struct GpuTarget {
+  target::Target target;
+  std::string description;
+};
+
+// `preset` (target/presets.h) with the datasheet's figures; or, where `preset` is empty, the
+// preset of the GPU present with its copy bandwidth and f32 product rate measured
+// (runtime/cuda/measure.h), or h100's figures where there is no GPU (or none matches).
+GpuTarget gpu_target(const std::string& preset);
 
 // `steps` from implement(..., PlanDevice::Cuda). UserError where this build has no CUDA code generation or
 // NVRTC cannot be loaded.

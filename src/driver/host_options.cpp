@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "driver/artifact.h"
+#include "driver/cuda_plan_builder.h"
 #include "target/detect.h"
 #include "target/host.h"
 #include "tune/db.h"
@@ -10,7 +11,8 @@
 namespace orchid::driver {
 
 CompileOptions host_compile_options(const std::string& model_path, const std::string& out_dir, bool cuda,
-                                    orchestrate::Strategy strategy, bool rewrite, const std::filesystem::path& cache_root) {
+                                    orchestrate::Strategy strategy, bool rewrite, const std::filesystem::path& cache_root,
+                                    const std::string& gpu_preset) {
   CompileOptions o;
   o.model_path = model_path;
   o.out_dir = out_dir;
@@ -25,9 +27,12 @@ CompileOptions host_compile_options(const std::string& model_path, const std::st
   o.build.target = host.name + " (" + host.fingerprint() + ")";
   o.target = host;
   if (cuda) {
+    GpuTarget gpu = gpu_target(gpu_preset);
     o.device = runtime::PlanDevice::Cuda;
+    o.target = gpu.target;
     o.build.isa.clear();
-    o.build.target = "cuda";
+    o.build.target = "cuda: " + gpu.description;
+    o.build.gpu_multiprocessors = gpu.target.cores;
   }
   return o;
 }

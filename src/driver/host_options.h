@@ -12,10 +12,13 @@ namespace orchid::driver {
 // Options for compiling `model_path` into `out_dir` here, for this CPU or (cuda) for NVIDIA
 // GPUs: the host's target — measured once and cached in `cache_root`/target.json where the
 // rewrite search or the optimal strategy price candidates with it, else detected — its ISA
-// and cores, the kernel object cache in `cache_root`/objects. Nothing is measured while
-// choosing implementations (MeasureOptions stays empty: oneDNN is preferred where it can run).
+// and cores, the kernel object cache in `cache_root`/objects; for cuda, the GPU target
+// (cuda_plan_builder.h, gpu_target: `gpu_preset`, or the GPU present, measured). Nothing is
+// measured while choosing implementations (MeasureOptions stays empty: oneDNN is preferred
+// where it can run).
 CompileOptions host_compile_options(const std::string& model_path, const std::string& out_dir, bool cuda,
-                                    orchestrate::Strategy strategy, bool rewrite, const std::filesystem::path& cache_root);
+                                    orchestrate::Strategy strategy, bool rewrite, const std::filesystem::path& cache_root,
+                                    const std::string& gpu_preset = "");
 
 // Compiles with o, choosing between implementations by timing them (o.measure) where o is
 // for the CPU and `orchid_exe` (the program that runs candidate artifacts) is given: the

@@ -54,7 +54,7 @@ struct RemovedUnlessPublished {
 
 // The rewrite search's graph, or none where it rewrote nothing; its report lines in `notes`.
 std::optional<ir::Graph> search_rewrites(const ir::Graph& g, const CompileOptions& o, std::vector<std::string>* notes) {
-  target::Target t = o.device == runtime::PlanDevice::Cuda ? target::cuda_preset("h100") : o.target;
+  const target::Target& t = o.target;
   bool priced = t.peak_gflops_f32 > 0 && !t.levels.empty() && target::main_memory(t).bandwidth_gbs > 0;
   if (!priced) {
     notes->push_back("not run: the target has no measured peak and main-memory bandwidth");

@@ -21,7 +21,9 @@ struct CompileOptions {
   std::string out_dir;
   BuildOptions build;
   MeasureOptions measure;         // choosing between implementations by timing them
-  target::Target target;          // the machine: the optimal strategy's analytic costs
+  // The machine: the optimal strategy's and the rewrite search's analytic costs (for CUDA, the
+  // GPU's: cuda_plan_builder.h, gpu_target).
+  target::Target target;
   bool host_target = true;        // false: built for another target, written unverified
   // The device the artifact runs on: the CPU, or an NVIDIA GPU (CUDA code; verified where a
   // GPU is present, else written unverified).
@@ -29,8 +31,8 @@ struct CompileOptions {
   // CUDA: large matmuls through cuBLASLt where it can run them (implement.h); false: every
   // step generated.
   bool gpu_libraries = true;
-  // The rewrite search (rewrite/search.h), priced on `target` (or, for CUDA, the H100 preset);
-  // skipped, with a note in the report, where the target has no measured peak and bandwidth.
+  // The rewrite search (rewrite/search.h), priced on `target`; skipped, with a note in the
+  // report, where the target has no measured peak and bandwidth.
   bool rewrite = true;
   uint64_t verify_seed = 1;
   // Relative L2 error of each f32 output (runtime::default_tolerance of the plan's precision).

@@ -26,8 +26,10 @@ struct BuildOptions {
   // Buffers in other layouts than plain: nChw8c between oneDNN convolutions (layouts.h),
   // weights as GEMM B panels (panels16).
   bool layouts = true;
-  // CUDA plans: what library steps may compute f32 products in (runtime/plan.h).
+  // CUDA plans: what library steps may compute f32 products in (runtime/plan.h), and the
+  // multiprocessors of the GPU the schedules are for (codegen/cuda/schedule.h).
   runtime::PlanPrecision precision = runtime::PlanPrecision::Fp32;
+  int gpu_multiprocessors = 132;
 };
 
 // What one plan step is made of, for reports.

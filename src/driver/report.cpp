@@ -103,8 +103,9 @@ std::string summary(const ReportInput& in, const Timing& t) {
   if (in.built->plan.device == runtime::PlanDevice::Cuda) {
     std::string archs;
     for (const runtime::PlanLibrary& l : in.built->plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
-    s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "); generated kernels under their default CUDA "
-         "schedule, " + count(StepKind::CublasLt) + " matmuls through cuBLASLt and " + count(StepKind::Cudnn) +
+    std::string gpu = plan.target.rfind("cuda: ", 0) == 0 ? plan.target.substr(6) : plan.target;
+    s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "), schedules for " + gpu +
+         "; generated kernels under their default CUDA schedule, " + count(StepKind::CublasLt) + " matmuls through cuBLASLt and " + count(StepKind::Cudnn) +
          " convolutions through cuDNN (" +
          (plan.precision == runtime::PlanPrecision::Tf32 ? "TF32 allowed" : "fp32, no TF32") + "); none measured\n";
   }

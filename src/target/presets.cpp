@@ -84,6 +84,22 @@ std::vector<std::string_view> cuda_preset_names() {
   return names;
 }
 
+std::string_view cuda_preset_for_device(std::string_view device_name) {
+  auto has = [&](std::string_view s) { return device_name.find(s) != std::string_view::npos; };
+  if (has("H200")) return "h200";
+  if (has("H100")) return "h100";
+  if (has("A100")) return has("40GB") ? "a100-40gb" : "a100";
+  return {};
+}
+
+Target refined_cuda_target(Target preset, double hbm_gbs, double fp32_gflops) {
+  if (hbm_gbs > 0)
+    for (MemoryLevel& l : preset.levels)
+      if (&l == &main_memory(preset)) l.bandwidth_gbs = hbm_gbs;
+  if (fp32_gflops > 0) preset.peak_gflops_f32 = fp32_gflops;
+  return preset;
+}
+
 Target cuda_preset(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -16,4 +16,12 @@ namespace orchid::target {
 Target cuda_preset(std::string_view name);
 std::vector<std::string_view> cuda_preset_names();
 
+// The preset of a GPU by the name its driver reports ("NVIDIA H100 80GB HBM3" is "h100",
+// "NVIDIA A100-SXM4-40GB" is "a100-40gb"); empty where none matches.
+std::string_view cuda_preset_for_device(std::string_view device_name);
+
+// `preset` with its main-memory bandwidth and f32 peak replaced by measured figures (each
+// where it is positive).
+Target refined_cuda_target(Target preset, double hbm_gbs, double fp32_gflops);
+
 }  // namespace orchid::target

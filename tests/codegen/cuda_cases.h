@@ -30,6 +30,8 @@ inline Schedule random_cuda_schedule(const ir::Graph& g, const tile::Kernel& k, 
   for (int64_t d : g.type(k.outputs[cpu::anchor_output(g, k)]).shape) s.tile.push_back(static_cast<int64_t>(rng.next() % (d + 2)));
   const int threads[] = {32, 64, 128, 256, 512, 1024};
   s.threads = threads[rng.next() % 6];
+  const int unrolls[] = {1, 2, 4, 8, 16};
+  s.unroll = unrolls[rng.next() % 5];
   s.inline_single_use = rng.next() % 4 != 0;
   return s;
 }

@@ -70,7 +70,8 @@ inline std::string maxsum_rows(const std::string& dt, int64_t rows, int64_t n) {
 }
 
 // Row kernels: every combiner over rows of 97 to 4099 terms in every dtype, Welford, argmax,
-// argmin and maxsum, rows reduced over two dims, softmax and layernorm.
+// argmin and maxsum, rows reduced over two dims, softmax and layernorm (rows of 1024 and 512
+// terms: a whole number of terms per thread of a CUDA block).
 inline std::vector<std::string> row_kernel_graphs() {
   std::vector<std::string> texts;
   const int64_t lengths[] = {97, 300, 1000, 4099};
@@ -89,10 +90,11 @@ inline std::vector<std::string> row_kernel_graphs() {
   texts.push_back(arg_rows("argmin", "f64", 2, 1000));
   texts.push_back(maxsum_rows("f32", 3, 4099));
   texts.push_back(maxsum_rows("f64", 4, 300));
-  for (int64_t n : {300, 4099}) {
+  for (int64_t n : {300, 1024, 4099}) {
     texts.push_back(softmax_rows(5, n));
     texts.push_back(layernorm_rows(5, n));
   }
+  texts.push_back(row_reduction("welford", "f16", 4, {512}));
   return texts;
 }
 

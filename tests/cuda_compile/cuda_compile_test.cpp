@@ -61,7 +61,7 @@ TEST(CudaSchedule, DefaultTasksHoldAtMostEightElementsPerThread) {
   EXPECT_EQ(s.threads, 128);
   EXPECT_LE(ir::numel(s.tile), 8 * 128);
   EXPECT_EQ(s.tile[0], 1);
-  EXPECT_EQ(schedule_str(s), "tile=1x750 threads=128 inline=1");
+  EXPECT_EQ(schedule_str(s), "tile=1x750 threads=128 unroll=8 inline=1");
 }
 
 
@@ -80,12 +80,62 @@ TEST(CudaCodegen, RowReductionsAreComputedByGroupsOfThreads) {
 }
 
 
+// Loops over a block's threads run over a count known when the kernel is generated: a softmax
+// row of 1024 terms is 8 per thread, each loop unrolled whole (its loads issued together);
+// unroll=1 keeps strided loops. Nothing reads blockDim: the block size is the schedule's.
+TEST(CudaCodegen, LoopsOfFewItemsPerThreadAreUnrolledWhole) {
+  CudaCase c = named_cuda_case(0, softmax_rows(64, 1024), "orc_softmax");
+  const std::string& src = c.generated.source;
+  EXPECT_NE(src.find("#pragma unroll\n"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int k = 0; k < 8; ++k) {"), std::string::npos) << src;
+  EXPECT_EQ(src.find("blockDim"), std::string::npos) << src;
+  ir::Graph g = ir::parse_graph(softmax_rows(64, 1024));
+  Schedule s = default_schedule(g, cpu::whole_kernel(g));
+  s.unroll = 1;
+  CudaKernel rolled = generate_kernel(g, cpu::whole_kernel(g), s, "orc_rolled");
+  EXPECT_EQ(rolled.source.find("for (int k = 0;"), std::string::npos) << rolled.source;
+  EXPECT_NE(rolled.source.find("#pragma unroll 1\n"), std::string::npos) << rolled.source;
+  EXPECT_NE(rolled.source.find("j += 128)"), std::string::npos) << rolled.source;
+  compile_everywhere({c, CudaCase{0, g, cpu::whole_kernel(g), s, rolled}});
+}
+
+// Layernorm over rows of 1024: each thread's 8 terms are held in registers and their moments
+// computed in two passes (a sum, then squared deviations from the mean), without Welford's
+// division per term; rows whose terms do not divide among the threads keep Welford's update.
+TEST(CudaCodegen, WholeRowsPerThreadTakeMomentsInTwoPasses) {
+  CudaCase even = named_cuda_case(0, layernorm_rows(64, 1024), "orc_even");
+  EXPECT_NE(even.generated.source.find("xs[8]"), std::string::npos) << even.generated.source;
+  EXPECT_EQ(even.generated.source.find("mean += d /"), std::string::npos) << even.generated.source;
+  CudaCase odd = named_cuda_case(0, layernorm_rows(64, 1000), "orc_odd");
+  EXPECT_EQ(odd.generated.source.find("xs["), std::string::npos) << odd.generated.source;
+  EXPECT_NE(odd.generated.source.find("mean += d /"), std::string::npos) << odd.generated.source;
+}
+
+// An output that a later node of the kernel reads is not restrict (its loads after a barrier
+// must stay after it), nor is scratch; inputs and outputs read by none are.
+TEST(CudaCodegen, ValuesSharedAcrossABarrierAreNotRestrict) {
+  std::string text = R"(graph @g {
+  input %x : f32[4,256]
+  %y : f32[4,1] = reduce sum(%x) over [256] { %x[i0, r0] }
+  %z : f32[4,256] = elementwise(%x, %y) { sub(%x[i0, i1], %y[i0, 0]) }
+  output %y, %z
+})";
+  CudaCase c = named_cuda_case(0, text, "orc_shared_output");
+  const std::string& src = c.generated.source;
+  EXPECT_NE(src.find("const float* __restrict__ a0"), std::string::npos) << src;
+  EXPECT_NE(src.find("float* a1,"), std::string::npos) << src;
+  EXPECT_NE(src.find("float* __restrict__ a2,"), std::string::npos) << src;
+  CudaCase softmax = named_cuda_case(0, softmax_rows(4, 1024), "orc_softmax");
+  EXPECT_EQ(softmax.generated.source.find("* __restrict__ s"), std::string::npos) << softmax.generated.source;
+  compile_everywhere({c, softmax});
+}
+
 // A row sum's anchor is the reduction itself: one row per task, its 8192 terms shared by the
 // block's threads.
 TEST(CudaSchedule, ReductionAnchorsGetFewElementsPerTask) {
   ir::Graph g = ir::parse_graph(row_reduction("sum", "f32", 8192, {8192}));
   tile::Kernel k = cpu::whole_kernel(g);
-  EXPECT_EQ(schedule_str(default_schedule(g, k)), "tile=1x1 threads=128 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(g, k)), "tile=1x1 threads=128 unroll=8 inline=1");
   CudaCase c = named_cuda_case(0, row_reduction("sum", "f32", 8192, {8192}), "orc_rows");
   EXPECT_EQ(c.generated.blocks, 8192);
   EXPECT_NE(c.generated.source.find("const int lane = threadIdx.x % 128;"), std::string::npos) << c.generated.source;
@@ -103,7 +153,7 @@ TEST(CudaSchedule, TransposesRunInSquareTilesReadAlongTheirInput) {
 }
 )";
   ir::Graph g = ir::parse_graph(text);
-  EXPECT_EQ(schedule_str(default_schedule(g, cpu::whole_kernel(g))), "tile=32x32 threads=128 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(g, cpu::whole_kernel(g))), "tile=32x32 threads=128 unroll=8 inline=1");
   CudaCase c = named_cuda_case(0, text, "orc_t");
   const std::string& src = c.generated.source;
   EXPECT_NE(src.find("__shared__ float tile0[1056];"), std::string::npos) << src;
@@ -121,9 +171,9 @@ TEST(CudaSchedule, TransposesRunInSquareTilesReadAlongTheirInput) {
 TEST(CudaCodegen, MatmulsAreTiledThroughSharedMemory) {
   std::string text = gemm_graph(4, 256, 256, 64, true, false, false);
   ir::Graph g = ir::parse_graph(text);
-  EXPECT_EQ(schedule_str(default_schedule(g, cpu::whole_kernel(g))), "tile=1x32x32 threads=128 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(g, cpu::whole_kernel(g))), "tile=1x32x32 threads=128 unroll=8 inline=1");
   ir::Graph small = ir::parse_graph(gemm_graph(2, 100, 130, 300, true, false, false));
-  EXPECT_EQ(schedule_str(default_schedule(small, cpu::whole_kernel(small))), "tile=1x1x2 threads=128 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(small, cpu::whole_kernel(small))), "tile=1x1x2 threads=128 unroll=8 inline=1");
   CudaCase c = named_cuda_case(0, text, "orc_mm");
   const std::string& src = c.generated.source;
   EXPECT_NE(src.find("__shared__ float gb"), std::string::npos) << src;
@@ -140,7 +190,7 @@ TEST(CudaSchedule, ThinProductsAreReductions) {
   output %y
 }
 )");
-  EXPECT_EQ(schedule_str(default_schedule(pv, cpu::whole_kernel(pv))), "tile=1x1x2 threads=128 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(pv, cpu::whole_kernel(pv))), "tile=1x1x2 threads=128 unroll=8 inline=1");
   ir::Graph qk = ir::parse_graph(R"(graph @qk {
   input %q : f32[4,1,64]
   input %k : f32[4,512,64]
@@ -148,9 +198,29 @@ TEST(CudaSchedule, ThinProductsAreReductions) {
   output %y
 }
 )");
-  EXPECT_EQ(schedule_str(default_schedule(qk, cpu::whole_kernel(qk))), "tile=1x1x16 threads=128 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(qk, cpu::whole_kernel(qk))), "tile=1x1x16 threads=128 unroll=8 inline=1");
 }
 
+
+// A product's tiles are halved, one side at a time, until there is a block per multiprocessor:
+// 256 x 256 outputs are 16 tiles of 64 x 64, 64 of 32 x 32, 128 of 16 x 32, 256 of 16 x 16; an
+// A100 (108) takes 16 x 32, an H100 (132) 16 x 16; with 300 multiprocessors even 16 x 16
+// cannot fill the GPU: the product is a reduction.
+TEST(CudaSchedule, ProductTilesFillTheTargetsMultiprocessors) {
+  ir::Graph g = ir::parse_graph(R"(graph @mm {
+  input %a : f32[256,128]
+  input %b : f32[128,256]
+  %y : f32[256,256] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  output %y
+}
+)");
+  tile::Kernel k = cpu::whole_kernel(g);
+  EXPECT_EQ(schedule_str(default_schedule(g, k, 16)), "tile=64x64 threads=128 unroll=8 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(g, k, 48)), "tile=32x32 threads=128 unroll=8 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(g, k, 108)), "tile=16x32 threads=128 unroll=8 inline=1");
+  EXPECT_EQ(schedule_str(default_schedule(g, k, 132)), "tile=16x16 threads=128 unroll=8 inline=1");
+  EXPECT_NE(schedule_str(default_schedule(g, k, 300)).rfind("tile=16x16", 0), 0u);
+}
 
 // The module ends with its descriptor (include/orchid/cuda_abi.h): the launch every kernel
 // was generated for, which the runtime checks a plan's steps against.

@@ -73,5 +73,28 @@ TEST(CudaPreset, AnUnknownNameListsTheValidOnes) {
   EXPECT_NE(msg.find("a100, a100-40gb, h100, h200"), std::string::npos) << msg;
 }
 
+// The names the CUDA driver reports for each GPU select its preset; others none.
+TEST(CudaPreset, DeviceNamesSelectTheirPreset) {
+  EXPECT_EQ(cuda_preset_for_device("NVIDIA H100 80GB HBM3"), "h100");
+  EXPECT_EQ(cuda_preset_for_device("NVIDIA H200"), "h200");
+  EXPECT_EQ(cuda_preset_for_device("NVIDIA A100-SXM4-80GB"), "a100");
+  EXPECT_EQ(cuda_preset_for_device("NVIDIA A100-SXM4-40GB"), "a100-40gb");
+  EXPECT_EQ(cuda_preset_for_device("NVIDIA GeForce RTX 4090"), "");
+}
+
+// Measured figures replace the main memory's bandwidth and the f32 peak, nothing else; a
+// figure of 0 (not measured) leaves the datasheet's.
+TEST(CudaPreset, MeasurementsRefineBandwidthAndPeak) {
+  Target h100 = cuda_preset("h100");
+  Target r = refined_cuda_target(h100, 2980, 51000);
+  EXPECT_EQ(main_memory(r).bandwidth_gbs, 2980);
+  EXPECT_EQ(r.peak_gflops_f32, 51000);
+  Target back = r;
+  back.levels.back().bandwidth_gbs = main_memory(h100).bandwidth_gbs;
+  back.peak_gflops_f32 = h100.peak_gflops_f32;
+  EXPECT_EQ(back, h100);
+  EXPECT_EQ(refined_cuda_target(h100, 0, 0), h100);
+}
+
 }  // namespace
 }  // namespace orchid::target

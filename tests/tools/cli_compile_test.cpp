@@ -160,6 +160,33 @@ TEST(CliCompile, CompileForCudaWithOrWithoutAGpu) {
   EXPECT_TRUE(contains(damaged.output, "does not match the plan's"));
 }
 
+// --gpu names the preset the schedules are for (said in the report and the plan); without it,
+// the GPU present, or h100's datasheet figures where there is none. It is for --target cuda.
+TEST(CliCompile, GpuPresetsAreForCuda) {
+  TempDir dir("orchid_cli_gpu");
+  std::string model = write_model(dir);
+  auto cpu = orchid_cli({"compile", model, "-o", dir.file("c"), "--gpu", "a100"});
+  EXPECT_EQ(cpu.exit_code, 1);
+  EXPECT_TRUE(contains(cpu.output, "--gpu a100 is for --target cuda")) << cpu.output;
+  auto unknown = orchid_cli({"compile", model, "-o", dir.file("u"), "--target", "cuda", "--gpu", "v100"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(contains(unknown.output, "--gpu")) << unknown.output;
+#ifdef ORCHID_HAVE_CUDA
+  auto a100 = orchid_cli({"compile", model, "-o", dir.file("a"), "--target", "cuda", "--gpu", "a100", "--cache-dir",
+                          object_cache()});
+  ASSERT_EQ(a100.exit_code, 0) << a100.output;
+  EXPECT_TRUE(contains(a100.output, "schedules for NVIDIA A100 SXM4 80GB (preset a100, datasheet figures)"))
+      << a100.output;
+  EXPECT_EQ(read_json(fs::path(dir.file("a")) / "plan.json").at("target"),
+            "cuda: NVIDIA A100 SXM4 80GB (preset a100, datasheet figures)");
+  auto present = orchid_cli({"compile", model, "-o", dir.file("p"), "--target", "cuda", "--cache-dir", object_cache()});
+  ASSERT_EQ(present.exit_code, 0) << present.output;
+  EXPECT_TRUE(contains(present.output, "(preset h100, datasheet figures: no GPU here)") ||
+              contains(present.output, ", measured here: copy bandwidth "))
+      << present.output;
+#endif
+}
+
 TEST(CliCompile, OptimalOrchestrationIsRefusedForCuda) {
   TempDir dir("orchid_cli_cuda_optimal");
   std::string model = write_model(dir);

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "commands.h"
 #include "driver/host_options.h"
@@ -11,6 +14,7 @@
 #include "model_options.h"
 #include "support/cache_paths.h"
 #include "support/error.h"
+#include "target/presets.h"
 
 namespace orchid::cli {
 
@@ -30,6 +34,7 @@ struct CompileFlags {
   uint64_t seed = 1;
   double tolerance = std::numeric_limits<double>::quiet_NaN();  // NaN: by precision
   std::string precision = "fp32";
+  std::string gpu;  // a CUDA preset; empty: the GPU present, or h100
   double measure_seconds = 0.2;
 };
 
@@ -41,8 +46,9 @@ std::filesystem::path default_cache_root() {
 
 int compile(const CompileFlags& f) {
   bool cuda = f.target == "cuda";
+  ORCHID_USER_CHECK(f.gpu.empty() || cuda) << "--gpu " << f.gpu << " is for --target cuda";
   driver::CompileOptions o = driver::host_compile_options(f.model.file, f.out, cuda, *orchestrate::parse_strategy(f.strategy),
-                                                          f.rewrite, default_cache_root());
+                                                          f.rewrite, default_cache_root(), f.gpu);
   o.import = import_options(f.model);
   if (!f.cache_dir.empty()) o.build.compiler.cache_dir = f.cache_dir;
   o.build.layouts = f.layouts;
@@ -92,6 +98,16 @@ Command add_compile(CLI::App& app) {
   cmd->add_option("--precision", f->precision,
                   "--target cuda: fp32 (default) or tf32 (cuBLASLt and cuDNN steps may use TF32 tensor cores)")
       ->check(CLI::IsMember({"fp32", "tf32"}));
+  std::vector<std::string> presets;
+  std::string listed;
+  for (std::string_view p : target::cuda_preset_names()) {
+    presets.emplace_back(p);
+    listed += (listed.empty() ? "" : ", ") + presets.back();
+  }
+  cmd->add_option("--gpu", f->gpu,
+                  "--target cuda: the GPU the schedules are for, a preset (" + listed +
+                      "); default: the GPU present, its bandwidth and f32 rate measured, else h100")
+      ->check(CLI::IsMember(presets));
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");
   return {cmd, [f] { return compile(*f); }};
 }

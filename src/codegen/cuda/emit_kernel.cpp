@@ -83,12 +83,33 @@ std::string decode_element(const Span& sp, const std::vector<size_t>& order, con
   return outside;
 }
 
-// for (i = threadIdx.x; i < volume of the box; i += blockDim.x), the element decoded, those
-// outside the region skipped.
-void open_threads(const Span& sp, const std::vector<size_t>& order, Writer& w) {
+// A loop of the block's threads over `count` items (elements of a region, terms of a
+// reduction): item `var` = `first` + k * `stride`, for k from 0. Where there are at most
+// `unroll` items per thread, the loop runs over k with a count known at compile time and is
+// unrolled whole, so that every load a thread makes is issued before the first is used; a
+// longer loop is strided and unrolled `unroll` times. Items past `count` are skipped
+// (`continue` skips one item in either form).
+void open_strided(const std::string& var, const std::string& type, const std::string& first, int64_t count,
+                  int64_t stride, int unroll, Writer& w) {
+  const int64_t per = (count + stride - 1) / stride;
+  if (unroll > 1 && per <= unroll) {
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(per) + "; ++k) {");
+    w.line("const " + type + " " + var + " = " + first + " + (" + type + ")k * " + std::to_string(stride) + ";");
+    if (count % stride != 0) w.line("if (" + var + " >= " + std::to_string(count) + ") continue;");
+    return;
+  }
+  w.line("#pragma unroll " + std::to_string(std::max(unroll, 1)));
+  w.open("for (" + type + " " + var + " = " + first + "; " + var + " < " + std::to_string(count) + "; " + var +
+         " += " + std::to_string(stride) + ") {");
+}
+
+// The loop of the block's threads over the elements of a region (open_strided), the element
+// decoded, those outside the region skipped.
+void open_threads(const Span& sp, const std::vector<size_t>& order, const Schedule& s, Writer& w) {
   int64_t volume = ir::numel(sp.box);
-  std::string it = volume <= INT_MAX - 1024 ? "int" : "int64_t";  // i + blockDim.x must not overflow
-  w.open("for (" + it + " i = threadIdx.x; i < " + std::to_string(volume) + "; i += blockDim.x) {");
+  std::string it = volume <= INT_MAX - 1024 ? "int" : "int64_t";  // i + threads must not overflow
+  open_strided("i", it, "(" + it + ")threadIdx.x", volume, s.threads, s.unroll, w);
   std::string outside = decode_element(sp, order, "i", it, w);
   if (!outside.empty()) w.line("if (" + outside + ") continue;");
 }
@@ -173,14 +194,36 @@ std::string shuffled(const std::string& ct, const std::string& x, const std::str
   return "__shfl_xor_sync(mask, " + x + ", " + offset + ")";
 }
 
+// A thread's partial moments (Welford's n, mean, m2) of its `per` terms of a group
+// reduction (terms lane, lane + gs, ...), all held in registers: their sum, then the mean,
+// then the squared deviations from it. Two passes over registers instead of Welford's
+// update, which divides once per term; the group's threads then merge as usual (Chan).
+void emit_two_pass_moments(const ir::Graph& g, const ir::Primitive& p, int64_t per, const std::string& gs,
+                           ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
+  std::string ct = cpu::detail::compute_type(g.type(p.outputs[0]).dtype), count = std::to_string(per);
+  w.line(ct + " xs[" + count + "];");
+  w.line("#pragma unroll");
+  w.open("for (int k = 0; k < " + count + "; ++k) {");
+  emit_reduce_vars(p, "(int64_t)lane + (int64_t)k * " + gs, w);
+  w.line("xs[k] = " + ex.expr(p.bodies[0], s) + ";");
+  w.close();
+  w.line(ct + " total = 0;");
+  w.line("#pragma unroll");
+  w.line("for (int k = 0; k < " + count + "; ++k) total += xs[k];");
+  w.line("n = " + count + ";");
+  w.line("mean = total / (" + ct + ")" + count + ";");
+  w.line("#pragma unroll");
+  w.line("for (int k = 0; k < " + count + "; ++k) m2 += (xs[k] - mean) * (xs[k] - mean);");
+}
+
 // A reduction computed by groups of `gsize` threads per output element: each thread combines
 // every gsize-th term (consecutive threads on consecutive terms), then the group merges its
 // partial results by warp shuffles and, for groups wider than a warp, through shared memory;
 // its first thread stores. The loop over elements runs alike in every thread of the block, so
 // that the barriers inside it are reached by all.
 void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Span& sp,
-                          int gsize, int threads, ExprEmitter& ex, Writer& w) {
-  int64_t volume = ir::numel(sp.box), groups = threads / gsize, terms = ir::numel(p.reduce_domain);
+                          int gsize, const Schedule& sched, ExprEmitter& ex, Writer& w) {
+  int64_t volume = ir::numel(sp.box), groups = sched.threads / gsize, terms = ir::numel(p.reduce_domain);
   std::string gs = std::to_string(gsize);
   Partials pt = partials_of(g, p);
   w.open("{");
@@ -200,10 +243,14 @@ void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const Node
   cpu::detail::ElementCode c = cpu::detail::element_code(g, p, ex, s);
   for (const std::string& d : c.decls) w.line(d);
   w.open("if (live) {");
-  w.open("for (int64_t j = lane; j < " + std::to_string(terms) + "LL; j += " + gs + ") {");
-  emit_reduce_vars(p, "j", w);
-  for (const std::string& u : c.update) w.line(u);
-  w.close();
+  if (p.reduce == ir::ReduceOp::Welford && terms % gsize == 0 && terms / gsize <= sched.unroll) {
+    emit_two_pass_moments(g, p, terms / gsize, gs, ex, s, w);
+  } else {
+    open_strided("j", "int64_t", "(int64_t)lane", terms, gsize, sched.unroll, w);
+    emit_reduce_vars(p, "j", w);
+    for (const std::string& u : c.update) w.line(u);
+    w.close();
+  }
   w.close();
   w.open("for (int o = " + std::to_string(std::min(gsize, 32) / 2) + "; o > 0; o /= 2) {");
   std::vector<std::string> other;
@@ -261,7 +308,7 @@ ir::Dims padded_strides(const ir::Dims& box) {
 // compute the elements walking the dim the primitive reads along (contiguous loads) into the
 // tile, then store them walking the output's rows (contiguous stores).
 void emit_staged_transpose(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const Span& sp,
-                           ExprEmitter& ex, Writer& w) {
+                           const Schedule& sched, ExprEmitter& ex, Writer& w) {
   DType t = g.type(p.outputs[0]).dtype;
   ir::Dims st = padded_strides(sp.box);
   std::string tile = "tile" + std::to_string(nl.node.v), at = "0";
@@ -269,11 +316,11 @@ void emit_staged_transpose(const ir::Graph& g, const ir::Primitive& p, const Nod
   w.open("{");
   w.line("__shared__ " + cpu::detail::compute_type(t) + " " + tile + "[" + std::to_string(st[0] * sp.box[0]) + "];");
   ExprEmitter::Scope s = cpu::detail::scope_of(p);
-  open_threads(sp, walk_order(nl, sp.box.size()), w);
+  open_threads(sp, walk_order(nl, sp.box.size()), sched, w);
   w.line(tile + "[" + at + "] = " + ex.expr(p.bodies[0], s) + ";");
   w.close();
   w.line("__syncthreads();");
-  open_threads(sp, all_dims(sp.box.size()), w);
+  open_threads(sp, all_dims(sp.box.size()), sched, w);
   w.line(cpu::detail::store(g, ex, p.outputs[0], s, tile + "[" + at + "]"));
   w.close();
   w.close();
@@ -324,7 +371,7 @@ std::optional<GemmTiling> tiled_gemm(const ir::Graph& g, const ir::Primitive& p,
 // and each thread accumulates a strip of rows of one column in registers. The factors are
 // expressions: transposes, broadcasts, a conv's window and padding, inlined producers.
 void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLowering& nl, const GemmTiling& t,
-                     const Span& sp, ExprEmitter& ex, Writer& w, int64_t* static_shared) {
+                     const Span& sp, const Schedule& sched, ExprEmitter& ex, Writer& w, int64_t* static_shared) {
   const std::vector<std::string>& lo = sp.lo;
   const std::vector<std::string>& hi = sp.hi;
   const cpu::GemmFactors& f = t.f;
@@ -359,7 +406,7 @@ void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLower
   auto load_factor = [&](const ir::Expr& factor, size_t dim, size_t unused, int64_t extent, bool terms_first,
                          const std::string& to) {
     std::string ext = std::to_string(extent), k = std::to_string(kc);
-    w.open("for (int e = threadIdx.x; e < " + std::to_string(extent * kc) + "; e += blockDim.x) {");
+    open_strided("e", "int", "(int)threadIdx.x", extent * kc, sched.threads, sched.unroll, w);
     w.line(terms_first ? "const int kk = e / " + ext + ", at = e % " + ext + ";"
                        : "const int at = e / " + k + ", kk = e % " + k + ";");
     w.line("const int64_t vx = " + lo[dim] + " + at, term = k0 + kk;");
@@ -399,15 +446,16 @@ void emit_tiled_gemm(const ir::Graph& g, const ir::Primitive& p, const NodeLower
 }
 
 // One computed primitive's code; `static_shared` grows by the shared memory it declares.
-void emit_block_loop(const ir::Graph& g, const NodeLowering& nl, int threads,
+void emit_block_loop(const ir::Graph& g, const NodeLowering& nl, const Schedule& sched,
                      ExprEmitter& ex, Writer& w, int64_t* static_shared) {
+  const int threads = sched.threads;
   const ir::Primitive& p = g.node(nl.node);
   w.line("// primitive " + std::to_string(nl.node.v) + ": " + std::string(ir::prim_op_name(p.op)));
   Span sp = node_span(nl);
   auto fits = [&](int64_t bytes) { return *static_shared + bytes <= kStaticSharedBudget; };
   std::optional<GemmTiling> tiling = tiled_gemm(g, p, nl.most, threads);
   if (tiling && fits(tiling->bytes())) {
-    emit_tiled_gemm(g, p, nl, *tiling, sp, ex, w, static_shared);
+    emit_tiled_gemm(g, p, nl, *tiling, sp, sched, ex, w, static_shared);
     w.line("__syncthreads();");
     return;
   }
@@ -415,19 +463,19 @@ void emit_block_loop(const ir::Graph& g, const NodeLowering& nl, int threads,
   int64_t partial_bytes = 32 * 8 * static_cast<int64_t>(partials_of(g, p).names.size());
   if (gsize > 32 && !fits(partial_bytes)) gsize = 32;  // merged by shuffles alone
   if (gsize > 1) {
-    emit_group_reduction(g, p, nl, sp, gsize, threads, ex, w);
+    emit_group_reduction(g, p, nl, sp, gsize, sched, ex, w);
     w.line("__syncthreads();");
     if (gsize > 32) *static_shared += partial_bytes;
     return;
   }
   int64_t staged = p.reduce == ir::ReduceOp::None ? staged_bytes(g, p, nl) : 0;
   if (staged > 0 && fits(staged)) {
-    emit_staged_transpose(g, p, nl, sp, ex, w);
+    emit_staged_transpose(g, p, nl, sp, sched, ex, w);
     w.line("__syncthreads();");
     *static_shared += staged;
     return;
   }
-  open_threads(sp, walk_order(nl, sp.box.size()), w);
+  open_threads(sp, walk_order(nl, sp.box.size()), sched, w);
   ExprEmitter::Scope s = cpu::detail::scope_of(p);
   if (p.reduce == ir::ReduceOp::None) {
     for (size_t k = 0; k < p.bodies.size(); ++k)
@@ -445,7 +493,8 @@ void emit_block_loop(const ir::Graph& g, const NodeLowering& nl, int threads,
 }
 
 // Copies the task's tile of an output computed in scratch to the output buffer.
-void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, ValueId v, Writer& w) {
+void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, const Schedule& sched, ExprEmitter& ex, ValueId v,
+                   Writer& w) {
   const ir::Dims& shape = g.type(v).shape;
   size_t o = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
   const cpu::OutputTiling& tl = kl.tilings[o];
@@ -463,21 +512,35 @@ void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex
     tile.hi.push_back("c" + std::to_string(j) + "_hi");
     idx.push_back("v" + std::to_string(j));
   }
-  open_threads(tile, all_dims(shape.size()), w);
+  open_threads(tile, all_dims(shape.size()), sched, w);
   w.line(cpu::detail::output_element(g, kl, v, idx) + " = " + ex.element(v, idx) + ";");
   w.close();
   w.close();
   w.close();
 }
 
-void emit_parameters(const ir::Graph& g, const KernelLowering& kl, const std::string& symbol, int threads,
-                     Writer& w) {
+// Whether a node of the kernel reads value v.
+bool read_in_kernel(const ir::Graph& g, const tile::Kernel& k, ValueId v) {
+  for (ir::NodeId n : k.nodes)
+    for (ValueId in : g.node(n).inputs)
+      if (in == v) return true;
+  return false;
+}
+
+// The kernel's parameters. Inputs are `const __restrict__` (read only: loads may go through
+// the read-only cache). An output is `__restrict__` only where no node of the kernel reads
+// it: a value one thread stores and others load after a barrier must not be restrict, for
+// the compiler may then move the loads above the barrier (the barrier takes no pointer, so
+// alias analysis holds it unable to write restrict memory). Scratch (emit_scratch) is never.
+void emit_parameters(const ir::Graph& g, const tile::Kernel& k, const KernelLowering& kl, const std::string& symbol,
+                     int threads, Writer& w) {
   std::string params;
   for (size_t i = 0; i < kl.inputs.size() + kl.outputs.size(); ++i) {
     bool in = i < kl.inputs.size();
     ValueId v = in ? kl.inputs[i] : kl.outputs[i - kl.inputs.size()];
-    params += std::string(in ? "const " : "") + cpu::detail::storage_type(g.type(v).dtype) + "* __restrict__ " +
-              cpu::detail::arg_name(static_cast<int>(i)) + ", ";
+    bool restrict = in || !read_in_kernel(g, k, v);
+    params += std::string(in ? "const " : "") + cpu::detail::storage_type(g.type(v).dtype) +
+              (restrict ? "* __restrict__ " : "* ") + cpu::detail::arg_name(static_cast<int>(i)) + ", ";
   }
   w.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " + symbol + "(" + params +
          "int64_t* err, char* global_scratch) {");
@@ -494,7 +557,7 @@ void emit_scratch(const ir::Graph& g, const KernelLowering& kl, bool shared, Wri
     for (const auto& [v, h] : nl.homes)
       if (!h.global) {
         std::string t = cpu::detail::storage_type(g.type(v).dtype);
-        w.line(t + "* __restrict__ " + cpu::detail::scratch_name(v) + " = (" + t + "*)(scratch + " +
+        w.line(t + "* const " + cpu::detail::scratch_name(v) + " = (" + t + "*)(scratch + " +
                std::to_string(h.scratch_offset) + ");");
       }
 }
@@ -503,6 +566,7 @@ void emit_scratch(const ir::Graph& g, const KernelLowering& kl, bool shared, Wri
 
 CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, const std::string& symbol) {
   ORCHID_CHECK(s.threads >= 32 && s.threads <= 1024 && s.threads % 32 == 0) << "threads per block: " << s.threads;
+  ORCHID_CHECK(s.unroll >= 1 && s.unroll <= 64) << "unrolled items per thread: " << s.unroll;
   KernelLowering kl = cpu::lower_kernel(g, k, lowering_schedule(s));
   ORCHID_CHECK(kl.tasks <= INT_MAX) << "more tasks than a grid has blocks: " << kl.tasks;
   CudaKernel ck;
@@ -516,7 +580,7 @@ CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Sche
   Writer w;
   std::string table = symbol + "_tasks";
   if (kl.table_columns > 0) w.table(table, kl.table, "static __device__ const");
-  emit_parameters(g, kl, symbol, s.threads, w);
+  emit_parameters(g, k, kl, symbol, s.threads, w);
   if (kl.tasks > 0) {
     // The task's code first: what shared memory it declares decides where the scratch goes.
     ExprEmitter ex(g, kl, ExprEmitter::Dialect::Cuda);
@@ -524,10 +588,10 @@ CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Sche
     int64_t static_shared = 0;
     body.open("{");
     for (const NodeLowering& nl : kl.nodes)
-      if (!nl.inlined) emit_block_loop(g, nl, s.threads, ex, body, &static_shared);
+      if (!nl.inlined) emit_block_loop(g, nl, s, ex, body, &static_shared);
     for (const NodeLowering& nl : kl.nodes)
       for (const auto& [v, h] : nl.homes)
-        if (h.copy_out) emit_copy_out(g, kl, ex, v, body);
+        if (h.copy_out) emit_copy_out(g, kl, s, ex, v, body);
     body.close();
     bool shared = kl.scratch_bytes + static_shared <= kSharedBytes;
     ck.shared_bytes = shared ? kl.scratch_bytes : 0;

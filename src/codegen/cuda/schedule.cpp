@@ -11,7 +11,7 @@ std::string schedule_str(const Schedule& s) {
   std::string tile;
   for (size_t d = 0; d < s.tile.size(); ++d) tile += (d ? "x" : "") + std::to_string(s.tile[d]);
   return "tile=" + (tile.empty() ? std::string("-") : tile) + " threads=" + std::to_string(s.threads) +
-         " inline=" + (s.inline_single_use ? "1" : "0");
+         " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0");
 }
 
 cpu::Schedule lowering_schedule(const Schedule& s) {
@@ -29,20 +29,19 @@ cpu::Schedule lowering_schedule(const Schedule& s) {
 
 namespace {
 constexpr int64_t kGemmTile = 64;
-// A product with fewer rows or columns than these, or fewer tiles than kGemmBlocks even at
+// A product with fewer rows or columns than these, or fewer tiles than multiprocessors even at
 // kGemmMinTile x kGemmMinTile, is computed as a reduction (gemm_tile).
 constexpr int64_t kGemmMinRows = 16;
 constexpr int64_t kGemmMinColumns = 4;
 constexpr int64_t kGemmMinTile = 16;
-// Blocks that keep a GPU of 100-odd multiprocessors busy.
-constexpr int64_t kGemmBlocks = 132;
 
 // The tile of a matrix product's rows and columns (other dims: 1) for emit_tiled_gemm: 64 x 64,
-// halved (the larger side first, not below 16) while the product has fewer tiles than
-// kGemmBlocks; none where it still has fewer at 16 x 16, or fewer than 16 rows or 4 columns:
-// its elements are then computed as a reduction, a group of threads sharing each element's
-// terms (a decode step's one row per head, a 16-token adapter over 4096 terms).
-std::optional<ir::Dims> gemm_tile(const ir::Dims& shape, const cpu::GemmFactors& f) {
+// halved (the larger side first, not below 16) while the product has fewer tiles than the
+// GPU has multiprocessors (`blocks_wanted`); none where it still has fewer at 16 x 16, or
+// fewer than 16 rows or 4 columns: its elements are then computed as a reduction, a group of
+// threads sharing each element's terms (a decode step's one row per head, a 16-token adapter
+// over 4096 terms).
+std::optional<ir::Dims> gemm_tile(const ir::Dims& shape, const cpu::GemmFactors& f, int64_t blocks_wanted) {
   if (shape[f.m] < kGemmMinRows || shape[f.n] < kGemmMinColumns) return std::nullopt;
   ir::Dims tile(shape.size(), 1);
   tile[f.m] = std::min<int64_t>(shape[f.m], kGemmTile);
@@ -52,11 +51,11 @@ std::optional<ir::Dims> gemm_tile(const ir::Dims& shape, const cpu::GemmFactors&
     for (size_t d = 0; d < shape.size(); ++d) b *= (shape[d] + tile[d] - 1) / tile[d];
     return b;
   };
-  while (blocks() < kGemmBlocks && (tile[f.m] > kGemmMinTile || tile[f.n] > kGemmMinTile)) {
+  while (blocks() < blocks_wanted && (tile[f.m] > kGemmMinTile || tile[f.n] > kGemmMinTile)) {
     size_t d = tile[f.m] >= tile[f.n] && tile[f.m] > kGemmMinTile ? f.m : f.n;
     tile[d] = (tile[d] + 1) / 2;
   }
-  if (blocks() < kGemmBlocks) return std::nullopt;
+  if (blocks() < blocks_wanted) return std::nullopt;
   return tile;
 }
 
@@ -71,7 +70,7 @@ int64_t anchor_terms(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& 
 
 }  // namespace
 
-Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int threads, int per_thread) {
+Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int multiprocessors, int threads, int per_thread) {
   ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
   const ir::Dims& shape = g.type(k.outputs[cpu::anchor_output(g, k)]).shape;
   Schedule s;
@@ -82,7 +81,7 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int threads
   for (ir::NodeId n : k.nodes) {
     std::optional<cpu::GemmFactors> f = cpu::gemm_factors(g, g.node(n));
     if (!f || g.node(n).domain != shape) continue;
-    if (std::optional<ir::Dims> tile = gemm_tile(shape, *f)) {
+    if (std::optional<ir::Dims> tile = gemm_tile(shape, *f, multiprocessors)) {
       s.tile = *tile;
       return s;
     }

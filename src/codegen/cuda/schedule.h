@@ -18,6 +18,10 @@ struct Schedule {
   // each primitive's region in the task, element by element, consecutive threads on
   // consecutive elements of the innermost dim (coalesced loads and stores).
   int threads = 128;
+  // A loop of the block's threads with at most this many items per thread (elements of a
+  // region, terms of a reduction, a tile's loads) is unrolled whole, its loads issued
+  // together; a longer one is unrolled this many times. 1: no unrolling.
+  int unroll = 8;
   // As on the CPU: primitives without a reduction that one consumer reads, at most once per
   // element, are computed inside it rather than into memory.
   bool inline_single_use = true;
@@ -25,7 +29,7 @@ struct Schedule {
   bool operator==(const Schedule&) const = default;
 };
 
-// "tile=8x0 threads=256 inline=1": canonical.
+// "tile=8x0 threads=256 unroll=8 inline=1": canonical.
 std::string schedule_str(const Schedule& s);
 
 // The lowering's view of the schedule (codegen/cpu/lower.h): the tile and inlining, scalar
@@ -38,9 +42,11 @@ cpu::Schedule lowering_schedule(const Schedule& s);
 // dim to 32 first): a GPU needs thousands of blocks in flight, where a CPU wants few large
 // tasks. A matrix product (an f32 matmul or implicit-GEMM conv) over the anchor's shape gets
 // tiles of 64 x 64 of its rows and columns and one index of its other dims instead, halved
-// down to 16 x 16 until there are enough blocks to fill a GPU; one that cannot fill it (few
-// rows, or few outputs over many terms) is a reduction like any other. The defaults are the fastest of a sweep on an H200 (bench/gpu/kernels.cpp
-// --sweep) for elementwise chains and row reductions.
-Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int threads = 128, int per_thread = 8);
+// down to 16 x 16 until there are a block per multiprocessor of the GPU (`multiprocessors`);
+// one that cannot fill it (few rows, or few outputs over many terms) is a reduction like any
+// other. The defaults are the fastest of a sweep on an H200 (bench/gpu/kernels.cpp --sweep)
+// for elementwise chains and row reductions.
+Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int multiprocessors = 132, int threads = 128,
+                          int per_thread = 8);
 
 }  // namespace orchid::codegen::cuda

@@ -3,6 +3,7 @@
 #include <cudnn.h>
 
 #include <memory>
+#include <vector>
 #include <mutex>
 #include <utility>
 
@@ -109,19 +110,20 @@ bool cudnn_available(std::string* why) {
   return a.lib.loaded();
 }
 
-DnnStep::DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32,
-                 const std::string& where)
+DnnStep::DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace,
+                 const LibraryOptions& options, const std::string& where)
     : api_(&api()), where_(where), workspace_(workspace) {
   try {
-    set_up(conv, args, tf32);
+    set_up(conv, args, options);
   } catch (...) {
     release();
     throw;
   }
 }
 
-void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, bool tf32) {
+void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, const LibraryOptions& options) {
   const DnnApi& a = *api_;
+  const bool tf32 = options.tf32;
   const std::string& where = where_;
   ORCHID_USER_CHECK(a.lib.loaded()) << where << ": " << a.why;
   auto arg = [&](int32_t i) {
@@ -162,19 +164,42 @@ void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, bool t
   a.check(a.heuristic(a.handle, static_cast<cudnnTensorDescriptor_t>(x_desc_), f, cd,
                       static_cast<cudnnTensorDescriptor_t>(y_desc_), kAsk, &found, perf),
           "cudnnGetConvolutionForwardAlgorithm_v7", where);
-  for (int i = 0; i < found; ++i) {
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> fit;
+  for (int i = 0; i < found && fit.size() < kDnnCandidates; ++i) {
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
     bool math = p.mathType == CUDNN_FMA_MATH ||
                 (tf32 && (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_DEFAULT_MATH));
-    if (p.status != CUDNN_STATUS_SUCCESS || !math || p.memory > kLibraryWorkspaceBytes) continue;
-    a.check(a.conv_math(cd, p.mathType), "cudnnSetConvolutionMathType", where);
-    algo_ = static_cast<int>(p.algo);
-    workspace_bytes_ = p.memory;
-    return;
+    if (p.status == CUDNN_STATUS_SUCCESS && math && p.memory <= kLibraryWorkspaceBytes) fit.push_back(p);
   }
-  ORCHID_USER_ERROR() << where << ": cuDNN has no " << (tf32 ? "f32 or TF32" : "f32") << " algorithm within "
-                      << kLibraryWorkspaceBytes
-                      << " bytes of workspace for " << describe(c);
+  ORCHID_USER_CHECK(!fit.empty()) << where << ": cuDNN has no " << (tf32 ? "f32 or TF32" : "f32")
+                                  << " algorithm within " << kLibraryWorkspaceBytes << " bytes of workspace for "
+                                  << describe(c);
+  int chosen = 0;
+  if (fit.size() > 1 && options.time_algorithms) {
+    std::lock_guard<std::mutex> lock(a.calling);
+    a.check(a.set_stream(a.handle, nullptr), "cudnnSetStream", where);
+    chosen = fastest_candidate(static_cast<int>(fit.size()), [&](int i) {
+      const cudnnConvolutionFwdAlgoPerf_t& p = fit[static_cast<size_t>(i)];
+      return a.conv_math(cd, p.mathType) == CUDNN_STATUS_SUCCESS &&
+             call(static_cast<int>(p.algo), p.memory) == CUDNN_STATUS_SUCCESS;
+    });
+    ORCHID_USER_CHECK(chosen >= 0) << where << ": cuDNN ran none of its " << fit.size() << " algorithms for "
+                                   << describe(c);
+  }
+  auto algorithm = [](const cudnnConvolutionFwdAlgoPerf_t& p) {
+    return Algorithm{static_cast<int>(p.algo), static_cast<int>(p.mathType), p.memory};
+  };
+  algos_[0] = algorithm(fit[0]);
+  algos_[1] = algorithm(fit[static_cast<size_t>(chosen)]);
+  timed_ = chosen == 0 ? 0 : 1;
+  choose(AlgorithmChoice::Timed);
+}
+
+void DnnStep::choose(AlgorithmChoice c) {
+  use_ = c == AlgorithmChoice::Timed ? timed_ : 0;
+  api_->check(api_->conv_math(static_cast<cudnnConvolutionDescriptor_t>(conv_desc_),
+                              static_cast<cudnnMathType_t>(algos_[use_].math)),
+              "cudnnSetConvolutionMathType", where_);
 }
 
 DnnStep::~DnnStep() { release(); }
@@ -187,17 +212,21 @@ void DnnStep::release() {
   if (conv_desc_) a.conv_destroy(static_cast<cudnnConvolutionDescriptor_t>(std::exchange(conv_desc_, nullptr)));
 }
 
+int DnnStep::call(int algo, size_t workspace_bytes) const {
+  const DnnApi& a = *api_;
+  const float one = 1, zero = 0;
+  auto ptr = [](uint64_t p) { return reinterpret_cast<void*>(p); };
+  return a.forward(a.handle, &one, static_cast<cudnnTensorDescriptor_t>(x_desc_), ptr(x_),
+                   static_cast<cudnnFilterDescriptor_t>(w_desc_), ptr(w_),
+                   static_cast<cudnnConvolutionDescriptor_t>(conv_desc_), static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+                   ptr(workspace_), workspace_bytes, &zero, static_cast<cudnnTensorDescriptor_t>(y_desc_), ptr(y_));
+}
+
 void DnnStep::enqueue(void* stream) const {
   const DnnApi& a = *api_;
   std::lock_guard<std::mutex> lock(a.calling);
   a.check(a.set_stream(a.handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream", where_);
-  const float one = 1, zero = 0;
-  auto ptr = [](uint64_t p) { return reinterpret_cast<void*>(p); };
-  a.check(a.forward(a.handle, &one, static_cast<cudnnTensorDescriptor_t>(x_desc_), ptr(x_),
-                    static_cast<cudnnFilterDescriptor_t>(w_desc_), ptr(w_),
-                    static_cast<cudnnConvolutionDescriptor_t>(conv_desc_), static_cast<cudnnConvolutionFwdAlgo_t>(algo_),
-                    ptr(workspace_), workspace_bytes_, &zero, static_cast<cudnnTensorDescriptor_t>(y_desc_), ptr(y_)),
-          "cudnnConvolutionForward", where_);
+  a.check(static_cast<cudnnStatus_t>(call(algos_[use_].algo, algos_[use_].workspace_bytes)), "cudnnConvolutionForward", where_);
 }
 
 }  // namespace orchid::runtime::cuda

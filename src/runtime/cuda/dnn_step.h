@@ -1,8 +1,10 @@
 // A "cudnn" step at run time (library_call.h): cuDNN 9 loaded at run time (libcudnn.so.9, no
 // link against it), and one forward convolution (dnn_conv.h) with its descriptors, its
-// algorithm and its device addresses fixed. The algorithm is the first of cuDNN's heuristic
-// ranking, asked once at load, that fits the workspace and computes in f32 FMA (no TF32 or
-// other tensor-core conversion) or, where TF32 is allowed, on tensor cores in TF32.
+// algorithm and its device addresses fixed. The algorithm is one of cuDNN's heuristic ranking,
+// asked once at load, that fits the workspace and computes in f32 FMA (no TF32 or other
+// tensor-core conversion) or, where TF32 is allowed, on tensor cores in TF32: the fastest of
+// the first kDnnCandidates such, each timed on the GPU at load (library_call.h,
+// fastest_candidate), or the first where algorithms are not timed (LibraryOptions).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,9 @@ namespace orchid::runtime::cuda {
 
 struct DnnApi;
 
+// Qualifying algorithms of cuDNN's heuristic timed at load (fastest_candidate).
+constexpr int kDnnCandidates = 8;
+
 // Whether cuDNN loads (and, if not, why).
 bool cudnn_available(std::string* why = nullptr);
 
@@ -24,16 +29,22 @@ class DnnStep final : public LibraryCall {
   // args: the device address of each step argument (inputs, then the output). `where` names
   // the step in messages. UserError where cuDNN does not load, rejects the descriptors or has
   // no f32 algorithm for the convolution within the workspace.
-  DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32, const std::string& where);
+  DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_t workspace, const LibraryOptions& options,
+          const std::string& where);
   ~DnnStep() override;
   DnnStep(const DnnStep&) = delete;
   DnnStep& operator=(const DnnStep&) = delete;
 
   void enqueue(void* stream) const override;
+  bool algorithms_differ() const override { return timed_ != 0; }
+  void choose(AlgorithmChoice c) override;
 
  private:
-  void set_up(const DnnConv& conv, const std::vector<uint64_t>& args, bool tf32);
+  void set_up(const DnnConv& conv, const std::vector<uint64_t>& args, const LibraryOptions& options);
   void release();
+  // cudnnConvolutionForward with algorithm `algo` and `workspace_bytes` on the handle's
+  // stream: its status. The caller holds the API's lock and has set the stream.
+  int call(int algo, size_t workspace_bytes) const;
 
   const DnnApi* api_;
   std::string where_;
@@ -41,8 +52,15 @@ class DnnStep final : public LibraryCall {
   void* y_desc_ = nullptr;
   void* w_desc_ = nullptr;
   void* conv_desc_ = nullptr;
-  int algo_ = 0;
-  size_t workspace_bytes_ = 0;
+  // The heuristic's first qualifying algorithm and the one timed fastest at load, each with
+  // its math type and workspace; the index of the timed one (0: the heuristic's) and of the
+  // one enqueue runs.
+  struct Algorithm {
+    int algo = 0, math = 0;
+    size_t workspace_bytes = 0;
+  };
+  Algorithm algos_[2];
+  int timed_ = 0, use_ = 0;
   uint64_t x_ = 0, w_ = 0, y_ = 0, workspace_ = 0;
 };
 

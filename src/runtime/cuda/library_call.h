@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <variant>
 
@@ -26,11 +27,36 @@ std::string describe(const LibrarySpec& spec);
 // Workspace bytes a model gives its library calls (one buffer: the steps run in order).
 inline constexpr size_t kLibraryWorkspaceBytes = size_t{32} << 20;
 
+// How library calls are set up at load.
+struct LibraryOptions {
+  bool tf32 = false;  // TF32 tensor cores allowed (plan precision tf32); else f32 throughout
+  // Each call's algorithm is the fastest of the library's candidates timed on the GPU at
+  // load; false: the first of the library's heuristic ranking that qualifies.
+  bool time_algorithms = true;
+};
+
+// The index of the fastest of `count` candidate algorithms of one library call, each run by
+// `run(i)` on the default stream (false: the library refused candidate i at the call; it is
+// skipped). Each is run once to warm up, then timed kTimingRounds times, round-robin, as
+// kTimedCalls calls back to back (CUDA events; the least per call counts). The first
+// candidate, the library's own choice, is kept unless another is faster by more than 3 %.
+// -1 where none ran.
+inline constexpr int kTimingRounds = 3;
+inline constexpr int kTimedCalls = 8;
+int fastest_candidate(int count, const std::function<bool(int)>& run);
+
+// Which of a call's two algorithms it runs: the fastest timed at load, or the library's
+// heuristic choice (the same where algorithms were not timed, or the heuristic's was fastest).
+enum class AlgorithmChoice { Timed, Heuristic };
+
 class LibraryCall {
  public:
   virtual ~LibraryCall() = default;
   // The call on `stream` (a CUstream).
   virtual void enqueue(void* stream) const = 0;
+  // Whether the timed and the heuristic's algorithms differ, and which later calls run.
+  virtual bool algorithms_differ() const = 0;
+  virtual void choose(AlgorithmChoice c) = 0;
 };
 
 }  // namespace orchid::runtime::cuda

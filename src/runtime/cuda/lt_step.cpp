@@ -11,7 +11,7 @@
 
 namespace orchid::runtime::cuda {
 
-static_assert(sizeof(cublasLtMatmulAlgo_t) == 64, "LtStep::algo_ holds a cublasLtMatmulAlgo_t");
+static_assert(sizeof(cublasLtMatmulAlgo_t) == 64, "LtStep::algos_ hold cublasLtMatmulAlgo_t");
 
 // cuBLASLt's entry points Orchid uses, and one handle for the process.
 struct LtApi {
@@ -117,18 +117,19 @@ bool cublaslt_available(std::string* why) {
   return a.lib.loaded();
 }
 
-LtStep::LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32,
-               const std::string& where)
+LtStep::LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace,
+               const LibraryOptions& options, const std::string& where)
     : api_(&api()), where_(where) {
   try {
-    set_up(mm, args, workspace, tf32);
+    set_up(mm, args, workspace, options);
   } catch (...) {
     release();
     throw;
   }
 }
 
-void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32) {
+void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace,
+                    const LibraryOptions& options) {
   const LtApi& a = *api_;
   const std::string& where = where_;
   ORCHID_USER_CHECK(a.lib.loaded()) << where << ": " << a.why;
@@ -145,7 +146,7 @@ void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint6
   beta_ = mm.c ? 1.0f : 0.0f;
   workspace_ = workspace;
   cublasLtMatmulDesc_t desc = nullptr;
-  a.check(a.desc_create(&desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  a.check(a.desc_create(&desc, options.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
           "cublasLtMatmulDescCreate", where);
   desc_ = desc;
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_TRANSA, mm.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, where);
@@ -160,16 +161,34 @@ void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint6
   a.check(a.pref_create(&pref), "cublasLtMatmulPreferenceCreate", where);
   uint64_t bytes = kLibraryWorkspaceBytes;
   cublasStatus_t s = a.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes));
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kLtCandidates] = {};
   int found = 0;
   if (s == CUBLAS_STATUS_SUCCESS)
     s = a.heuristic(a.handle, desc, static_cast<cublasLtMatrixLayout_t>(layouts_[0]),
                     static_cast<cublasLtMatrixLayout_t>(layouts_[1]), static_cast<cublasLtMatrixLayout_t>(layouts_[2]),
-                    static_cast<cublasLtMatrixLayout_t>(layouts_[3]), pref, 1, &result, &found);
+                    static_cast<cublasLtMatrixLayout_t>(layouts_[3]), pref, kLtCandidates, results, &found);
   a.pref_destroy(pref);
   a.check(s, "cublasLtMatmulAlgoGetHeuristic", where);
   ORCHID_USER_CHECK(found > 0) << where << ": cuBLASLt has no algorithm for " << describe(mm);
-  std::memcpy(algo_, &result.algo, sizeof(algo_));
+  int chosen = 0;
+  if (found > 1 && options.time_algorithms) {
+    chosen = fastest_candidate(found, [&](int i) { return call(&results[i].algo, nullptr) == CUBLAS_STATUS_SUCCESS; });
+    ORCHID_USER_CHECK(chosen >= 0) << where << ": cuBLASLt ran none of its " << found << " algorithms for "
+                                   << describe(mm);
+  }
+  std::memcpy(algos_[0], &results[0].algo, sizeof(algos_[0]));
+  std::memcpy(algos_[1], &results[chosen].algo, sizeof(algos_[1]));
+  timed_ = use_ = chosen == 0 ? 0 : 1;
+}
+
+int LtStep::call(const void* algo, void* stream) const {
+  auto ptr = [](uint64_t p) { return reinterpret_cast<void*>(p); };
+  return api_->matmul(api_->handle, static_cast<cublasLtMatmulDesc_t>(desc_), &alpha_, ptr(a_),
+                      static_cast<cublasLtMatrixLayout_t>(layouts_[0]), ptr(b_),
+                      static_cast<cublasLtMatrixLayout_t>(layouts_[1]), &beta_, ptr(c_),
+                      static_cast<cublasLtMatrixLayout_t>(layouts_[2]), ptr(d_),
+                      static_cast<cublasLtMatrixLayout_t>(layouts_[3]), static_cast<const cublasLtMatmulAlgo_t*>(algo),
+                      ptr(workspace_), kLibraryWorkspaceBytes, static_cast<cudaStream_t>(stream));
 }
 
 LtStep::~LtStep() { release(); }
@@ -181,17 +200,7 @@ void LtStep::release() {
 }
 
 void LtStep::enqueue(void* stream) const {
-  const LtApi& a = *api_;
-  cublasLtMatmulAlgo_t algo;
-  std::memcpy(&algo, algo_, sizeof(algo));
-  auto ptr = [](uint64_t p) { return reinterpret_cast<void*>(p); };
-  a.check(a.matmul(a.handle, static_cast<cublasLtMatmulDesc_t>(desc_), &alpha_, ptr(a_),
-                   static_cast<cublasLtMatrixLayout_t>(layouts_[0]), ptr(b_),
-                   static_cast<cublasLtMatrixLayout_t>(layouts_[1]), &beta_, ptr(c_),
-                   static_cast<cublasLtMatrixLayout_t>(layouts_[2]), ptr(d_),
-                   static_cast<cublasLtMatrixLayout_t>(layouts_[3]), &algo, ptr(workspace_), kLibraryWorkspaceBytes,
-                   static_cast<cudaStream_t>(stream)),
-          "cublasLtMatmul", where_);
+  api_->check(static_cast<cublasStatus_t>(call(algos_[use_], stream)), "cublasLtMatmul", where_);
 }
 
 }  // namespace orchid::runtime::cuda

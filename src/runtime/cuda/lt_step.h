@@ -1,7 +1,9 @@
 // A "cublaslt" step at run time (library_call.h): cuBLASLt loaded at run time
 // (libcublasLt.so.<major>, like the driver: no link against it), and one matmul
-// (lt_matmul.h) with its descriptors, its algorithm (cuBLASLt's heuristic, asked once at
-// load) and its device addresses fixed.
+// (lt_matmul.h) with its descriptors, its algorithm and its device addresses fixed at load.
+// The algorithm is the fastest of the heuristic's first kLtCandidates, each timed on the
+// GPU at load (library_call.h, fastest_candidate): the heuristic's order is a model's guess,
+// not a measurement.
 #pragma once
 
 #include <cstdint>
@@ -15,31 +17,41 @@ namespace orchid::runtime::cuda {
 
 struct LtApi;
 
+// Algorithms asked of cuBLASLt's heuristic and timed at load (fastest_candidate).
+constexpr int kLtCandidates = 8;
+
 // Whether cuBLASLt loads (and, if not, why).
 bool cublaslt_available(std::string* why = nullptr);
 
 class LtStep final : public LibraryCall {
  public:
-  // args: the device address of each step argument (inputs, then the output). `tf32`: the
-  // product may use TF32 tensor cores (else f32 throughout). `where` names the step in
-  // messages. UserError where cuBLASLt does not load, rejects the descriptors or has no
-  // algorithm for the product.
-  LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32, const std::string& where);
+  // args: the device address of each step argument (inputs, then the output). `where` names
+  // the step in messages. UserError where cuBLASLt does not load, rejects the descriptors or
+  // has no algorithm for the product.
+  LtStep(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, const LibraryOptions& options,
+         const std::string& where);
   ~LtStep() override;
   LtStep(const LtStep&) = delete;
   LtStep& operator=(const LtStep&) = delete;
 
   void enqueue(void* stream) const override;
+  bool algorithms_differ() const override { return timed_ != 0; }
+  void choose(AlgorithmChoice c) override { use_ = c == AlgorithmChoice::Timed ? timed_ : 0; }
 
  private:
-  void set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, bool tf32);
+  void set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, const LibraryOptions& options);
   void release();
+  // cublasLtMatmul with algorithm `algo` (a cublasLtMatmulAlgo_t) on `stream`: its status.
+  int call(const void* algo, void* stream) const;
 
   const LtApi* api_;
   std::string where_;
   void* desc_ = nullptr;
   void* layouts_[4] = {};  // A, B, C, D
-  alignas(8) unsigned char algo_[64] = {};  // cublasLtMatmulAlgo_t
+  // The heuristic's first algorithm and the one timed fastest at load (cublasLtMatmulAlgo_t
+  // each), the index of the timed one (0: the heuristic's) and of the one enqueue runs.
+  alignas(8) unsigned char algos_[2][64] = {};
+  int timed_ = 0, use_ = 0;
   uint64_t a_ = 0, b_ = 0, c_ = 0, d_ = 0, workspace_ = 0;
   float alpha_ = 1, beta_ = 0;
 };

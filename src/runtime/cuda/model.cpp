@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <iterator>
 
 #include "ir/parser.h"
@@ -26,7 +27,7 @@ std::string join(const std::string& dir, const std::string& file) {
 
 }  // namespace
 
-std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
+std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir, const CudaLoadOptions& options) {
   std::unique_ptr<CudaModel> m(new CudaModel());
   m->dir_ = std::filesystem::absolute(dir).lexically_normal().string();
   std::string source = join(m->dir_, kPlanFileName);
@@ -47,9 +48,13 @@ std::unique_ptr<CudaModel> CudaModel::load(const std::string& dir) {
   m->weights_ = dev.alloc(static_cast<size_t>(w.bytes));
   dev.upload(m->weights_, host.data(), static_cast<size_t>(w.bytes));
   m->allocate();
-  m->make_library_calls(source);
+  m->make_library_calls(source, options.time_library_algorithms);
   m->stream_ = dev.stream();
   m->capture();
+  if (options.time_library_algorithms)
+    m->keep_faster_algorithms();
+  else
+    m->algorithms_ = AlgorithmChoice::Heuristic;
   return m;
 }
 
@@ -127,17 +132,20 @@ namespace {
 
 // The library call of a cublaslt or cudnn step, from its graph (lt_matmul.h, dnn_conv.h).
 std::unique_ptr<LibraryCall> library_call(const PlanStep& s, const ir::Graph& g, const std::vector<uint64_t>& args,
-                                          uint64_t workspace, bool tf32, const std::string& where) {
+                                          uint64_t workspace, const LibraryOptions& o, const std::string& where) {
   LibrarySpec spec = library_spec(s.impl, g, where);
-  if (const auto* mm = std::get_if<LtMatmul>(&spec)) return std::make_unique<LtStep>(*mm, args, workspace, tf32, where);
-  return std::make_unique<DnnStep>(std::get<DnnConv>(spec), args, workspace, tf32, where);
+  if (const auto* mm = std::get_if<LtMatmul>(&spec)) return std::make_unique<LtStep>(*mm, args, workspace, o, where);
+  return std::make_unique<DnnStep>(std::get<DnnConv>(spec), args, workspace, o, where);
 }
 
 }  // namespace
 
 // Each library step's call at its arguments' addresses; the calls share one workspace.
-void CudaModel::make_library_calls(const std::string& source) {
+void CudaModel::make_library_calls(const std::string& source, bool time_algorithms) {
   const Device& dev = Device::get();
+  LibraryOptions options;
+  options.tf32 = plan_.precision == PlanPrecision::Tf32;
+  options.time_algorithms = time_algorithms;
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const PlanStep& s = plan_.steps[i];
     if (s.impl != StepImpl::CublasLt && s.impl != StepImpl::Cudnn) {
@@ -149,7 +157,7 @@ void CudaModel::make_library_calls(const std::string& source) {
     check_step_graph(plan_, s, g, where);
     if (workspace_.bytes() == 0) workspace_ = dev.alloc(kLibraryWorkspaceBytes);
     std::vector<uint64_t> args(params_[i].begin(), params_[i].begin() + static_cast<std::ptrdiff_t>(s.args.size()));
-    calls_.push_back(library_call(s, g, args, workspace_.ptr(), plan_.precision == PlanPrecision::Tf32, where));
+    calls_.push_back(library_call(s, g, args, workspace_.ptr(), options, where));
   }
 }
 
@@ -167,6 +175,32 @@ void CudaModel::capture() {
   graph_ = Device::get().capture(stream_, [&] {
     for (size_t i = 0; i < plan_.steps.size(); ++i) launch_step(i);
   });
+}
+
+void CudaModel::choose_algorithms(AlgorithmChoice c) {
+  for (const std::unique_ptr<LibraryCall>& call : calls_)
+    if (call) call->choose(c);
+  algorithms_ = c;
+}
+
+// The library calls' timed algorithms against their heuristics' over the whole model: the
+// model's graph captured with each, timed alternately (kChoiceRounds rounds, the least median
+// counts), and the faster kept. A call timed alone at load can run slower among the model's
+// other steps.
+void CudaModel::keep_faster_algorithms() {
+  if (std::none_of(calls_.begin(), calls_.end(), [](const auto& c) { return c && c->algorithms_differ(); })) return;
+  Graph timed = std::move(graph_);
+  choose_algorithms(AlgorithmChoice::Heuristic);
+  capture();
+  Graph heuristic = std::move(graph_);
+  double timed_ms = std::numeric_limits<double>::infinity(), heuristic_ms = timed_ms;
+  for (int round = 0; round < kChoiceRounds; ++round) {
+    timed_ms = std::min(timed_ms, graph_ms(timed, 3, 10));
+    heuristic_ms = std::min(heuristic_ms, graph_ms(heuristic, 3, 10));
+  }
+  bool keep_timed = timed_ms < heuristic_ms;
+  choose_algorithms(keep_timed ? AlgorithmChoice::Timed : AlgorithmChoice::Heuristic);
+  graph_ = std::move(keep_timed ? timed : heuristic);
 }
 
 std::vector<ir::Tensor> CudaModel::run(const std::vector<ir::Tensor>& inputs) {
@@ -211,12 +245,14 @@ double CudaModel::median_ms(int repeats, const std::function<void()>& launches) 
   return t.empty() ? 0 : t[t.size() / 2];
 }
 
-double CudaModel::time_ms(int warmup, int repeats) {
+double CudaModel::graph_ms(const Graph& graph, int warmup, int repeats) const {
   const Device& dev = Device::get();
-  for (int i = 0; i < warmup; ++i) dev.launch(graph_, stream_);
+  for (int i = 0; i < warmup; ++i) dev.launch(graph, stream_);
   dev.synchronize();
-  return median_ms(repeats, [&] { dev.launch(graph_, stream_); });
+  return median_ms(repeats, [&] { dev.launch(graph, stream_); });
 }
+
+double CudaModel::time_ms(int warmup, int repeats) { return graph_ms(graph_, warmup, repeats); }
 
 std::vector<double> CudaModel::step_times_ms(int repeats) {
   const Device& dev = Device::get();
