@@ -66,7 +66,11 @@ if [ -n "$ARTIFACTS" ]; then
       status=1
   fi
   # The GPU section of the benchmark table: Orchid beside each peer, with geomeans.
-  (cd "$(dirname "$0")/../.." && python3 -m bench.gpu.table "$RESULTS/models.md" "$RESULTS/torch_models.md") >"$RESULTS/table.md" &&
+  if (cd "$(dirname "$0")/../.." && python3 -m bench.gpu.table "$RESULTS/models.md" "$RESULTS/torch_models.md") \
+    >"$RESULTS/table.md"; then
     cat "$RESULTS/table.md"
+  else
+    status=1
+  fi
 fi
 exit $status

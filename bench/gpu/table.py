@@ -63,10 +63,12 @@ def table(orchid, peers):
            "|---|---:|" + "---:|---:|" * len(names)]
     speedups = {p: [] for p in names}
     for model, ms in orchid.items():
+        if not ms:
+            continue
         cells = []
         for p in names:
             theirs = peers[p].get(model)
-            if theirs is None or not ms:
+            if theirs is None:
                 cells += ["", ""]
                 continue
             speedups[p].append(theirs / ms)

@@ -2,6 +2,9 @@
 #include "driver/cuda_plan_builder.h"
 
 #include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "driver/plan_buffers.h"
 #include "ir/printer.h"
@@ -36,19 +39,50 @@ bool cuda_codegen_built() { return true; }
 
 bool cuda_device_present(std::string* why) { return runtime::cuda::Device::available(why); }
 
-GpuTarget gpu_target(const std::string& preset) {
+namespace {
+
+// The device's figures from the cache file, or measured now and added to it (a cache that
+// cannot be read is measured over; one that cannot be written is left as it is).
+runtime::cuda::GpuMeasurement cached_measurement(const std::string& device, const std::filesystem::path& cache_file) {
+  nlohmann::json cache = nlohmann::json::object();
+  try {
+    std::ifstream in(cache_file);
+    if (in) cache = nlohmann::json::parse(in);
+    const nlohmann::json& d = cache.at(device);
+    return {d.at("copy_gbs").get<double>(), d.at("sgemm_gflops").get<double>()};
+  } catch (const std::exception&) {
+    if (!cache.is_object()) cache = nlohmann::json::object();
+  }
+  runtime::cuda::GpuMeasurement m = runtime::cuda::measure_gpu();
+  cache[device] = {{"copy_gbs", m.copy_gbs}, {"sgemm_gflops", m.sgemm_gflops}};
+  std::error_code ec;
+  std::filesystem::create_directories(cache_file.parent_path(), ec);
+  std::ofstream(cache_file) << cache.dump(2) << "\n";
+  return m;
+}
+
+}  // namespace
+
+GpuTarget gpu_target(const std::string& preset, const std::filesystem::path& cache_file) {
   if (!preset.empty()) return datasheet_target(preset, "");
   std::string why;
   if (!runtime::cuda::Device::available(&why)) return datasheet_target(kDefaultGpuPreset, "no GPU here");
   const runtime::cuda::Device& dev = runtime::cuda::Device::get();
   std::string_view match = target::cuda_preset_for_device(dev.name());
   if (match.empty()) return datasheet_target(kDefaultGpuPreset, "no preset for the " + dev.name() + " here");
-  runtime::cuda::GpuMeasurement m = runtime::cuda::measure_gpu();
+  runtime::cuda::GpuMeasurement m;
+  try {
+    m = cached_measurement(dev.name(), cache_file);
+  } catch (const UserError& e) {
+    return datasheet_target(kDefaultGpuPreset, std::string("measuring the GPU failed: ") + e.what());
+  }
   GpuTarget t{target::refined_cuda_target(target::cuda_preset(match), m.copy_gbs, m.sgemm_gflops), ""};
-  char figures[128];
-  std::snprintf(figures, sizeof figures, "copy bandwidth %.0f GB/s, f32 products %.0f GFLOP/s", m.copy_gbs,
-                m.sgemm_gflops);
-  t.description = dev.name() + " (preset " + std::string(match) + ", measured here: " + figures + ")";
+  t.target.name = dev.name();
+  t.target.cores = dev.multiprocessors();
+  char figures[160];
+  std::snprintf(figures, sizeof figures, "%d SMs, copy bandwidth %.0f GB/s, f32 products %.0f GFLOP/s measured",
+                dev.multiprocessors(), m.copy_gbs, m.sgemm_gflops);
+  t.description = dev.name() + " (preset " + std::string(match) + ", " + figures + ")";
   return t;
 }
 
@@ -102,7 +136,7 @@ bool cuda_device_present(std::string* why) {
   return false;
 }
 
-GpuTarget gpu_target(const std::string& preset) {
+GpuTarget gpu_target(const std::string& preset, const std::filesystem::path&) {
   return datasheet_target(preset.empty() ? kDefaultGpuPreset : preset, preset.empty() ? "no CUDA runtime in this build" : "");
 }
 

@@ -5,6 +5,7 @@
 // module's source is kept in the artifact as kernels.cu, for reading.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,11 @@ struct GpuTarget {
 };
 
 // `preset` (target/presets.h) with the datasheet's figures; or, where `preset` is empty, the
-// preset of the GPU present with its copy bandwidth and f32 product rate measured
-// (runtime/cuda/measure.h), or h100's figures where there is no GPU (or none matches).
-GpuTarget gpu_target(const std::string& preset);
+// preset of the GPU present with its name, multiprocessors, copy bandwidth and f32 product
+// rate (runtime/cuda/measure.h) — measured once per device and kept in `cache_file` (JSON,
+// by device name), so that later compiles price alike — or h100's figures where there is
+// no GPU, none matches, or measuring failed (the description says which).
+GpuTarget gpu_target(const std::string& preset, const std::filesystem::path& cache_file);
 
 // `steps` from implement(..., PlanDevice::Cuda). UserError where this build has no CUDA code generation or
 // NVRTC cannot be loaded.

@@ -27,11 +27,12 @@ CompileOptions host_compile_options(const std::string& model_path, const std::st
   o.build.target = host.name + " (" + host.fingerprint() + ")";
   o.target = host;
   if (cuda) {
-    GpuTarget gpu = gpu_target(gpu_preset);
+    GpuTarget gpu = gpu_target(gpu_preset, cache_root / "gpu-target.json");
     o.device = runtime::PlanDevice::Cuda;
     o.target = gpu.target;
+    o.gpu_description = gpu.description;
     o.build.isa.clear();
-    o.build.target = "cuda: " + gpu.description;
+    o.build.target = "cuda: " + gpu.target.name + " (" + std::to_string(gpu.target.cores) + " SMs)";
     o.build.gpu_multiprocessors = gpu.target.cores;
   }
   return o;

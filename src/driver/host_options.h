@@ -13,7 +13,8 @@ namespace orchid::driver {
 // GPUs: the host's target — measured once and cached in `cache_root`/target.json where the
 // rewrite search or the optimal strategy price candidates with it, else detected — its ISA
 // and cores, the kernel object cache in `cache_root`/objects; for cuda, the GPU target
-// (cuda_plan_builder.h, gpu_target: `gpu_preset`, or the GPU present, measured). Nothing is
+// (cuda_plan_builder.h, gpu_target: `gpu_preset`, or the GPU present, measured once and kept
+// in `cache_root`/gpu-target.json). Nothing is
 // measured while choosing implementations (MeasureOptions stays empty: oneDNN is preferred
 // where it can run).
 CompileOptions host_compile_options(const std::string& model_path, const std::string& out_dir, bool cuda,

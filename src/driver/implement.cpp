@@ -206,6 +206,11 @@ void refuse_opaque_on_gpu(const ir::Graph& g, const StepChoice& s) {
 
 }  // namespace
 
+std::vector<StepChoice> implement_generated(const ir::Graph& g, const tile::Kernel& k) {
+  StepChoice s = make_choice(g, k, Libraries::None);
+  return s.kind == StepKind::Generated ? split_trailing_views(g, std::move(s), Libraries::None) : std::vector{s};
+}
+
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
                                   runtime::PlanDevice device, bool gpu_libraries) {
   bool cpu = device == runtime::PlanDevice::Cpu;

@@ -39,6 +39,11 @@ struct StepChoice {
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
                                   runtime::PlanDevice device = runtime::PlanDevice::Cpu, bool gpu_libraries = true);
 
+// The kernel as generated code alone, with no library step: one generated step (an
+// interpreter step where it has an opaque primitive, an alias for a lone view), then alias
+// steps for the views it would compute as outputs, as implement() makes them.
+std::vector<StepChoice> implement_generated(const ir::Graph& g, const tile::Kernel& k);
+
 // Below this size a product stays generated on a GPU: a small product is a reduction there,
 // fused with what reads it, and cuBLASLt's call would not pay for the split. Measured on an
 // H100 (bench/results/2026-11-26-gpu-cublaslt.md): models whose products of a million

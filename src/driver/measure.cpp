@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -172,6 +173,86 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
                        " → " + (use_gen ? "generated" : "oneDNN"));
     }
   }
+}
+
+namespace {
+
+// Whether `steps`, implement()'s for kernel k, split a matmul around a oneDNN step into
+// several computed steps.
+bool split_matmul(const ir::Graph& g, const tile::Kernel& k, const std::vector<StepChoice>& steps) {
+  bool matmul = false;
+  for (ir::NodeId n : k.nodes) matmul |= g.node(n).op == ir::PrimOp::MatMul;
+  int computed = 0;
+  bool library = false;
+  for (const StepChoice& s : steps) {
+    computed += s.kind != StepKind::Alias;
+    library |= s.kind == StepKind::OneDnn;
+  }
+  return matmul && library && computed > 1;
+}
+
+std::vector<StepChoice> computed_steps(const std::vector<StepChoice>& steps) {
+  std::vector<StepChoice> out;
+  for (const StepChoice& s : steps)
+    if (s.kind != StepKind::Alias) out.push_back(s);
+  return out;
+}
+
+}  // namespace
+
+void choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
+                             std::vector<StepChoice>& before, std::vector<StepChoice>& chosen,
+                             const BuildOptions& build, const MeasureOptions& o, std::vector<std::string>* notes) {
+  if (o.orchid_exe.empty()) return;
+  ORCHID_CHECK(before.size() == chosen.size()) << "choices of another plan";
+  std::vector<StepChoice> new_before, new_chosen;
+  size_t at = 0;
+  for (const tile::Kernel& k : kernels) {
+    size_t n = implement(g, {k}).size();
+    ORCHID_CHECK(at + n <= chosen.size()) << "steps of other kernels";
+    std::vector<StepChoice> split_before(before.begin() + static_cast<std::ptrdiff_t>(at),
+                                         before.begin() + static_cast<std::ptrdiff_t>(at + n));
+    std::vector<StepChoice> split(chosen.begin() + static_cast<std::ptrdiff_t>(at),
+                                  chosen.begin() + static_cast<std::ptrdiff_t>(at + n));
+    at += n;
+    std::vector<StepChoice> whole = implement_generated(g, k);
+    std::vector<StepChoice> whole_computed = computed_steps(whole);
+    bool compare = split_matmul(g, k, split_before) && whole_computed.size() == 1 &&
+                   whole_computed[0].kind == StepKind::Generated;
+    if (!compare) {
+      new_before.insert(new_before.end(), split_before.begin(), split_before.end());
+      new_chosen.insert(new_chosen.end(), split.begin(), split.end());
+      continue;
+    }
+    std::vector<StepChoice> candidates = whole_computed, parts = computed_steps(split);
+    candidates.insert(candidates.end(), parts.begin(), parts.end());
+    fs::create_directories(o.work_dir);
+    std::vector<CandidateTime> t = measure_alternating(g, candidates, build, o, o.rounds);
+    std::optional<double> split_ms = 0.0;  // none where a step failed
+    for (size_t i = 1; i < t.size(); ++i) {
+      if (!t[i].ms) {
+        split_ms.reset();
+        break;
+      }
+      *split_ms += *t[i].ms;
+    }
+    bool use_whole = t[0].ms && (!split_ms || *t[0].ms < *split_ms);
+    const std::vector<StepChoice>& keep_before = use_whole ? whole : split_before;
+    const std::vector<StepChoice>& keep = use_whole ? whole : split;
+    new_before.insert(new_before.end(), keep_before.begin(), keep_before.end());
+    new_chosen.insert(new_chosen.end(), keep.begin(), keep.end());
+    if (notes == nullptr) continue;
+    CandidateTime split_time;
+    split_time.ms = split_ms;
+    split_time.failure = "a step failed";
+    const std::string& op = g.node(k.nodes.front()).name;
+    notes->push_back("kernel of " + (op.empty() ? std::string("?") : op) + ": split into " +
+                     std::to_string(parts.size()) + " steps " + show(split_time) + ", whole generated " + show(t[0]) +
+                     " → " + (use_whole ? "whole" : "split"));
+  }
+  ORCHID_CHECK(at == chosen.size()) << "steps of other kernels";
+  before = std::move(new_before);
+  chosen = std::move(new_chosen);
 }
 
 }  // namespace orchid::driver

@@ -140,14 +140,16 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     return p.kernels;
   });
   // 5. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
-  //    oneDNN or generated code for linear kernels by measuring both, alone, then whole
-  //    plans where generated steps would break chains of blocked layouts. On a GPU: cuBLASLt
-  //    for large matmuls, generated CUDA code, or an alias.
+  //    oneDNN or generated code for linear kernels by measuring both, alone; a matmul kernel
+  //    split around oneDNN against the same kernel generated whole; then whole plans where
+  //    generated steps would break chains of blocked layouts. On a GPU: cuBLASLt for large
+  //    matmuls, generated CUDA code, or an alias.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
     if (cuda) return implement(g, kernels, runtime::PlanDevice::Cuda, o.gpu_libraries);
-    const std::vector<StepChoice> before = implement(g, kernels);
+    std::vector<StepChoice> before = implement(g, kernels);
     std::vector<StepChoice> chosen = before;
     choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);
+    choose_whole_over_split(g, kernels, before, chosen, o.build, o.measure, &result.choices);
     check_choices_on_plans(g, before, chosen, o.build, o.measure, &result.choices);
     return chosen;
   });
@@ -172,7 +174,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   // 8. The report: every step, its primitives, bytes, FLOPs and measured time.
   ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
                      result.verified, result.not_verified, stages.times(), result.choices, result.orchestration,
-                     result.rewrites};
+                     result.rewrites, o.gpu_description};
   result.report_summary = stages.run("report", [&] {
     return write_reports(staging, report, o.host_target && !cuda ? o.measure_seconds : 0);
   });

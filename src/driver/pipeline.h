@@ -31,6 +31,9 @@ struct CompileOptions {
   // CUDA: large matmuls through cuBLASLt where it can run them (implement.h); false: every
   // step generated.
   bool gpu_libraries = true;
+  // CUDA: the GPU the schedules are for and where its figures came from, for the report
+  // (cuda_plan_builder.h, GpuTarget).
+  std::string gpu_description;
   // The rewrite search (rewrite/search.h), priced on `target`; skipped, with a note in the
   // report, where the target has no measured peak and bandwidth.
   bool rewrite = true;

@@ -100,14 +100,15 @@ std::string summary(const ReportInput& in, const Timing& t) {
          std::to_string(t.one_task_steps) + " of " + std::to_string(t.generated_steps) +
          " generated steps have one task and open none\n";
   }
-  if (in.built->plan.device == runtime::PlanDevice::Cuda) {
+  if (plan.device == runtime::PlanDevice::Cuda) {
     std::string archs;
-    for (const runtime::PlanLibrary& l : in.built->plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
-    std::string gpu = plan.target.rfind("cuda: ", 0) == 0 ? plan.target.substr(6) : plan.target;
+    for (const runtime::PlanLibrary& l : plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
+    std::string gpu = in.gpu.empty() ? plan.target : in.gpu;
+    std::string precision = plan.precision == runtime::PlanPrecision::Tf32 ? "TF32 allowed" : "fp32, no TF32";
     s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "), schedules for " + gpu +
-         "; generated kernels under their default CUDA schedule, " + count(StepKind::CublasLt) + " matmuls through cuBLASLt and " + count(StepKind::Cudnn) +
-         " convolutions through cuDNN (" +
-         (plan.precision == runtime::PlanPrecision::Tf32 ? "TF32 allowed" : "fp32, no TF32") + "); none measured\n";
+         "; generated kernels under their default CUDA schedule, " + count(StepKind::CublasLt) +
+         " matmuls through cuBLASLt and " + count(StepKind::Cudnn) + " convolutions through cuDNN (" + precision +
+         "); none measured\n";
   }
   s += std::string("- verified against the interpreter: ") +
        (in.verified ? "yes" : "no (" + (in.not_verified.empty() ? std::string("not run") : in.not_verified) + ")") + "\n";

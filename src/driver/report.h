@@ -24,6 +24,7 @@ struct ReportInput {
   std::vector<std::string> choices;  // implementation choices made by measuring
   std::vector<std::string> orchestration;  // the optimal strategy's solve
   std::vector<std::string> rewrites;       // the rewrite search: what it applied, rejected
+  std::string gpu;  // CUDA: the GPU the schedules are for, and where its figures came from
 };
 
 // Times the artifact in `dir` per step (for `measure_seconds`; 0: no timing), writes both

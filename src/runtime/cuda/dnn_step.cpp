@@ -3,9 +3,10 @@
 #include <cudnn.h>
 
 #include <memory>
-#include <vector>
 #include <mutex>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "support/error.h"
 #include "support/shared_library.h"
@@ -158,11 +159,22 @@ void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, const 
           "cudnnSetConvolutionNdDescriptor", where);
   a.check(a.conv_groups(cd, static_cast<int>(c.groups)), "cudnnSetConvolutionGroupCount", where);
   a.check(a.conv_math(cd, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType", where);
+  choose_algorithms(c, options);
+}
+
+// The heuristic's qualifying algorithms (f32 FMA, or TF32 where allowed; within the
+// workspace): the first, and the fastest of the first kDnnCandidates timed where asked.
+void DnnStep::choose_algorithms(const DnnConv& c, const LibraryOptions& options) {
+  const DnnApi& a = *api_;
+  const std::string& where = where_;
+  const bool tf32 = options.tf32;
+  auto cd = static_cast<cudnnConvolutionDescriptor_t>(conv_desc_);
   constexpr int kAsk = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
   cudnnConvolutionFwdAlgoPerf_t perf[kAsk];
   int found = 0;
-  a.check(a.heuristic(a.handle, static_cast<cudnnTensorDescriptor_t>(x_desc_), f, cd,
-                      static_cast<cudnnTensorDescriptor_t>(y_desc_), kAsk, &found, perf),
+  a.check(a.heuristic(a.handle, static_cast<cudnnTensorDescriptor_t>(x_desc_),
+                      static_cast<cudnnFilterDescriptor_t>(w_desc_), cd, static_cast<cudnnTensorDescriptor_t>(y_desc_),
+                      kAsk, &found, perf),
           "cudnnGetConvolutionForwardAlgorithm_v7", where);
   std::vector<cudnnConvolutionFwdAlgoPerf_t> fit;
   for (int i = 0; i < found && fit.size() < kDnnCandidates; ++i) {
@@ -174,24 +186,28 @@ void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, const 
   ORCHID_USER_CHECK(!fit.empty()) << where << ": cuDNN has no " << (tf32 ? "f32 or TF32" : "f32")
                                   << " algorithm within " << kLibraryWorkspaceBytes << " bytes of workspace for "
                                   << describe(c);
-  int chosen = 0;
+  // The timed fastest, and the heuristic's first where it ran (else the fastest stands in).
+  size_t chosen = 0, first = 0;
   if (fit.size() > 1 && options.time_algorithms) {
     std::lock_guard<std::mutex> lock(a.calling);
     a.check(a.set_stream(a.handle, nullptr), "cudnnSetStream", where);
-    chosen = fastest_candidate(static_cast<int>(fit.size()), [&](int i) {
+    std::vector<std::optional<double>> ms = time_candidates(static_cast<int>(fit.size()), [&](int i) {
       const cudnnConvolutionFwdAlgoPerf_t& p = fit[static_cast<size_t>(i)];
       return a.conv_math(cd, p.mathType) == CUDNN_STATUS_SUCCESS &&
              call(static_cast<int>(p.algo), p.memory) == CUDNN_STATUS_SUCCESS;
     });
-    ORCHID_USER_CHECK(chosen >= 0) << where << ": cuDNN ran none of its " << fit.size() << " algorithms for "
-                                   << describe(c);
+    int best = fastest_of(ms);
+    ORCHID_USER_CHECK(best >= 0) << where << ": cuDNN ran none of its " << fit.size() << " algorithms for "
+                                 << describe(c);
+    chosen = static_cast<size_t>(best);
+    if (!ms[0]) first = chosen;
   }
   auto algorithm = [](const cudnnConvolutionFwdAlgoPerf_t& p) {
     return Algorithm{static_cast<int>(p.algo), static_cast<int>(p.mathType), p.memory};
   };
-  algos_[0] = algorithm(fit[0]);
-  algos_[1] = algorithm(fit[static_cast<size_t>(chosen)]);
-  timed_ = chosen == 0 ? 0 : 1;
+  algos_[0] = algorithm(fit[first]);
+  algos_[1] = algorithm(fit[chosen]);
+  timed_ = chosen == first ? 0 : 1;
   choose(AlgorithmChoice::Timed);
 }
 

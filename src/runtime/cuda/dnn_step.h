@@ -4,7 +4,8 @@
 // asked once at load, that fits the workspace and computes in f32 FMA (no TF32 or other
 // tensor-core conversion) or, where TF32 is allowed, on tensor cores in TF32: the fastest of
 // the first kDnnCandidates such, each timed on the GPU at load (library_call.h,
-// fastest_candidate), or the first where algorithms are not timed (LibraryOptions).
+// time_candidates), or the first where algorithms are not timed (LibraryOptions). Like
+// LtStep it holds the first and the fastest, and the model chooses which runs.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ namespace orchid::runtime::cuda {
 
 struct DnnApi;
 
-// Qualifying algorithms of cuDNN's heuristic timed at load (fastest_candidate).
+// Qualifying algorithms of cuDNN's heuristic timed at load (time_candidates).
 constexpr int kDnnCandidates = 8;
 
 // Whether cuDNN loads (and, if not, why).
@@ -41,6 +42,7 @@ class DnnStep final : public LibraryCall {
 
  private:
   void set_up(const DnnConv& conv, const std::vector<uint64_t>& args, const LibraryOptions& options);
+  void choose_algorithms(const DnnConv& conv, const LibraryOptions& options);
   void release();
   // cudnnConvolutionForward with algorithm `algo` and `workspace_bytes` on the handle's
   // stream: its status. The caller holds the API's lock and has set the stream.

@@ -1,6 +1,6 @@
 #include "runtime/cuda/library_call.h"
 
-#include <limits>
+#include <algorithm>
 #include <vector>
 
 #include "runtime/cuda/device.h"
@@ -20,27 +20,34 @@ LibrarySpec library_spec(StepImpl impl, const ir::Graph& g, const std::string& w
   return *m.conv;
 }
 
-int fastest_candidate(int count, const std::function<bool(int)>& run) {
+std::vector<std::optional<double>> time_candidates(int count, const std::function<bool(int)>& run) {
   const Device& dev = Device::get();
-  const double none = std::numeric_limits<double>::infinity();
-  std::vector<double> ms(static_cast<size_t>(count), none);
-  std::vector<bool> ran(static_cast<size_t>(count), false);
-  for (int i = 0; i < count; ++i) ran[static_cast<size_t>(i)] = run(i);
+  std::vector<std::optional<double>> ms(static_cast<size_t>(count));
+  std::vector<bool> runs(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) runs[static_cast<size_t>(i)] = run(i);
   for (int round = 0; round < kTimingRounds; ++round)
     for (int i = 0; i < count; ++i) {
-      if (!ran[static_cast<size_t>(i)]) continue;
+      auto at = static_cast<size_t>(i);
+      if (!runs[at]) continue;
       bool ok = true;
       double t = dev.time_ms([&] {
         for (int c = 0; c < kTimedCalls && ok; ++c) ok = run(i);
       });
-      if (!ok) ran[static_cast<size_t>(i)] = false, ms[static_cast<size_t>(i)] = none;
-      else ms[static_cast<size_t>(i)] = std::min(ms[static_cast<size_t>(i)], t / kTimedCalls);
+      runs[at] = ok;
+      double per_call = t / kTimedCalls;
+      ms[at] = !ok ? std::nullopt : std::optional(ms[at] ? std::min(*ms[at], per_call) : per_call);
     }
   dev.synchronize();
+  return ms;
+}
+
+int fastest_of(const std::vector<std::optional<double>>& ms) {
   int best = -1;
-  for (int i = 0; i < count; ++i) {
-    if (!ran[static_cast<size_t>(i)]) continue;
-    if (best < 0 || ms[static_cast<size_t>(i)] < (best == 0 ? 0.97 : 1.0) * ms[static_cast<size_t>(best)]) best = i;
+  for (int i = 0; i < static_cast<int>(ms.size()); ++i) {
+    const std::optional<double>& t = ms[static_cast<size_t>(i)];
+    if (!t) continue;
+    double bar = best < 0 ? 0 : *ms[static_cast<size_t>(best)] * (best == 0 ? kFasterBy : 1.0);
+    if (best < 0 || *t < bar) best = i;
   }
   return best;
 }

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "ir/graph.h"
 #include "runtime/cuda/dnn_conv.h"
@@ -35,15 +37,19 @@ struct LibraryOptions {
   bool time_algorithms = true;
 };
 
-// The index of the fastest of `count` candidate algorithms of one library call, each run by
-// `run(i)` on the default stream (false: the library refused candidate i at the call; it is
-// skipped). Each is run once to warm up, then timed kTimingRounds times, round-robin, as
-// kTimedCalls calls back to back (CUDA events; the least per call counts). The first
-// candidate, the library's own choice, is kept unless another is faster by more than 3 %.
-// -1 where none ran.
+// Milliseconds per call of each of `count` candidate algorithms of one library call, each run
+// by `run(i)` on the default stream; none for a candidate the library refused at a call
+// (run returned false). Each is run once to warm up, then timed kTimingRounds times,
+// round-robin, as kTimedCalls calls back to back (CUDA events; the least per call counts).
 inline constexpr int kTimingRounds = 3;
 inline constexpr int kTimedCalls = 8;
-int fastest_candidate(int count, const std::function<bool(int)>& run);
+std::vector<std::optional<double>> time_candidates(int count, const std::function<bool(int)>& run);
+
+// The candidate to keep of times `ms` (none: it did not run): the fastest, except that the
+// first (the library's own choice) stays unless another takes less than kFasterBy of its
+// time; -1 where none ran.
+inline constexpr double kFasterBy = 0.97;
+int fastest_of(const std::vector<std::optional<double>>& ms);
 
 // Which of a call's two algorithms it runs: the fastest timed at load, or the library's
 // heuristic choice (the same where algorithms were not timed, or the heuristic's was fastest).

@@ -1,9 +1,11 @@
 // A "cublaslt" step at run time (library_call.h): cuBLASLt loaded at run time
 // (libcublasLt.so.<major>, like the driver: no link against it), and one matmul
 // (lt_matmul.h) with its descriptors, its algorithm and its device addresses fixed at load.
-// The algorithm is the fastest of the heuristic's first kLtCandidates, each timed on the
-// GPU at load (library_call.h, fastest_candidate): the heuristic's order is a model's guess,
-// not a measurement.
+// It holds two algorithms: the heuristic's first, and the fastest of the heuristic's first
+// kLtCandidates timed on the GPU at load (library_call.h, time_candidates; the heuristic's
+// order is a model's guess, not a measurement), or the heuristic's alone where algorithms are
+// not timed (LibraryOptions). Which one runs is chosen per model (CudaModel: the faster
+// model).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +19,7 @@ namespace orchid::runtime::cuda {
 
 struct LtApi;
 
-// Algorithms asked of cuBLASLt's heuristic and timed at load (fastest_candidate).
+// Algorithms asked of cuBLASLt's heuristic and timed at load (time_candidates).
 constexpr int kLtCandidates = 8;
 
 // Whether cuBLASLt loads (and, if not, why).
@@ -41,8 +43,9 @@ class LtStep final : public LibraryCall {
  private:
   void set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, const LibraryOptions& options);
   void release();
-  // cublasLtMatmul with algorithm `algo` (a cublasLtMatmulAlgo_t) on `stream`: its status.
-  int call(const void* algo, void* stream) const;
+  // cublasLtMatmul with algorithm `algo_bytes` (the bytes of a cublasLtMatmulAlgo_t) on
+  // `stream`: its status.
+  int call(const void* algo_bytes, void* stream) const;
 
   const LtApi* api_;
   std::string where_;

@@ -4,7 +4,7 @@
 // (target/presets.h), whose figures are the datasheet's.
 #pragma once
 
-#include <string>
+#include <cstddef>
 
 namespace orchid::runtime::cuda {
 

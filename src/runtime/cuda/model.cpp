@@ -185,8 +185,8 @@ void CudaModel::choose_algorithms(AlgorithmChoice c) {
 
 // The library calls' timed algorithms against their heuristics' over the whole model: the
 // model's graph captured with each, timed alternately (kChoiceRounds rounds, the least median
-// counts), and the faster kept. A call timed alone at load can run slower among the model's
-// other steps.
+// counts); the heuristic's stay unless the timed ones take less than kFasterBy of their time
+// (fastest_of). A call timed alone at load can run slower among the model's other steps.
 void CudaModel::keep_faster_algorithms() {
   if (std::none_of(calls_.begin(), calls_.end(), [](const auto& c) { return c && c->algorithms_differ(); })) return;
   Graph timed = std::move(graph_);
@@ -198,7 +198,7 @@ void CudaModel::keep_faster_algorithms() {
     timed_ms = std::min(timed_ms, graph_ms(timed, 3, 10));
     heuristic_ms = std::min(heuristic_ms, graph_ms(heuristic, 3, 10));
   }
-  bool keep_timed = timed_ms < heuristic_ms;
+  bool keep_timed = fastest_of({heuristic_ms, timed_ms}) == 1;
   choose_algorithms(keep_timed ? AlgorithmChoice::Timed : AlgorithmChoice::Heuristic);
   graph_ = std::move(keep_timed ? timed : heuristic);
 }
