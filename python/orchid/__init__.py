@@ -148,7 +148,8 @@ def _from_dlpack(value: Any, name: str) -> np.ndarray:
 def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = None, *, target: str = "cpu",
             shapes: Optional[Mapping[str, Sequence[int]]] = None, orchestrate: str = "greedy", rewrite: bool = True,
             measure: bool = True, db: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None, seed: int = 1,
-            tolerance: Optional[float] = None, threads: Optional[int] = None) -> CompiledModel:
+            tolerance: Optional[float] = None, threads: Optional[int] = None,
+            gpu: Optional[str] = None) -> CompiledModel:
     """Compiles an ONNX model into an artifact directory, checked against Orchid's reference interpreter.
 
     model: a path to an .onnx file, its bytes, or an onnx.ModelProto (anything with SerializeToString).
@@ -164,6 +165,8 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
     seed, tolerance: of the verification (tolerance default: 1e-4 relative L2 error per f32 output).
     threads: the threads the compiled model runs on (default: torch's intra-op count where torch
     is imported, else OpenMP's default).
+    gpu: for target "cuda", the GPU the schedules are for: "a100", "a100-40gb", "h100" or "h200"
+    (default: the GPU present, measured, else the H100's datasheet figures).
     Raises OrchidError for a model Orchid cannot read or compile, or an artifact that does not match.
     """
     dims = {str(k): [int(d) for d in v] for k, v in (shapes or {}).items()}
@@ -172,7 +175,7 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
         path = _model_path(model, scratch)
         out = Path(output) if output is not None else Path(tempfile.mkdtemp(prefix="orchid-")) / "artifact"
         result = _compile(str(path), str(out), target, orchestrate, rewrite, str(cache_dir or ""), seed, tolerance,
-                          dims, str(program or ""), str(db or ""))
+                          dims, str(program or ""), str(db or ""), str(gpu or ""))
     return CompiledModel(result["path"], result["summary"] + result["verification"], threads)
 
 

@@ -148,6 +148,10 @@ def test_errors_name_what_is_wrong(mlp, tmp_path):
     assert not (tmp_path / "never").exists()
     with pytest.raises(orchid.OrchidError, match="orchestrate: 'fastest'"):
         orchid.compile(missing, tmp_path / "never", orchestrate="fastest", cache_dir=CACHE)
+    with pytest.raises(orchid.OrchidError, match="gpu: 'a100' is for target cuda"):
+        orchid.compile(missing, tmp_path / "never", gpu="a100", cache_dir=CACHE)
+    with pytest.raises(orchid.OrchidError, match="unknown CUDA target preset 'v100'"):
+        orchid.compile(missing, tmp_path / "never", target="cuda", gpu="v100", cache_dir=CACHE)
     with pytest.raises(orchid.OrchidError):
         orchid.load(tmp_path / "not-an-artifact")
     with pytest.raises(TypeError):

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <iterator>
+#include <limits>
 
 #include "ir/parser.h"
 #include "orchid/cuda_abi.h"
