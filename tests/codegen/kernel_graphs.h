@@ -70,8 +70,8 @@ inline std::string maxsum_rows(const std::string& dt, int64_t rows, int64_t n) {
 }
 
 // Row kernels: every combiner over rows of 97 to 4099 terms in every dtype, Welford, argmax,
-// argmin and maxsum, rows reduced over two dims, softmax and layernorm (rows of 1024 and 512
-// terms: a whole number of terms per thread of a CUDA block).
+// argmin and maxsum, rows reduced over two dims, softmax and layernorm (rows of 1024, 512 and
+// 128 terms too: a whole number of terms per thread of a CUDA block's group).
 inline std::vector<std::string> row_kernel_graphs() {
   std::vector<std::string> texts;
   const int64_t lengths[] = {97, 300, 1000, 4099};
@@ -95,6 +95,7 @@ inline std::vector<std::string> row_kernel_graphs() {
     texts.push_back(layernorm_rows(5, n));
   }
   texts.push_back(row_reduction("welford", "f16", 4, {512}));
+  texts.push_back(row_reduction("welford", "f64", 3, {128}));
   return texts;
 }
 
