@@ -18,7 +18,10 @@ class TorchEager(Runner):
 
     def load(self):
         torch.set_num_threads(self.threads)
-        self.args = [torch.from_numpy(self.inputs[i["name"]]) for i in self.entry["inputs"]]
+        # Inputs in memory torch allocates (64-byte aligned), as a model's own tensors are: a
+        # NumPy array's data may be aligned to 16 bytes only, which Orchid's runtime copies
+        # (kernel_abi.h) and torch does not mind.
+        self.args = [torch.from_numpy(self.inputs[i["name"]]).clone() for i in self.entry["inputs"]]
         module = torch_module(self.model_dir, self.entry)
         self.module = self.compiled(module)
         if self.module is not module:

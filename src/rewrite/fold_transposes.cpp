@@ -4,6 +4,8 @@
 
 #include "ir/movement.h"
 #include "ir/verifier.h"
+#include "rewrite/edit.h"
+#include "rewrite/patterns.h"
 
 namespace orchid::rewrite {
 
@@ -36,10 +38,60 @@ bool fold_operands(const ir::Graph& g, ir::Primitive& p) {
   return changed;
 }
 
+// The transpose an operand reads through views that keep its last two dims (batch reshapes),
+// or none; `o` itself read directly is not one (fold_operands takes it).
+std::optional<ir::ValueId> viewed_transpose(const ir::Graph& g, ir::ValueId o) {
+  const ir::Dims& shape = g.type(o).shape;
+  if (shape.size() < 2) return std::nullopt;
+  auto last_two = [](const ir::Dims& d) { return ir::Dims(d.end() - 2, d.end()); };
+  ir::ValueId t = o;
+  while (std::optional<ir::NodeId> n = producer(g, t)) {
+    const ir::Primitive& p = g.node(*n);
+    const ir::Dims& in = g.type(p.inputs[0]).shape;
+    if (p.op != ir::PrimOp::View || in.size() < 2 || last_two(in) != last_two(shape)) break;
+    t = p.inputs[0];
+  }
+  if (t == o) return std::nullopt;
+  return transposed_source(g, t);
+}
+
+// Matmul operands that are batch reshapes of a transpose (PyTorch's matmul decomposition views
+// a 4-D K^T [1, H, D, L] as [H, D, L]) read the same reshape of the transpose's source, the
+// last two dims swapped back, with the trans flag flipped: a row-major reshape that keeps the
+// last two dims moves whole matrices, so it commutes with transposing each. The views and the
+// transpose stay only for other readers.
+bool fold_viewed_transposes(ir::Graph& g) {
+  Edit e(g);
+  bool changed = false;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const ir::Primitive& p = g.node(ir::NodeId(n));
+    if (p.op != ir::PrimOp::MatMul) continue;
+    ir::MatMulAttrs attrs = std::get<ir::MatMulAttrs>(p.attrs);
+    std::vector<ir::ValueId> in = p.inputs;
+    bool folded = false;
+    for (size_t k = 0; k < 2; ++k) {
+      std::optional<ir::ValueId> x = viewed_transpose(g, in[k]);
+      if (!x) continue;
+      ir::Dims shape = g.type(in[k]).shape;
+      std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+      in[k] = add_view(e, *x, shape, g.value(in[k]).name + "/untransposed");
+      bool& flag = k == 0 ? attrs.trans_a : attrs.trans_b;
+      flag = !flag;
+      folded = true;
+    }
+    if (!folded) continue;
+    e.set_provenance(p.name);
+    e.replace(p.outputs[0], add_matmul(e, in[0], in[1], attrs, g.value(p.outputs[0]).name));
+    changed = true;
+  }
+  if (changed) g = e.finish("folding reshaped transposes into matmuls");
+  return changed;
+}
+
 }  // namespace
 
 bool fold_transposes_into_matmuls(ir::Graph& g) {
-  bool changed = false;
+  bool changed = fold_viewed_transposes(g);
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     ir::Primitive& p = g.mutable_node(ir::NodeId(n));
     if (p.op != ir::PrimOp::MatMul || !fold_operands(g, p)) continue;

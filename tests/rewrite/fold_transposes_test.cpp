@@ -1,6 +1,6 @@
-// Transposes into matmuls: a matmul operand that is a transpose of the last two dims is read
-// from its source with the trans flag flipped; the graph computes what it did; other layouts
-// stay.
+// Transposes into matmuls: a matmul operand that is a transpose of the last two dims, or a
+// reshape of its batch dims, is read from its source (so reshaped) with the trans flag
+// flipped; the graph computes what it did; other layouts stay.
 #include <gtest/gtest.h>
 
 #include "interp/compare.h"
@@ -70,6 +70,37 @@ TEST(FoldTransposes, FlipsEitherFlagAndKeepsOtherReaders) {
   EXPECT_FALSE(std::get<ir::MatMulAttrs>(mm.attrs).trans_b);
   expect_same_results(g, out);
   EXPECT_EQ(ir::eliminate_dead(out).num_nodes(), 3);  // %bt stays for %z
+}
+
+// PyTorch's matmul decomposition reshapes the batch dims of a transposed K ([1, 4, 16, 32] as
+// [4, 16, 32]); the product reads the same reshape of K itself, transposed by its flag. A view
+// that changes the last two dims (here [1, 4, 16, 32] as [4, 32, 16]) does not commute with
+// the transpose and is left alone.
+TEST(FoldTransposes, BatchReshapesOfATransposeFoldToo) {
+  ir::Graph g = ir::parse_graph(R"(graph @g {
+  input %q : f32[4,8,16]
+  input %k : f32[1,4,32,16]
+  %kt : f32[1,4,16,32] = layout(%k) { %k[i0, i1, i3, i2] }
+  %kv : f32[4,16,32] = view(%kt)
+  %s : f32[4,8,32] = matmul(%q, %kv) {trans_a=false, trans_b=false}
+  %kw : f32[4,32,16] = view(%kt)
+  %r : f32[4,32,32] = matmul(%kw, %kv) {trans_a=false, trans_b=false}
+  output %s, %r
+})");
+  ir::Graph out = g;
+  ASSERT_TRUE(fold_transposes_into_matmuls(out));
+  const ir::Primitive& s = producer(out, "s");
+  EXPECT_TRUE(std::get<ir::MatMulAttrs>(s.attrs).trans_b);
+  const ir::Primitive& kv = producer(out, out.value(s.inputs[1]).name.c_str());
+  EXPECT_EQ(kv.op, ir::PrimOp::View);
+  EXPECT_EQ(out.value(kv.inputs[0]).name, "k");
+  EXPECT_EQ(out.type(s.inputs[1]).shape, (ir::Dims{4, 32, 16}));
+  const ir::Primitive& r = producer(out, "r");
+  EXPECT_EQ(out.value(r.inputs[0]).name, "kw");  // its A stays a view of the transpose
+  EXPECT_TRUE(std::get<ir::MatMulAttrs>(r.attrs).trans_b);
+  expect_same_results(g, out);
+  ir::Graph again = out;
+  EXPECT_FALSE(fold_transposes_into_matmuls(again));
 }
 
 // Other permutations and padded (predicated) layouts are not transposes of the last two dims.
