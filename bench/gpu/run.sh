@@ -43,11 +43,12 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DORCHID_GPU_ONLY=ON "${prefix[@]}" \
     >"$RESULTS/configure.log" 2>&1 || { tail -20 "$RESULTS/configure.log"; exit 1; }
 fi
-timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test lt_matmul_test dnn_conv_test cuda_kernel_test cuda_library_test \
+timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test lt_matmul_test dnn_conv_test library_choice_test \
+  cuda_kernel_test cuda_library_test \
   cuda_kernel_bench cuda_model_bench >"$RESULTS/build.log" 2>&1 || { tail -20 "$RESULTS/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$RESULTS/gpu.txt"
 status=0
-for t in cuda_compile_test lt_matmul_test dnn_conv_test cuda_kernel_test cuda_library_test; do
+for t in cuda_compile_test lt_matmul_test dnn_conv_test library_choice_test cuda_kernel_test cuda_library_test; do
   timeout 480 "$BUILD/tests/$t" --gtest_brief=1 >"$RESULTS/$t.log" 2>&1
   rc=$?
   echo "$t: exit $rc"; tail -4 "$RESULTS/$t.log"
