@@ -4,7 +4,9 @@
 # bench/results/gpu); ARTIFACTS, a directory of CUDA artifacts (`orchid compile --target cuda`,
 # made on any machine), adds stage 5.
 #   run.sh [BUILD [RESULTS [ARTIFACTS]]]
-# A BUILD that is not configured yet is configured with ORCHID_GPU_ONLY (the CUDA toolkit,
+# A BUILD that holds the test and benchmark binaries but no CMake configuration (carried from
+# a machine without a GPU: bench/gpu/prepare.sh) is used as it is: stage 0 is skipped. A BUILD
+# that is not configured yet is otherwise configured with ORCHID_GPU_ONLY (the CUDA toolkit,
 # CMake, a C++ compiler, nlohmann_json and GoogleTest, nothing else): on a machine without a
 # package registry, run bench/gpu/fetch_deps.sh beforehand where one is and let .gpu-deps
 # travel with the tree (ORCHID_GPU_DEPS names another prefix). Stages (each under 8 minutes):
@@ -35,17 +37,21 @@ for lib in libnvrtc.so libcublasLt.so libcudnn.so.9; do
   fi
 done
 deps=${ORCHID_GPU_DEPS:-.gpu-deps}
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-  prefix=()
-  [ -d "$deps/usr" ] && prefix=(-DCMAKE_PREFIX_PATH="$(realpath "$deps")/usr")
-  generator=()
-  command -v ninja >/dev/null && generator=(-G Ninja)
-  cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DORCHID_GPU_ONLY=ON "${prefix[@]}" \
-    >"$RESULTS/configure.log" 2>&1 || { tail -20 "$RESULTS/configure.log"; exit 1; }
+if [ ! -f "$BUILD/CMakeCache.txt" ] && [ -x "$BUILD/tests/cuda_kernel_test" ] && [ -x "$BUILD/bench/cuda_model_bench" ]; then
+  echo "using the binaries carried in $BUILD"
+else
+  if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    prefix=()
+    [ -d "$deps/usr" ] && prefix=(-DCMAKE_PREFIX_PATH="$(realpath "$deps")/usr")
+    generator=()
+    command -v ninja >/dev/null && generator=(-G Ninja)
+    cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DORCHID_GPU_ONLY=ON "${prefix[@]}" \
+      >"$RESULTS/configure.log" 2>&1 || { tail -20 "$RESULTS/configure.log"; exit 1; }
+  fi
+  timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test lt_matmul_test dnn_conv_test library_choice_test \
+    cuda_kernel_test cuda_library_test \
+    cuda_kernel_bench cuda_model_bench >"$RESULTS/build.log" 2>&1 || { tail -20 "$RESULTS/build.log"; exit 1; }
 fi
-timeout 480 cmake --build "$BUILD" -j"$(nproc)" --target cuda_compile_test lt_matmul_test dnn_conv_test library_choice_test \
-  cuda_kernel_test cuda_library_test \
-  cuda_kernel_bench cuda_model_bench >"$RESULTS/build.log" 2>&1 || { tail -20 "$RESULTS/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$RESULTS/gpu.txt"
 status=0
 for t in cuda_compile_test lt_matmul_test dnn_conv_test library_choice_test cuda_kernel_test cuda_library_test; do
