@@ -176,46 +176,26 @@ void DnnStep::choose_algorithms(const DnnConv& c, const LibraryOptions& options)
                       static_cast<cudnnFilterDescriptor_t>(w_desc_), cd, static_cast<cudnnTensorDescriptor_t>(y_desc_),
                       kAsk, &found, perf),
           "cudnnGetConvolutionForwardAlgorithm_v7", where);
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> fit;
-  for (int i = 0; i < found && fit.size() < kDnnCandidates; ++i) {
+  std::vector<Algorithm> candidates;
+  for (int i = 0; i < found && candidates.size() < kDnnCandidates; ++i) {
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
     bool math = p.mathType == CUDNN_FMA_MATH ||
                 (tf32 && (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_DEFAULT_MATH));
-    if (p.status == CUDNN_STATUS_SUCCESS && math && p.memory <= kLibraryWorkspaceBytes) fit.push_back(p);
+    if (p.status == CUDNN_STATUS_SUCCESS && math && p.memory <= kLibraryWorkspaceBytes)
+      candidates.push_back({static_cast<int>(p.algo), static_cast<int>(p.mathType), p.memory});
   }
-  ORCHID_USER_CHECK(!fit.empty()) << where << ": cuDNN has no " << (tf32 ? "f32 or TF32" : "f32")
-                                  << " algorithm within " << kLibraryWorkspaceBytes << " bytes of workspace for "
-                                  << describe(c);
-  // The timed fastest, and the heuristic's first where it ran (else the fastest stands in).
-  size_t chosen = 0, first = 0;
-  if (fit.size() > 1 && options.time_algorithms) {
-    std::lock_guard<std::mutex> lock(a.calling);
-    a.check(a.set_stream(a.handle, nullptr), "cudnnSetStream", where);
-    std::vector<std::optional<double>> ms = time_candidates(static_cast<int>(fit.size()), [&](int i) {
-      const cudnnConvolutionFwdAlgoPerf_t& p = fit[static_cast<size_t>(i)];
-      return a.conv_math(cd, p.mathType) == CUDNN_STATUS_SUCCESS &&
-             call(static_cast<int>(p.algo), p.memory) == CUDNN_STATUS_SUCCESS;
-    });
-    int best = fastest_of(ms);
-    ORCHID_USER_CHECK(best >= 0) << where << ": cuDNN ran none of its " << fit.size() << " algorithms for "
-                                 << describe(c);
-    chosen = static_cast<size_t>(best);
-    if (!ms[0]) first = chosen;
-  }
-  auto algorithm = [](const cudnnConvolutionFwdAlgoPerf_t& p) {
-    return Algorithm{static_cast<int>(p.algo), static_cast<int>(p.mathType), p.memory};
-  };
-  algos_[0] = algorithm(fit[first]);
-  algos_[1] = algorithm(fit[chosen]);
-  timed_ = chosen == first ? 0 : 1;
-  choose(AlgorithmChoice::Timed);
-}
-
-void DnnStep::choose(AlgorithmChoice c) {
-  use_ = c == AlgorithmChoice::Timed ? timed_ : 0;
-  api_->check(api_->conv_math(static_cast<cudnnConvolutionDescriptor_t>(conv_desc_),
-                              static_cast<cudnnMathType_t>(algos_[use_].math)),
-              "cudnnSetConvolutionMathType", where_);
+  ORCHID_USER_CHECK(!candidates.empty()) << where << ": cuDNN has no " << (tf32 ? "f32 or TF32" : "f32")
+                                         << " algorithm within " << kLibraryWorkspaceBytes
+                                         << " bytes of workspace for " << describe(c);
+  std::lock_guard<std::mutex> lock(a.calling);
+  a.check(a.set_stream(a.handle, nullptr), "cudnnSetStream", where);
+  std::optional<AlgorithmPair> pick =
+      pick_algorithms(static_cast<int>(candidates.size()), options.time_algorithms,
+                      [&](int i) { return call(candidates[static_cast<size_t>(i)]) == CUDNN_STATUS_SUCCESS; });
+  ORCHID_USER_CHECK(pick) << where << ": cuDNN ran none of its " << candidates.size() << " algorithms for " << describe(c);
+  algos_[0] = candidates[static_cast<size_t>(pick->heuristic)];
+  algos_[1] = candidates[static_cast<size_t>(pick->timed)];
+  differ_ = pick->heuristic != pick->timed;
 }
 
 DnnStep::~DnnStep() { release(); }
@@ -228,21 +208,22 @@ void DnnStep::release() {
   if (conv_desc_) a.conv_destroy(static_cast<cudnnConvolutionDescriptor_t>(std::exchange(conv_desc_, nullptr)));
 }
 
-int DnnStep::call(int algo, size_t workspace_bytes) const {
+int DnnStep::call(const Algorithm& algo) const {
   const DnnApi& a = *api_;
+  auto cd = static_cast<cudnnConvolutionDescriptor_t>(conv_desc_);
+  if (cudnnStatus_t s = a.conv_math(cd, static_cast<cudnnMathType_t>(algo.math)); s != CUDNN_STATUS_SUCCESS) return s;
   const float one = 1, zero = 0;
   auto ptr = [](uint64_t p) { return reinterpret_cast<void*>(p); };
   return a.forward(a.handle, &one, static_cast<cudnnTensorDescriptor_t>(x_desc_), ptr(x_),
                    static_cast<cudnnFilterDescriptor_t>(w_desc_), ptr(w_),
-                   static_cast<cudnnConvolutionDescriptor_t>(conv_desc_), static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-                   ptr(workspace_), workspace_bytes, &zero, static_cast<cudnnTensorDescriptor_t>(y_desc_), ptr(y_));
+                   cd, static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), ptr(workspace_), algo.workspace_bytes, &zero, static_cast<cudnnTensorDescriptor_t>(y_desc_), ptr(y_));
 }
 
 void DnnStep::enqueue(void* stream) const {
   const DnnApi& a = *api_;
   std::lock_guard<std::mutex> lock(a.calling);
   a.check(a.set_stream(a.handle, static_cast<cudaStream_t>(stream)), "cudnnSetStream", where_);
-  a.check(static_cast<cudnnStatus_t>(call(algos_[use_].algo, algos_[use_].workspace_bytes)), "cudnnConvolutionForward", where_);
+  a.check(static_cast<cudnnStatus_t>(call(algos_[slot()])), "cudnnConvolutionForward", where_);
 }
 
 }  // namespace orchid::runtime::cuda

@@ -4,7 +4,7 @@
 // asked once at load, that fits the workspace and computes in f32 FMA (no TF32 or other
 // tensor-core conversion) or, where TF32 is allowed, on tensor cores in TF32: the fastest of
 // the first kDnnCandidates such, each timed on the GPU at load (library_call.h,
-// time_candidates), or the first where algorithms are not timed (LibraryOptions). Like
+// pick_algorithms), or the first where algorithms are not timed (LibraryOptions). Like
 // LtStep it holds the first and the fastest, and the model chooses which runs.
 #pragma once
 
@@ -19,7 +19,7 @@ namespace orchid::runtime::cuda {
 
 struct DnnApi;
 
-// Qualifying algorithms of cuDNN's heuristic timed at load (time_candidates).
+// Qualifying algorithms of cuDNN's heuristic timed at load (pick_algorithms).
 constexpr int kDnnCandidates = 8;
 
 // Whether cuDNN loads (and, if not, why).
@@ -37,16 +37,19 @@ class DnnStep final : public LibraryCall {
   DnnStep& operator=(const DnnStep&) = delete;
 
   void enqueue(void* stream) const override;
-  bool algorithms_differ() const override { return timed_ != 0; }
-  void choose(AlgorithmChoice c) override;
 
  private:
   void set_up(const DnnConv& conv, const std::vector<uint64_t>& args, const LibraryOptions& options);
   void choose_algorithms(const DnnConv& conv, const LibraryOptions& options);
   void release();
-  // cudnnConvolutionForward with algorithm `algo` and `workspace_bytes` on the handle's
-  // stream: its status. The caller holds the API's lock and has set the stream.
-  int call(int algo, size_t workspace_bytes) const;
+  // An algorithm with its math type and workspace.
+  struct Algorithm {
+    int algo = 0, math = 0;
+    size_t workspace_bytes = 0;
+  };
+  // cudnnConvolutionForward with `algo` (its math type set on the descriptor first) on the
+  // handle's stream: its status. The caller holds the API's lock and has set the stream.
+  int call(const Algorithm& algo) const;
 
   const DnnApi* api_;
   std::string where_;
@@ -54,15 +57,9 @@ class DnnStep final : public LibraryCall {
   void* y_desc_ = nullptr;
   void* w_desc_ = nullptr;
   void* conv_desc_ = nullptr;
-  // The heuristic's first qualifying algorithm and the one timed fastest at load, each with
-  // its math type and workspace; the index of the timed one (0: the heuristic's) and of the
-  // one enqueue runs.
-  struct Algorithm {
-    int algo = 0, math = 0;
-    size_t workspace_bytes = 0;
-  };
+  // The heuristic's first qualifying algorithm and the one timed fastest at load
+  // (LibraryCall::slot picks one).
   Algorithm algos_[2];
-  int timed_ = 0, use_ = 0;
   uint64_t x_ = 0, w_ = 0, y_ = 0, workspace_ = 0;
 };
 

@@ -20,6 +20,20 @@ LibrarySpec library_spec(StepImpl impl, const ir::Graph& g, const std::string& w
   return *m.conv;
 }
 
+int fastest_of(const std::vector<std::optional<double>>& ms) {
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(ms.size()); ++i) {
+    const std::optional<double>& t = ms[static_cast<size_t>(i)];
+    if (!t) continue;
+    double bar = best < 0 ? 0 : *ms[static_cast<size_t>(best)] * (best == 0 ? kFasterBy : 1.0);
+    if (best < 0 || *t < bar) best = i;
+  }
+  return best;
+}
+
+namespace {
+
+// Milliseconds per call of each candidate (pick_algorithms); none for one that did not run.
 std::vector<std::optional<double>> time_candidates(int count, const std::function<bool(int)>& run) {
   const Device& dev = Device::get();
   std::vector<std::optional<double>> ms(static_cast<size_t>(count));
@@ -41,15 +55,14 @@ std::vector<std::optional<double>> time_candidates(int count, const std::functio
   return ms;
 }
 
-int fastest_of(const std::vector<std::optional<double>>& ms) {
-  int best = -1;
-  for (int i = 0; i < static_cast<int>(ms.size()); ++i) {
-    const std::optional<double>& t = ms[static_cast<size_t>(i)];
-    if (!t) continue;
-    double bar = best < 0 ? 0 : *ms[static_cast<size_t>(best)] * (best == 0 ? kFasterBy : 1.0);
-    if (best < 0 || *t < bar) best = i;
-  }
-  return best;
+}  // namespace
+
+std::optional<AlgorithmPair> pick_algorithms(int count, bool time, const std::function<bool(int)>& run) {
+  if (count <= 1 || !time) return AlgorithmPair{};
+  std::vector<std::optional<double>> ms = time_candidates(count, run);
+  int best = fastest_of(ms);
+  if (best < 0) return std::nullopt;
+  return AlgorithmPair{ms[0] ? 0 : best, best};
 }
 
 std::string describe(const LibrarySpec& spec) {

@@ -37,19 +37,25 @@ struct LibraryOptions {
   bool time_algorithms = true;
 };
 
-// Milliseconds per call of each of `count` candidate algorithms of one library call, each run
-// by `run(i)` on the default stream; none for a candidate the library refused at a call
-// (run returned false). Each is run once to warm up, then timed kTimingRounds times,
-// round-robin, as kTimedCalls calls back to back (CUDA events; the least per call counts).
-inline constexpr int kTimingRounds = 3;
-inline constexpr int kTimedCalls = 8;
-std::vector<std::optional<double>> time_candidates(int count, const std::function<bool(int)>& run);
-
 // The candidate to keep of times `ms` (none: it did not run): the fastest, except that the
 // first (the library's own choice) stays unless another takes less than kFasterBy of its
 // time; -1 where none ran.
 inline constexpr double kFasterBy = 0.97;
 int fastest_of(const std::vector<std::optional<double>>& ms);
+
+// The two algorithms a call keeps, as indexes among its `count` candidates (the library's
+// ranking), each run by `run(i)` on the default stream (false: the library refused it at the
+// call): the library's own choice (its first, or the fastest where the first did not run) and
+// the fastest by fastest_of. Each candidate is run once to warm up, then timed kTimingRounds
+// times, round-robin, as kTimedCalls calls back to back (CUDA events; the least per call
+// counts). Both 0 where candidates are not timed (`time` false) or there is one; none where
+// no candidate ran.
+inline constexpr int kTimingRounds = 3;
+inline constexpr int kTimedCalls = 8;
+struct AlgorithmPair {
+  int heuristic = 0, timed = 0;
+};
+std::optional<AlgorithmPair> pick_algorithms(int count, bool time, const std::function<bool(int)>& run);
 
 // Which of a call's two algorithms it runs: the fastest timed at load, or the library's
 // heuristic choice (the same where algorithms were not timed, or the heuristic's was fastest).
@@ -61,8 +67,17 @@ class LibraryCall {
   // The call on `stream` (a CUstream).
   virtual void enqueue(void* stream) const = 0;
   // Whether the timed and the heuristic's algorithms differ, and which later calls run.
-  virtual bool algorithms_differ() const = 0;
-  virtual void choose(AlgorithmChoice c) = 0;
+  bool algorithms_differ() const { return differ_; }
+  void choose(AlgorithmChoice c) { choice_ = c; }
+
+ protected:
+  // Which of the two algorithms a call keeps enqueue runs: 0 the heuristic's, 1 the timed
+  // one (set `differ_` where they differ).
+  int slot() const { return differ_ && choice_ == AlgorithmChoice::Timed ? 1 : 0; }
+  bool differ_ = false;
+
+ private:
+  AlgorithmChoice choice_ = AlgorithmChoice::Timed;
 };
 
 }  // namespace orchid::runtime::cuda

@@ -170,19 +170,13 @@ void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint6
   a.pref_destroy(pref);
   a.check(s, "cublasLtMatmulAlgoGetHeuristic", where);
   ORCHID_USER_CHECK(found > 0) << where << ": cuBLASLt has no algorithm for " << describe(mm);
-  // The timed fastest, and the heuristic's first where it ran (else the fastest stands in).
-  int chosen = 0, first = 0;
-  if (found > 1 && options.time_algorithms) {
-    std::vector<std::optional<double>> ms =
-        time_candidates(found, [&](int i) { return call(&results[i].algo, nullptr) == CUBLAS_STATUS_SUCCESS; });
-    chosen = fastest_of(ms);
-    ORCHID_USER_CHECK(chosen >= 0) << where << ": cuBLASLt ran none of its " << found << " algorithms for "
-                                   << describe(mm);
-    if (!ms[0]) first = chosen;
-  }
-  std::memcpy(algos_[0], &results[first].algo, sizeof(algos_[0]));
-  std::memcpy(algos_[1], &results[chosen].algo, sizeof(algos_[1]));
-  timed_ = use_ = chosen == first ? 0 : 1;
+  std::optional<AlgorithmPair> pick = pick_algorithms(found, options.time_algorithms, [&](int i) {
+    return call(&results[i].algo, nullptr) == CUBLAS_STATUS_SUCCESS;
+  });
+  ORCHID_USER_CHECK(pick) << where << ": cuBLASLt ran none of its " << found << " algorithms for " << describe(mm);
+  std::memcpy(algos_[0], &results[pick->heuristic].algo, sizeof(algos_[0]));
+  std::memcpy(algos_[1], &results[pick->timed].algo, sizeof(algos_[1]));
+  differ_ = pick->heuristic != pick->timed;
 }
 
 int LtStep::call(const void* algo_bytes, void* stream) const {
@@ -206,7 +200,7 @@ void LtStep::release() {
 }
 
 void LtStep::enqueue(void* stream) const {
-  api_->check(static_cast<cublasStatus_t>(call(algos_[use_], stream)), "cublasLtMatmul", where_);
+  api_->check(static_cast<cublasStatus_t>(call(algos_[slot()], stream)), "cublasLtMatmul", where_);
 }
 
 }  // namespace orchid::runtime::cuda

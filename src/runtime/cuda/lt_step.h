@@ -2,7 +2,7 @@
 // (libcublasLt.so.<major>, like the driver: no link against it), and one matmul
 // (lt_matmul.h) with its descriptors, its algorithm and its device addresses fixed at load.
 // It holds two algorithms: the heuristic's first, and the fastest of the heuristic's first
-// kLtCandidates timed on the GPU at load (library_call.h, time_candidates; the heuristic's
+// kLtCandidates timed on the GPU at load (library_call.h, pick_algorithms; the heuristic's
 // order is a model's guess, not a measurement), or the heuristic's alone where algorithms are
 // not timed (LibraryOptions). Which one runs is chosen per model (CudaModel: the faster
 // model).
@@ -19,7 +19,7 @@ namespace orchid::runtime::cuda {
 
 struct LtApi;
 
-// Algorithms asked of cuBLASLt's heuristic and timed at load (time_candidates).
+// Algorithms asked of cuBLASLt's heuristic and timed at load (pick_algorithms).
 constexpr int kLtCandidates = 8;
 
 // Whether cuBLASLt loads (and, if not, why).
@@ -37,8 +37,6 @@ class LtStep final : public LibraryCall {
   LtStep& operator=(const LtStep&) = delete;
 
   void enqueue(void* stream) const override;
-  bool algorithms_differ() const override { return timed_ != 0; }
-  void choose(AlgorithmChoice c) override { use_ = c == AlgorithmChoice::Timed ? timed_ : 0; }
 
  private:
   void set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint64_t workspace, const LibraryOptions& options);
@@ -51,10 +49,9 @@ class LtStep final : public LibraryCall {
   std::string where_;
   void* desc_ = nullptr;
   void* layouts_[4] = {};  // A, B, C, D
-  // The heuristic's first algorithm and the one timed fastest at load (cublasLtMatmulAlgo_t
-  // each), the index of the timed one (0: the heuristic's) and of the one enqueue runs.
+  // The heuristic's algorithm and the one timed fastest at load (the bytes of a
+  // cublasLtMatmulAlgo_t each; LibraryCall::slot picks one).
   alignas(8) unsigned char algos_[2][64] = {};
-  int timed_ = 0, use_ = 0;
   uint64_t a_ = 0, b_ = 0, c_ = 0, d_ = 0, workspace_ = 0;
   float alpha_ = 1, beta_ = 0;
 };
