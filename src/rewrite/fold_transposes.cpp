@@ -3,7 +3,6 @@
 #include <optional>
 
 #include "ir/movement.h"
-#include "ir/verifier.h"
 #include "rewrite/edit.h"
 #include "rewrite/patterns.h"
 
@@ -24,22 +23,8 @@ std::optional<ir::ValueId> transposed_source(const ir::Graph& g, ir::ValueId t) 
 
 namespace {
 
-// p with each operand that is a transpose read from its source, the flag flipped.
-bool fold_operands(const ir::Graph& g, ir::Primitive& p) {
-  auto& attrs = std::get<ir::MatMulAttrs>(p.attrs);
-  bool changed = false;
-  for (size_t k = 0; k < 2; ++k)
-    if (std::optional<ir::ValueId> x = transposed_source(g, p.inputs[k])) {
-      p.inputs[k] = *x;
-      bool& flag = k == 0 ? attrs.trans_a : attrs.trans_b;
-      flag = !flag;
-      changed = true;
-    }
-  return changed;
-}
-
-// The transpose an operand reads through views that keep its last two dims (batch reshapes),
-// or none; `o` itself read directly is not one (fold_operands takes it).
+// The transpose an operand is, or reads through views that keep its last two dims (batch
+// reshapes); none where it is neither.
 std::optional<ir::ValueId> viewed_transpose(const ir::Graph& g, ir::ValueId o) {
   const ir::Dims& shape = g.type(o).shape;
   if (shape.size() < 2) return std::nullopt;
@@ -51,16 +36,17 @@ std::optional<ir::ValueId> viewed_transpose(const ir::Graph& g, ir::ValueId o) {
     if (p.op != ir::PrimOp::View || in.size() < 2 || last_two(in) != last_two(shape)) break;
     t = p.inputs[0];
   }
-  if (t == o) return std::nullopt;
   return transposed_source(g, t);
 }
 
-// Matmul operands that are batch reshapes of a transpose (PyTorch's matmul decomposition views
-// a 4-D K^T [1, H, D, L] as [H, D, L]) read the same reshape of the transpose's source, the
-// last two dims swapped back, with the trans flag flipped: a row-major reshape that keeps the
-// last two dims moves whole matrices, so it commutes with transposing each. The views and the
-// transpose stay only for other readers.
-bool fold_viewed_transposes(ir::Graph& g) {
+}  // namespace
+
+// Matmul operands that are transposes, or batch reshapes of one (PyTorch's matmul
+// decomposition views a 4-D K^T [1, H, D, L] as [H, D, L]), read the transpose's source (so
+// reshaped, the last two dims swapped back) with the trans flag flipped: a row-major reshape
+// that keeps the last two dims moves whole matrices, so it commutes with transposing each.
+// The views and the transpose stay only for other readers.
+bool fold_transposes_into_matmuls(ir::Graph& g) {
   Edit e(g);
   bool changed = false;
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
@@ -84,23 +70,7 @@ bool fold_viewed_transposes(ir::Graph& g) {
     e.replace(p.outputs[0], add_matmul(e, in[0], in[1], attrs, g.value(p.outputs[0]).name));
     changed = true;
   }
-  if (changed) g = e.finish("folding reshaped transposes into matmuls");
-  return changed;
-}
-
-}  // namespace
-
-bool fold_transposes_into_matmuls(ir::Graph& g) {
-  bool changed = fold_viewed_transposes(g);
-  for (int32_t n = 0; n < g.num_nodes(); ++n) {
-    ir::Primitive& p = g.mutable_node(ir::NodeId(n));
-    if (p.op != ir::PrimOp::MatMul || !fold_operands(g, p)) continue;
-    std::vector<ir::TensorType> in_types;
-    for (ir::ValueId v : p.inputs) in_types.push_back(g.type(v));
-    ir::derive_tensor_expr(in_types, g.type(p.outputs[0]), p);
-    changed = true;
-  }
-  if (changed) ir::verify_or_throw(g, "after folding transposes into matmuls");
+  if (changed) g = e.finish("folding transposes into matmuls");
   return changed;
 }
 

@@ -5,8 +5,10 @@
 //   t[.., i(r-2), i(r-1)] = x[.., i(r-1), i(r-2)]   (one unpredicated load; other dims in order)
 // is read from x instead, with the operand's trans flag flipped: oneDNN reads it through
 // strides and the GEMM packing in its own order, and the transpose is never written to
-// memory. The layout primitive stays only for other readers (dead code goes otherwise).
-// Returns whether anything changed; the result is verified.
+// memory. So is an operand that views such a t with its batch dims reshaped (PyTorch's
+// matmul decomposition): it reads x so reshaped. The layout primitive stays only for other
+// readers (dead code goes otherwise). Returns whether anything changed; the result is
+// verified.
 #pragma once
 
 #include <optional>
