@@ -211,11 +211,11 @@ std::vector<StepChoice> implement_generated(const ir::Graph& g, const tile::Kern
   return s.kind == StepKind::Generated ? split_trailing_views(g, std::move(s), Libraries::None) : std::vector{s};
 }
 
-std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
-                                  runtime::PlanDevice device, bool gpu_libraries) {
+std::vector<std::vector<StepChoice>> implement_each(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
+                                                    runtime::PlanDevice device, bool gpu_libraries) {
   bool cpu = device == runtime::PlanDevice::Cpu;
   Libraries libs = cpu ? Libraries::OneDnn : gpu_libraries ? Libraries::Gpu : Libraries::None;
-  std::vector<StepChoice> out;
+  std::vector<std::vector<StepChoice>> out;
   for (const tile::Kernel& k : kernels) {
     StepChoice s = make_choice(g, k, libs);
     if (!cpu && s.kind == StepKind::Reference) refuse_opaque_on_gpu(g, s);
@@ -223,13 +223,25 @@ std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Ke
     for (ir::NodeId n : s.kernel.nodes) linear |= g.node(n).kind() == ir::PrimKind::Linear;
     std::vector<StepChoice> parts =
         libs != Libraries::None && s.kind == StepKind::Generated && linear ? split_linear(g, s, libs) : std::vector{s};
+    std::vector<StepChoice>& steps = out.emplace_back();
     for (StepChoice& p : parts) {
-      std::vector<StepChoice> steps =
+      std::vector<StepChoice> more =
           p.kind == StepKind::Generated ? split_trailing_views(g, std::move(p), libs) : std::vector{p};
-      for (StepChoice& q : steps) out.push_back(std::move(q));
+      for (StepChoice& q : more) steps.push_back(std::move(q));
     }
   }
   return out;
+}
+
+std::vector<StepChoice> joined(const std::vector<std::vector<StepChoice>>& each) {
+  std::vector<StepChoice> out;
+  for (const std::vector<StepChoice>& steps : each) out.insert(out.end(), steps.begin(), steps.end());
+  return out;
+}
+
+std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
+                                  runtime::PlanDevice device, bool gpu_libraries) {
+  return joined(implement_each(g, kernels, device, gpu_libraries));
 }
 
 }  // namespace orchid::driver

@@ -38,6 +38,11 @@ struct StepChoice {
 // (UnsupportedError naming the primitive and its source node).
 std::vector<StepChoice> implement(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
                                   runtime::PlanDevice device = runtime::PlanDevice::Cpu, bool gpu_libraries = true);
+// The same steps, those of each kernel apart, and joined again in order.
+std::vector<StepChoice> joined(const std::vector<std::vector<StepChoice>>& each);
+std::vector<std::vector<StepChoice>> implement_each(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
+                                                    runtime::PlanDevice device = runtime::PlanDevice::Cpu,
+                                                    bool gpu_libraries = true);
 
 // The kernel as generated code alone, with no library step: one generated step (an
 // interpreter step where it has an opaque primitive, an alias for a lone view), then alias

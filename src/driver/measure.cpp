@@ -201,17 +201,19 @@ std::vector<StepChoice> computed_steps(const std::vector<StepChoice>& steps) {
 }  // namespace
 
 void choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
-                             std::vector<StepChoice>& before, std::vector<StepChoice>& chosen,
+                             const std::vector<std::vector<StepChoice>>& each, std::vector<StepChoice>& before,
+                             std::vector<StepChoice>& chosen,
                              const BuildOptions& build, const MeasureOptions& o, std::vector<std::string>* notes) {
   if (o.orchid_exe.empty()) return;
   ORCHID_CHECK(before.size() == chosen.size()) << "choices of another plan";
   std::vector<StepChoice> new_before, new_chosen;
   size_t at = 0;
-  for (const tile::Kernel& k : kernels) {
-    size_t n = implement(g, {k}).size();
+  ORCHID_CHECK(each.size() == kernels.size()) << "steps of other kernels";
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const tile::Kernel& k = kernels[i];
+    size_t n = each[i].size();
     ORCHID_CHECK(at + n <= chosen.size()) << "steps of other kernels";
-    std::vector<StepChoice> split_before(before.begin() + static_cast<std::ptrdiff_t>(at),
-                                         before.begin() + static_cast<std::ptrdiff_t>(at + n));
+    const std::vector<StepChoice>& split_before = each[i];  // as `before` holds them
     std::vector<StepChoice> split(chosen.begin() + static_cast<std::ptrdiff_t>(at),
                                   chosen.begin() + static_cast<std::ptrdiff_t>(at + n));
     at += n;

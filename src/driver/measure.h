@@ -77,11 +77,12 @@ CandidateTime faster(const CandidateTime& a, const CandidateTime& b);
 // oneDNN takes, then the rest generated: a product and its GELU) is measured whole as well,
 // as one generated kernel, against the split's steps as chosen (measured alternately, the
 // split's time the sum of its steps'). Where the whole kernel is faster it replaces the split,
-// in `chosen` and in `before` alike (the steps of `kernels` in order, aligned). Convolution
-// kernels are left split: their oneDNN steps may keep layout chains that a kernel measured
-// alone does not see.
+// in `chosen` and in `before` alike (the steps of `kernels` in order, aligned; `each` holds
+// implement_each's steps of every kernel). Convolution kernels are left split: their oneDNN
+// steps may keep layout chains that a kernel measured alone does not see.
 void choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
-                             std::vector<StepChoice>& before, std::vector<StepChoice>& chosen,
+                             const std::vector<std::vector<StepChoice>>& each, std::vector<StepChoice>& before,
+                             std::vector<StepChoice>& chosen,
                              const BuildOptions& build, const MeasureOptions& options, std::vector<std::string>* notes);
 
 // Where the choice between implementations can be measured (a linear kernel oneDNN can run),

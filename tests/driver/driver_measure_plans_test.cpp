@@ -161,7 +161,7 @@ TEST(MeasurePlans, ASplitProductIsMeasuredAgainstTheKernelWhole) {
     SCOPED_TRACE(compile == 0 ? "measured" : "from the database");
     std::vector<StepChoice> before = s.before, chosen = s.before;
     std::vector<std::string> notes;
-    choose_whole_over_split(s.g, kernels, before, chosen, s.build, s.measure, &notes);
+    choose_whole_over_split(s.g, kernels, implement_each(s.g, kernels), before, chosen, s.build, s.measure, &notes);
     ASSERT_EQ(notes.size(), 1u);
     const std::string& n = notes[0];
     EXPECT_EQ(n.find("failed"), std::string::npos) << n;
@@ -184,8 +184,8 @@ TEST(MeasurePlans, NothingIsJoinedWithoutMeasuring) {
   s.measure.orchid_exe.clear();
   std::vector<StepChoice> before = s.before, chosen = s.before;
   std::vector<std::string> notes;
-  choose_whole_over_split(s.g, orchestrate::orchestrate(s.g, orchestrate::Strategy::Greedy), before, chosen, s.build,
-                          s.measure, &notes);
+  std::vector<tile::Kernel> kernels = orchestrate::orchestrate(s.g, orchestrate::Strategy::Greedy);
+  choose_whole_over_split(s.g, kernels, implement_each(s.g, kernels), before, chosen, s.build, s.measure, &notes);
   EXPECT_TRUE(notes.empty());
   EXPECT_EQ(chosen.size(), 2u);
 }
