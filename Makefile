@@ -90,7 +90,7 @@ BENCH_ARGS ?=
 BENCH_EXPORT = OMP_NUM_THREADS=$(JOBS) /usr/bin/python3 -m bench.models.export --cache $(BENCH_CACHE) --orchid $(ORCHID)
 BENCH_RUN = $(BENCH_VENV)/bin/python -m bench.harness.run --cache $(BENCH_CACHE) --orchid $(ORCHID)
 
-.PHONY: bench bench-full bench-deps bench-tune-tvm bench-micro
+.PHONY: bench bench-full bench-deps bench-tune-tvm bench-micro bench-cost-model
 
 bench-deps: build
 	@scripts/install-deps.sh --torch
@@ -121,3 +121,9 @@ bench-micro: build
 	$(BUILD)/bench/vmath_bench --markdown bench/results/$$(date +%F)-vmath.md
 	$(BUILD)/bench/gemm_bench --threads $(JOBS) --markdown bench/results/$$(date +%F)-gemm.md
 	$(BUILD)/bench/conv_bench --threads $(JOBS) --markdown bench/results/$$(date +%F)-conv.md
+
+# The analytic cost model (src/tile/cost.h) against measured time: the Spearman correlation of
+# the two rankings of random schedules of 22 kernels, and of the plans cutting them into
+# consecutive kernels (bench/tile_rank.cpp; writes bench/results/<date>-cost-model.md).
+bench-cost-model: build
+	$(BUILD)/bench/tile_rank_bench --threads $(JOBS) --markdown bench/results/$$(date +%F)-cost-model.md

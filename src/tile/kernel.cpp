@@ -5,6 +5,7 @@
 
 #include "ir/stats.h"
 #include "support/error.h"
+#include "tile/grid.h"
 #include "tile/propagate.h"
 
 namespace orchid::tile {
@@ -80,7 +81,9 @@ TileStats propagate_kernel(const ir::Graph& g, const Kernel& k, const KernelTile
     auto slots = propagate_primitive(g, p, *dom, reduce);
     for (size_t slot = 0; slot < slots.size(); ++slot)
       if (slots[slot]) unite(need[static_cast<size_t>(p.inputs[slot].v)], *slots[slot]);
-    s.flops += flops_per_point(p) * dom->numel() * (reduce ? reduce->numel() : ir::numel(p.reduce_domain));
+    int64_t points = dom->numel() * (reduce ? reduce->numel() : ir::numel(p.reduce_domain));
+    s.node_points[n] = points;
+    s.flops += flops_per_point(p) * points;
   }
 
   for (size_t vi = 0; vi < nv; ++vi) {
@@ -102,51 +105,16 @@ TileStats propagate_kernel(const ir::Graph& g, const Kernel& k, const KernelTile
 }
 
 GridStats propagate_grid(const ir::Graph& g, const Kernel& k, const std::vector<ir::Dims>& tile_shapes) {
-  ORCHID_CHECK(tile_shapes.size() == k.outputs.size() && !k.outputs.empty())
-      << tile_shapes.size() << " tile shapes for a kernel of " << k.outputs.size() << " outputs";
-  const size_t rank = g.type(k.outputs[0]).shape.size();
-  ir::Dims grid;
-  for (size_t j = 0; j < k.outputs.size(); ++j) {
-    const ir::Dims& shape = g.type(k.outputs[j]).shape;
-    const ir::Dims& t = tile_shapes[j];
-    ORCHID_CHECK(shape.size() == rank && t.size() == rank)
-        << "tile shape " << ir::dims_str(t) << " for " << value_str(g, k.outputs[j]) << " : "
-        << ir::dims_str(shape) << " (every output of rank " << rank << ")";
-    ir::Dims counts(rank);
-    for (size_t d = 0; d < rank; ++d) {
-      ORCHID_CHECK(t[d] >= 1) << "tile shape " << ir::dims_str(t) << " has a dim below 1";
-      counts[d] = (shape[d] + t[d] - 1) / t[d];
-    }
-    if (j == 0) grid = counts;
-    ORCHID_CHECK(counts == grid) << "tile shape " << ir::dims_str(t) << " of " << value_str(g, k.outputs[j])
-                                 << " gives a grid " << ir::dims_str(counts) << ", not " << ir::dims_str(grid);
-  }
+  TaskGrid tg = uniform_grid(g, k, tile_shapes);
   GridStats s;
-  s.tasks = ir::numel(grid);
-  ir::Dims at(rank, 0);
-  KernelTile task;
-  task.outputs.resize(k.outputs.size());
+  s.tasks = tg.tasks();
   for (int64_t t = 0; t < s.tasks; ++t) {
-    for (size_t j = 0; j < k.outputs.size(); ++j) {
-      const ir::Dims& shape = g.type(k.outputs[j]).shape;
-      Region& r = task.outputs[j];
-      r.lo.resize(rank);
-      r.hi.resize(rank);
-      for (size_t d = 0; d < rank; ++d) {
-        r.lo[d] = at[d] * tile_shapes[j][d];
-        r.hi[d] = std::min(r.lo[d] + tile_shapes[j][d], shape[d]);
-      }
-    }
-    TileStats ts = propagate_kernel(g, k, task);
+    TileStats ts = propagate_kernel(g, k, task_tile(g, k, tg, grid_coords(t, tg.grid)));
     s.load_bytes += ts.load_bytes;
     s.store_bytes += ts.store_bytes;
     s.flops += ts.flops;
     s.max_footprint_bytes = std::max(s.max_footprint_bytes, ts.footprint_bytes);
     s.max_intermediate_bytes = std::max(s.max_intermediate_bytes, ts.intermediate_bytes);
-    for (size_t d = rank; d-- > 0;) {  // row-major odometer over the grid
-      if (++at[d] < grid[d]) break;
-      at[d] = 0;
-    }
   }
   return s;
 }

@@ -57,6 +57,7 @@ struct TileStats {
   int64_t intermediate_bytes = 0;
   int64_t footprint_bytes = 0;
   int64_t flops = 0;
+  std::map<ir::NodeId, int64_t> node_points;  // per primitive computed: its points × reduction terms
 };
 
 // Propagates one task's tiles through the kernel. Output tiles must lie inside their values'

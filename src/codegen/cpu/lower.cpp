@@ -26,24 +26,6 @@ namespace {
 int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
 int64_t align64(int64_t x) { return round_up(x, 64); }
 
-// Dims of an output follow the anchor's dims of equal extent, left to right.
-OutputTiling tiling_for(const Dims& shape, const Dims& anchor, const Dims& grid) {
-  OutputTiling t;
-  size_t next = 0;
-  for (int64_t extent : shape) {
-    int a = -1;
-    for (size_t d = next; d < anchor.size(); ++d)
-      if (anchor[d] == extent) {
-        a = static_cast<int>(d);
-        next = d + 1;
-        break;
-      }
-    t.align.push_back(a);
-    t.tile.push_back(a < 0 ? extent : std::max<int64_t>(1, ceil_div(extent, grid[a])));
-  }
-  return t;
-}
-
 }  // namespace
 
 int64_t reduction_lanes(const Schedule& s, int64_t extent) {
@@ -51,34 +33,6 @@ int64_t reduction_lanes(const Schedule& s, int64_t extent) {
   int64_t lanes = static_cast<int64_t>(s.vector_width) * s.unroll;
   while (lanes > s.vector_width && lanes > extent) lanes /= 2;
   return lanes <= extent ? lanes : 0;
-}
-
-Dims grid_coords(int64_t task, const Dims& grid) {
-  Dims c(grid.size());
-  for (size_t d = grid.size(); d-- > 0;) {
-    c[d] = task % grid[d];
-    task /= grid[d];
-  }
-  return c;
-}
-
-// Every element of an output is written by exactly one task: the tile along aligned dims,
-// and only by tasks at coordinate 0 of the grid dims the output does not follow. (Rank-0
-// outputs are written by task 0; see place_values.)
-Region output_tile(const OutputTiling& t, const Dims& shape, const Dims& coords) {
-  Region r = Region::whole(shape);
-  for (size_t a = 0; a < coords.size(); ++a)
-    if (coords[a] != 0 && std::find(t.align.begin(), t.align.end(), static_cast<int>(a)) == t.align.end()) {
-      std::fill(r.lo.begin(), r.lo.end(), 0);
-      std::fill(r.hi.begin(), r.hi.end(), 0);
-      return r;
-    }
-  for (size_t j = 0; j < shape.size(); ++j) {
-    if (t.align[j] < 0) continue;
-    r.lo[j] = std::min(shape[j], coords[t.align[j]] * t.tile[j]);
-    r.hi[j] = std::min(shape[j], r.lo[j] + t.tile[j]);
-  }
-  return r;
 }
 
 namespace {
@@ -650,14 +604,10 @@ KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Sc
   kl.outputs = k.outputs;
   std::vector<NodeId> nodes = k.nodes;
   std::sort(nodes.begin(), nodes.end());
-  const Dims& anchor = g.type(k.outputs[anchor_output(g, k)]).shape;
-  kl.tasks = 1;
-  for (size_t d = 0; d < anchor.size(); ++d) {
-    int64_t t = d < s.tile.size() && s.tile[d] > 0 ? std::min(s.tile[d], anchor[d]) : anchor[d];
-    kl.grid.push_back(anchor[d] == 0 ? 0 : ceil_div(anchor[d], t));
-    kl.tasks *= kl.grid.back();
-  }
-  for (ValueId o : k.outputs) kl.tilings.push_back(tiling_for(g.type(o).shape, anchor, kl.grid));
+  tile::TaskGrid grid = tile::anchor_grid(g, k, anchor_output(g, k), s.tile);
+  kl.grid = grid.grid;
+  kl.tasks = grid.tasks();
+  kl.tilings = std::move(grid.tilings);
   for (NodeId n : nodes)
     ORCHID_CHECK(g.node(n).kind() != ir::PrimKind::Opaque) << "opaque primitives have no generated code";
   std::vector<bool> inl = inlined_nodes(g, nodes, k.outputs, s);

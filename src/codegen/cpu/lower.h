@@ -13,6 +13,7 @@
 
 #include "codegen/cpu/schedule.h"
 #include "ir/graph.h"
+#include "tile/grid.h"
 #include "tile/kernel.h"
 #include "tile/region.h"
 
@@ -76,12 +77,8 @@ struct NodeLowering {
   int transpose_dim = -1;
 };
 
-// How output k's tile follows the grid: dim j of the output is cut like grid dim align[j]
-// (-1: whole), in pieces of `tile[j]` elements (the last ones may be short or empty).
-struct OutputTiling {
-  std::vector<int> align;
-  ir::Dims tile;
-};
+// How output k's tile follows the grid (tile/grid.h).
+using OutputTiling = tile::OutputTiling;
 
 struct KernelLowering {
   std::vector<ir::ValueId> inputs, outputs;  // arguments: inputs then outputs
@@ -158,11 +155,8 @@ constexpr int64_t kTransposeBlock = 16;
 // ceil(a / b) for a >= 0 (0 where b <= 0).
 inline int64_t ceil_div(int64_t a, int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
-// Coordinates of a task in the grid (row-major task numbering).
-ir::Dims grid_coords(int64_t task, const ir::Dims& grid);
-// The tile of an output a task writes (possibly empty; a rank-0 output is whole for every task
-// and written by task 0 alone).
-tile::Region output_tile(const OutputTiling& t, const ir::Dims& shape, const ir::Dims& coords);
+using tile::grid_coords;
+using tile::output_tile;
 
 // The output a kernel's grid is cut from (its "anchor", which a schedule's tile refers to):
 // the largest, the first among equals.

@@ -1,0 +1,427 @@
+// Rank agreement of the analytic cost model (tile/cost.h, tune/estimate.h) with measured time:
+// for each kernel of a set drawn from the benchmark models' shapes, random schedules are
+// generated, compiled into one shared object per kernel, timed on this machine (the tasks cut
+// in contiguous ranges over the threads, as the runtime does) and priced by the model; the
+// Spearman correlation of the two rankings is reported per kernel, with the median, and how
+// much slower the model's pick is than the fastest schedule measured.
+//
+// Second table: alternative plans of the same primitives (every way of cutting a kernel's
+// primitives, in topological order, into consecutive kernels under default schedules),
+// measured and priced as sums over their kernels.
+//
+// Usage: tile_rank_bench [--schedules N] [--threads T] [--min-time S] [--only NAME]
+//                        [--target-cache FILE] [--markdown FILE]
+#include <dlfcn.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/codegen.h"
+#include "codegen/cpu/compiler.h"
+#include "codegen/cpu/lower.h"
+#include "codegen/kernel_graphs.h"
+#include "interp/random_inputs.h"
+#include "ir/parser.h"
+#include "micro_common.h"
+#include "orchid/kernel_abi.h"
+#include "support/random.h"
+#include "target/host.h"
+#include "tune/estimate.h"
+
+namespace orchid::bench {
+namespace {
+
+using codegen::cpu::Schedule;
+
+struct KernelCase {
+  std::string name;
+  std::string text;
+};
+
+std::string conv_relu(int64_t n, int64_t ci, int64_t co, int64_t hw, int64_t k, int64_t groups, bool pool) {
+  auto s = [](int64_t x) { return std::to_string(x); };
+  int64_t pad = k / 2;
+  std::string x = "f32[" + s(n) + "," + s(ci) + "," + s(hw) + "," + s(hw) + "]";
+  std::string y = "f32[" + s(n) + "," + s(co) + "," + s(hw) + "," + s(hw) + "]";
+  std::string t = "graph @g {\n  input %x : " + x + "\n  input %w : f32[" + s(co) + "," + s(ci / groups) + "," + s(k) +
+                  "," + s(k) + "]\n  input %b : f32[" + s(co) + "]\n";
+  t += "  %y : " + y + " = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[" + s(pad) + "," + s(pad) +
+       "], pads_end=[" + s(pad) + "," + s(pad) + "], groups=" + s(groups) + "}\n";
+  t += "  %z : " + y + " = elementwise(%y, %b) { max(add(%y[i0, i1, i2, i3], %b[i1]), 0:f32) }\n";
+  if (!pool) return t + "  output %z\n}\n";
+  std::string p = "f32[" + s(n) + "," + s(co) + "," + s(hw / 2) + "," + s(hw / 2) + "]";
+  t += "  %p : " + p + " = reduce max(%z) over [2,2] { %z[i0, i1, add(mul(i2, 2), r0), add(mul(i3, 2), r1)] }\n";
+  return t + "  output %p\n}\n";
+}
+
+std::string unary(const std::string& shape, const std::string& body) {
+  return "graph @g {\n  input %x : f32[" + shape + "]\n  %y : f32[" + shape + "] = elementwise(%x) { " + body +
+         " }\n  output %y\n}\n";
+}
+
+// Kernels of the shapes the benchmark models run (vit_small, bert, resnet18, mobilenet_v2,
+// segformer, candy, gqa_decode), each small enough to time in milliseconds.
+std::vector<KernelCase> kernel_cases() {
+  using namespace codegen;
+  std::vector<KernelCase> c;
+  c.push_back({"softmax 1182x197", softmax_rows(1182, 197)});
+  c.push_back({"softmax 1024x1000", softmax_rows(1024, 1000)});
+  c.push_back({"layernorm 1576x384", layernorm_rows(1576, 384)});
+  c.push_back({"layernorm 512x768", layernorm_rows(512, 768)});
+  c.push_back({"row sum 8192x512", row_reduction("sum", "f32", 8192, {512})});
+  c.push_back({"gelu 1576x1536", unary("1576,1536", "mul(mul(%x[i0, i1], 0.5:f32), add(erf(mul(%x[i0, i1], 0.70710677:f32)), 1:f32))")});
+  c.push_back({"silu 8,96,56,56", unary("8,96,56,56", "div(%x[i0, i1, i2, i3], add(exp(neg(%x[i0, i1, i2, i3])), 1:f32))")});
+  c.push_back({"tanh 4096x1024", unary("4096,1024", "tanh(%x[i0, i1])")});
+  c.push_back({"transpose 1024x768", R"(graph @g {
+  input %x : f32[1024,768]
+  %y : f32[768,1024] = layout(%x) { %x[i1, i0] }
+  output %y
+})"});
+  c.push_back({"head split 8,197,6,64", R"(graph @g {
+  input %x : f32[8,197,6,64]
+  %y : f32[8,6,197,64] = layout(%x) { %x[i0, i2, i1, i3] }
+  output %y
+})"});
+  c.push_back({"bias residual 4096x768", R"(graph @g {
+  input %x : f32[4096,768]
+  input %r : f32[4096,768]
+  input %b : f32[768]
+  %y : f32[4096,768] = elementwise(%x, %b, %r) { add(add(%x[i0, i1], %b[i1]), %r[i0, i1]) }
+  output %y
+})"});
+  c.push_back({"se scale 8,96,56,56", R"(graph @g {
+  input %x : f32[8,96,56,56]
+  input %s : f32[8,96,1,1]
+  %y : f32[8,96,56,56] = elementwise(%x, %s) { mul(%x[i0, i1, i2, i3], %s[i0, i1, 0, 0]) }
+  output %y
+})"});
+  c.push_back({"avg pool 8,512,7,7", R"(graph @g {
+  input %x : f32[8,512,7,7]
+  %s : f32[8,512,1,1] = reduce sum(%x) over [7,7] { %x[i0, i1, r0, r1] }
+  %y : f32[8,512,1,1] = elementwise(%s) { mul(%s[i0, i1, i2, i3], 0.020408163:f32) }
+  output %y
+})"});
+  c.push_back({"upsample 1,32,128,128", R"(graph @g {
+  input %x : f32[1,32,64,64]
+  %y : f32[1,32,128,128] = layout(%x) { %x[i0, i1, floordiv(i2, 2), floordiv(i3, 2)] }
+  output %y
+})"});
+  c.push_back({"rmsnorm 2048x1024", R"(graph @g {
+  input %x : f32[2048,1024]
+  input %w : f32[1024]
+  %s : f32[2048,1] = reduce sum(%x) over [1024] { mul(%x[i0, r0], %x[i0, r0]) }
+  %i : f32[2048,1] = elementwise(%s) { rsqrt(add(mul(%s[i0, i1], 0.0009765625:f32), 1e-06:f32)) }
+  %y : f32[2048,1024] = elementwise(%x, %i, %w) { mul(mul(%x[i0, i1], %i[i0, 0]), %w[i1]) }
+  output %y
+})"});
+  c.push_back({"matmul relu 512^3", gemm_graph(1, 512, 512, 512, false, false, false)});
+  c.push_back({"matmul relu 197x1536x384", gemm_graph(1, 197, 1536, 384, false, false, false)});
+  c.push_back({"batched matmul 8x128x128x64", gemm_graph(8, 128, 128, 64, false, false, true)});
+  c.push_back({"matmul softmax 8192x128x64", R"(graph @g {
+  input %a : f32[8192,64]
+  input %b : f32[64,128]
+  %c : f32[8192,128] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  %m : f32[8192,1] = reduce max(%c) over [128] { %c[i0, r0] }
+  %e : f32[8192,128] = elementwise(%c, %m) { exp(sub(%c[i0, i1], %m[i0, 0])) }
+  %s : f32[8192,1] = reduce sum(%e) over [128] { %e[i0, r0] }
+  %d : f32[8192,128] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }
+  output %d
+})"});
+  c.push_back({"conv3x3 relu 64@28", conv_relu(1, 64, 64, 28, 3, 1, false)});
+  c.push_back({"depthwise3x3 relu 96@56", conv_relu(1, 96, 96, 56, 3, 96, false)});
+  c.push_back({"conv relu maxpool 32@56", conv_relu(1, 32, 32, 56, 3, 1, true)});
+  return c;
+}
+
+tile::Kernel whole(const ir::Graph& g) {
+  tile::Kernel k;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
+  k.outputs = g.outputs();
+  return k;
+}
+
+// A random schedule: per anchor dim a power of two up to the dim, or the whole dim (the
+// innermost more often whole), with at most 16384 tasks; random vector width, unroll and
+// inlining. The default schedule comes first.
+std::vector<Schedule> schedules(const ir::Graph& g, const tile::Kernel& k, int count, int threads, Rng& rng) {
+  std::vector<Schedule> out{codegen::cpu::default_schedule(g, k, threads)};
+  std::set<std::string> seen{codegen::cpu::schedule_str(out[0])};
+  const ir::Dims& shape = g.type(k.outputs[codegen::cpu::anchor_output(g, k)]).shape;
+  for (int tries = 0; static_cast<int>(out.size()) < count && tries < 100 * count; ++tries) {
+    Schedule s = out[0];
+    int64_t tasks = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      bool whole_dim = rng.next() % (d + 1 == shape.size() ? 2 : 4) == 0;
+      int64_t t = shape[d];
+      if (!whole_dim) {
+        int bits = 0;
+        while ((int64_t{2} << bits) <= shape[d]) ++bits;
+        t = int64_t{1} << (rng.next() % (bits + 1));
+      }
+      s.tile[d] = t;
+      tasks *= (shape[d] + t - 1) / t;
+    }
+    if (tasks > 16384) continue;
+    const int widths[] = {1, 4, 8, 16}, unrolls[] = {1, 2, 4};
+    s.vector_width = widths[rng.next() % 4];
+    s.unroll = unrolls[rng.next() % 3];
+    s.inline_single_use = rng.next() % 4 != 0;
+    if (seen.insert(codegen::cpu::schedule_str(s)).second) out.push_back(s);
+  }
+  return out;
+}
+
+struct Loaded {
+  std::vector<const orchid_kernel_desc*> kernels;
+};
+
+Loaded compile_and_load(const std::vector<codegen::cpu::GeneratedKernel>& gen, const codegen::cpu::Compiler& cc) {
+  codegen::cpu::CompiledObject obj = cc.compile(codegen::cpu::library_source(gen));
+  void* h = dlopen(obj.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (h == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
+  auto fn = reinterpret_cast<orchid_kernel_table_fn>(dlsym(h, ORCHID_KERNEL_TABLE_SYMBOL));
+  int64_t count = 0;
+  const orchid_kernel_desc* table = fn(&count);
+  Loaded l;
+  for (int64_t i = 0; i < count; ++i) l.kernels.push_back(&table[i]);
+  return l;
+}
+
+// Buffers of every value a set of kernels reads or writes, by value id.
+struct Buffers {
+  std::map<ir::ValueId, Aligned> by_value;
+  void* at(ir::ValueId v) { return by_value.at(v).get(); }
+};
+
+Buffers buffers(const ir::Graph& g) {
+  Buffers b;
+  std::vector<ir::Tensor> inputs = interp::random_inputs(g, 7);
+  for (int32_t i = 0; i < g.num_values(); ++i) {
+    ir::ValueId v(i);
+    int64_t bytes = g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+    b.by_value.emplace(v, Aligned(static_cast<size_t>(std::max<int64_t>(bytes, 64))));
+  }
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    std::memcpy(b.at(g.inputs()[i]), inputs[i].data(), inputs[i].bytes().size());
+  return b;
+}
+
+// Runs one kernel over its tasks, cut into `threads` contiguous ranges.
+std::function<void()> runner(const orchid_kernel_desc* d, const codegen::cpu::GeneratedKernel& gk, Buffers& b,
+                             int threads, std::vector<Aligned>& scratch) {
+  std::vector<void*> ptrs;
+  for (ir::ValueId v : gk.inputs) ptrs.push_back(b.at(v));
+  for (ir::ValueId v : gk.outputs) ptrs.push_back(b.at(v));
+  scratch.clear();
+  for (int t = 0; t < threads; ++t) scratch.emplace_back(static_cast<size_t>(std::max<int64_t>(d->scratch_bytes, 64)));
+  std::vector<void*> scr;
+  for (Aligned& a : scratch) scr.push_back(a.get());
+  return [d, ptrs, scr, threads] {
+    int64_t err = 0;
+    orchid_args args{const_cast<void**>(ptrs.data()), static_cast<int64_t>(ptrs.size()), &err};
+    int64_t n = d->task_count;
+#pragma omp parallel num_threads(threads)
+    {
+      int t = omp_get_thread_num();
+      int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+      if (begin < end) d->fn(&args, begin, end, scr[static_cast<size_t>(t)]);
+    }
+  };
+}
+
+std::vector<double> ranks(const std::vector<double>& x) {
+  std::vector<size_t> idx(x.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<double> r(x.size());
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j + 1 < idx.size() && x[idx[j + 1]] == x[idx[i]]) ++j;
+    for (size_t q = i; q <= j; ++q) r[idx[q]] = (double(i) + double(j)) / 2;
+    i = j + 1;
+  }
+  return r;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> ra = ranks(a), rb = ranks(b);
+  double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / double(ra.size());
+  double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / double(rb.size());
+  double num = 0, da = 0, db = 0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    num += (ra[i] - ma) * (rb[i] - mb);
+    da += (ra[i] - ma) * (ra[i] - ma);
+    db += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return da == 0 || db == 0 ? 0.0 : num / std::sqrt(da * db);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+struct Row {
+  std::string name;
+  size_t count = 0;
+  double rho = 0;
+  double best_ms = 0, default_ms = 0, pick_ms = 0;
+};
+
+Row rank_schedules(const KernelCase& kc, int count, const target::Target& t, const codegen::cpu::Compiler& cc,
+                   int threads, double min_time) {
+  ir::Graph g = ir::parse_graph(kc.text);
+  tile::Kernel k = whole(g);
+  Rng rng(std::hash<std::string>{}(kc.name));
+  std::vector<Schedule> ss = schedules(g, k, count, threads, rng);
+  std::vector<codegen::cpu::GeneratedKernel> gen;
+  std::vector<double> model;
+  for (size_t i = 0; i < ss.size(); ++i) {
+    gen.push_back(codegen::cpu::generate_kernel(g, k, ss[i], "k" + std::to_string(i)));
+    model.push_back(tune::estimate_cpu_schedule(g, k, ss[i], t).seconds * 1e3);
+  }
+  Loaded lib = compile_and_load(gen, cc);
+  Buffers b = buffers(g);
+  std::vector<std::vector<Aligned>> scratch(ss.size());
+  std::vector<std::function<void()>> runs;
+  for (size_t i = 0; i < ss.size(); ++i) runs.push_back(runner(lib.kernels[i], gen[i], b, threads, scratch[i]));
+  std::vector<double> ms = rounds_of(runs, min_time);
+  Row r{kc.name, ss.size(), spearman(model, ms), *std::min_element(ms.begin(), ms.end()), ms[0], 0};
+  r.pick_ms = ms[static_cast<size_t>(std::min_element(model.begin(), model.end()) - model.begin())];
+  for (size_t i = 0; i < ss.size(); ++i)
+    std::fprintf(stderr, "  %-28s %-60s model %9.4f ms  measured %9.4f ms\n", kc.name.c_str(),
+                 codegen::cpu::schedule_str(ss[i]).c_str(), model[i], ms[i]);
+  return r;
+}
+
+// Every way of cutting the nodes (in topological order) into consecutive kernels; each kernel
+// writes what later kernels or the graph's outputs read.
+std::vector<std::vector<tile::Kernel>> consecutive_plans(const ir::Graph& g) {
+  int n = g.num_nodes();
+  auto users = g.users();
+  std::set<ir::ValueId> graph_out(g.outputs().begin(), g.outputs().end());
+  std::vector<std::vector<tile::Kernel>> plans;
+  for (uint32_t cuts = 0; cuts < (1u << (n - 1)); ++cuts) {
+    std::vector<tile::Kernel> plan(1);
+    for (int i = 0; i < n; ++i) {
+      if (i > 0 && (cuts >> (i - 1) & 1u)) plan.emplace_back();
+      plan.back().nodes.push_back(ir::NodeId(i));
+    }
+    for (tile::Kernel& k : plan) {
+      std::set<ir::NodeId> in(k.nodes.begin(), k.nodes.end());
+      for (ir::NodeId nd : k.nodes)
+        for (ir::ValueId v : g.node(nd).outputs) {
+          bool outside = graph_out.count(v) > 0;
+          for (ir::NodeId u : users[static_cast<size_t>(v.v)]) outside = outside || !in.count(u);
+          if (outside) k.outputs.push_back(v);
+        }
+    }
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
+Row rank_plans(const KernelCase& kc, const target::Target& t, const codegen::cpu::Compiler& cc, int threads,
+               double min_time) {
+  ir::Graph g = ir::parse_graph(kc.text);
+  std::vector<std::vector<tile::Kernel>> plans = consecutive_plans(g);
+  std::vector<codegen::cpu::GeneratedKernel> gen;
+  std::vector<std::vector<size_t>> plan_kernels;
+  std::vector<double> model;
+  for (const auto& plan : plans) {
+    plan_kernels.emplace_back();
+    double sum = 0;
+    for (const tile::Kernel& k : plan) {
+      Schedule s = codegen::cpu::default_schedule(g, k, threads);
+      plan_kernels.back().push_back(gen.size());
+      gen.push_back(codegen::cpu::generate_kernel(g, k, s, "k" + std::to_string(gen.size())));
+      sum += tune::estimate_cpu_schedule(g, k, s, t).seconds * 1e3;
+    }
+    model.push_back(sum);
+  }
+  Loaded lib = compile_and_load(gen, cc);
+  Buffers b = buffers(g);
+  std::vector<std::vector<Aligned>> scratch(gen.size());
+  std::vector<std::function<void()>> runs;
+  for (const auto& ks : plan_kernels) {
+    std::vector<std::function<void()>> steps;
+    for (size_t i : ks) steps.push_back(runner(lib.kernels[i], gen[i], b, threads, scratch[i]));
+    runs.push_back([steps] {
+      for (const auto& s : steps) s();
+    });
+  }
+  std::vector<double> ms = rounds_of(runs, min_time);
+  Row r{kc.name, plans.size(), spearman(model, ms), *std::min_element(ms.begin(), ms.end()), ms[0], 0};
+  r.pick_ms = ms[static_cast<size_t>(std::min_element(model.begin(), model.end()) - model.begin())];
+  for (size_t i = 0; i < plans.size(); ++i)
+    std::fprintf(stderr, "  %-28s plan %2zu (%zu kernels) model %9.4f ms  measured %9.4f ms\n", kc.name.c_str(), i,
+                 plans[i].size(), model[i], ms[i]);
+  return r;
+}
+
+std::string table(const std::string& title, const std::string& what, const std::vector<Row>& rows) {
+  std::string s = "### " + title + "\n\n| kernel | " + what +
+                  " | Spearman ρ | fastest (ms) | default (ms) | model's pick (ms) | pick / fastest |\n"
+                  "|---|---:|---:|---:|---:|---:|---:|\n";
+  std::vector<double> rhos;
+  for (const Row& r : rows) {
+    rhos.push_back(r.rho);
+    s += "| " + r.name + " | " + std::to_string(r.count) + " | " + fmt("%.2f", r.rho) + " | " + fmt("%.4f", r.best_ms) +
+         " | " + fmt("%.4f", r.default_ms) + " | " + fmt("%.4f", r.pick_ms) + " | " + fmt("%.2f", r.pick_ms / r.best_ms) +
+         " |\n";
+  }
+  return s + "\nMedian Spearman ρ over " + std::to_string(rows.size()) + " kernels: " + fmt("%.2f", median(rhos)) + "\n\n";
+}
+
+int run(int argc, char** argv) {
+  Options opt;
+  opt.min_time = 0.05;
+  int count = 20;
+  std::string only, cache = (fs::temp_directory_path() / "orchid-bench-target.json").string();
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--schedules") count = std::stoi(next());
+    else if (a == "--threads") opt.threads = std::stoi(next());
+    else if (a == "--min-time") opt.min_time = std::stod(next());
+    else if (a == "--only") only = next();
+    else if (a == "--target-cache") cache = next();
+    else if (a == "--markdown") opt.markdown = next();
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  target::Target t = target::host_target(target::ProbeOptions{}, cache).target;
+  t.cores = opt.threads;
+  codegen::cpu::CompilerOptions co;
+  co.cache_dir = fs::temp_directory_path() / "orchid-bench-objects";
+  co.extra_flags = codegen::cpu::codegen_flags();
+  codegen::cpu::Compiler cc(co);
+  std::vector<Row> sched, plans;
+  for (const KernelCase& kc : kernel_cases()) {
+    if (!only.empty() && kc.name.find(only) == std::string::npos) continue;
+    std::fprintf(stderr, "%s\n", kc.name.c_str());
+    sched.push_back(rank_schedules(kc, count, t, cc, opt.threads, opt.min_time));
+    if (ir::parse_graph(kc.text).num_nodes() >= 3) plans.push_back(rank_plans(kc, t, cc, opt.threads, opt.min_time));
+  }
+  std::string text = "## Analytic cost against measured time (" + t.name + ", " + std::to_string(opt.threads) +
+                     " threads)\n\n";
+  text += table("Schedules of one kernel", "schedules", sched);
+  text += table("Plans of the same primitives (consecutive kernels, default schedules)", "plans", plans);
+  publish(text, opt);
+  return 0;
+}
+
+}  // namespace
+}  // namespace orchid::bench
+
+int main(int argc, char** argv) { return orchid::bench::run(argc, argv); }

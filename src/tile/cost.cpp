@@ -1,0 +1,295 @@
+#include "tile/cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <iterator>
+#include <map>
+
+#include "support/error.h"
+
+namespace orchid::tile {
+
+namespace {
+
+// Representative coordinates along a grid dim of n tasks and how many tasks each stands for.
+std::vector<std::pair<int64_t, int64_t>> dim_samples(int64_t n) {
+  if (n <= 4) {
+    std::vector<std::pair<int64_t, int64_t>> all;
+    for (int64_t i = 0; i < n; ++i) all.emplace_back(i, 1);
+    return all;
+  }
+  return {{0, 1}, {1, n - 3}, {n - 2, 1}, {n - 1, 1}};
+}
+
+// Visits every sampled task with its weight (the tasks it stands for).
+template <typename F>
+void for_each_sample(const ir::Dims& grid, F&& visit) {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> per_dim;
+  for (int64_t n : grid) {
+    if (n <= 0) return;
+    per_dim.push_back(dim_samples(n));
+  }
+  std::vector<size_t> at(grid.size(), 0);
+  ir::Dims coords(grid.size());
+  while (true) {
+    int64_t weight = 1;
+    for (size_t d = 0; d < grid.size(); ++d) {
+      coords[d] = per_dim[d][at[d]].first;
+      weight *= per_dim[d][at[d]].second;
+    }
+    visit(coords, weight);
+    size_t d = grid.size();
+    while (d > 0 && ++at[d - 1] == per_dim[d - 1].size()) at[--d] = 0;
+    if (d == 0) return;
+  }
+}
+
+// A best-fit allocator over one address range: returns offsets; tracks the peak.
+class BestFit {
+ public:
+  int64_t allocate(int64_t bytes) {
+    bytes = (bytes + 63) / 64 * 64;
+    int64_t best = -1, best_size = 0, prev_end = 0;
+    for (const auto& [offset, size] : blocks_) {
+      int64_t gap = offset - prev_end;
+      if (gap >= bytes && (best < 0 || gap < best_size)) best = prev_end, best_size = gap;
+      prev_end = offset + size;
+    }
+    if (best < 0) best = prev_end;
+    blocks_.emplace(best, bytes);
+    peak_ = std::max(peak_, best + bytes);
+    return best;
+  }
+  void release(int64_t offset) { blocks_.erase(offset); }
+  int64_t peak() const { return peak_; }
+
+ private:
+  std::map<int64_t, int64_t> blocks_;
+  int64_t peak_ = 0;
+};
+
+// Per-core capacity of a level: one instance of a private level, a core's share of a shared one.
+int64_t per_core(const target::MemoryLevel& l, int cores) {
+  return l.shared_across_cores ? l.capacity_bytes / std::max(1, cores) : l.capacity_bytes;
+}
+
+// The fastest level below the registers that holds `bytes` (per core when `private_share`,
+// else a shared level whole or a private one per core); the main memory when none does.
+size_t level_holding(const target::Target& t, int64_t bytes, bool private_share) {
+  for (size_t i = 1; i + 1 < t.levels.size(); ++i) {
+    const target::MemoryLevel& l = t.levels[i];
+    int64_t room = private_share ? per_core(l, t.cores) : l.capacity_bytes;
+    if (bytes <= room) return i;
+  }
+  return t.levels.size() - 1;
+}
+
+int64_t tensor_bytes(const ir::Graph& g, ir::ValueId v) {
+  return g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+}
+
+struct GridTotals {
+  int64_t grid_bytes = 0, intermediate_bytes = 0, footprint = 0, flops = 0;
+  double work = 0, narrow_work = 0;
+  std::map<ir::ValueId, int64_t> loaded;  // per kernel input: bytes over all tasks
+};
+
+// Reads of intermediates per value: its consumers inside the kernel, and whether it is computed
+// into memory at all.
+int64_t intermediate_traffic(const ir::Graph& g, const Kernel& k, const TileStats& st,
+                             const std::set<ir::NodeId>& inlined, const std::vector<std::vector<ir::NodeId>>& users,
+                             const std::set<ir::NodeId>& in_kernel) {
+  int64_t bytes = 0;
+  for (ir::NodeId n : k.nodes) {
+    if (inlined.count(n)) continue;
+    for (ir::ValueId v : g.node(n).outputs) {
+      auto r = st.regions.find(v);
+      if (r == st.regions.end()) continue;
+      int64_t region = r->second.numel() * ir::dtype_bytes(g.type(v).dtype);
+      bool output = std::find(k.outputs.begin(), k.outputs.end(), v) != k.outputs.end();
+      int64_t reads = 0;
+      for (ir::NodeId u : users[static_cast<size_t>(v.v)]) reads += in_kernel.count(u) ? 1 : 0;
+      bytes += region * (reads + (output ? 0 : 1));
+    }
+  }
+  return bytes;
+}
+
+GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c, int64_t transaction) {
+  GridTotals tot;
+  auto users = g.users();
+  std::set<ir::NodeId> in_kernel(k.nodes.begin(), k.nodes.end());
+  for_each_sample(c.grid.grid, [&](const ir::Dims& coords, int64_t weight) {
+    KernelTile kt = task_tile(g, k, c.grid, coords);
+    TileStats st = propagate_kernel(g, k, kt);
+    int64_t bytes = 0;
+    for (const auto& [v, b] : st.input_bytes) {
+      int64_t moved = transaction_bytes(st.regions.at(v), g.type(v).shape, ir::dtype_bytes(g.type(v).dtype), transaction);
+      bytes += moved;
+      tot.loaded[v] += moved * weight;
+    }
+    for (size_t o = 0; o < k.outputs.size(); ++o) {
+      ir::ValueId v = k.outputs[o];
+      if (!kt.outputs[o].empty())
+        bytes += transaction_bytes(kt.outputs[o], g.type(v).shape, ir::dtype_bytes(g.type(v).dtype), transaction);
+    }
+    tot.grid_bytes += bytes * weight;
+    tot.intermediate_bytes += intermediate_traffic(g, k, st, c.inlined, users, in_kernel) * weight;
+    tot.flops += st.flops * weight;
+    for (const auto& [n, points] : st.node_points) {
+      double w = work_per_point(g.node(n)) * double(points) * double(weight);
+      tot.work += w;
+      if (!c.full_width.count(n)) tot.narrow_work += w;
+    }
+    tot.footprint = std::max(tot.footprint, task_footprint(g, k, st, c.inlined));
+  });
+  return tot;
+}
+
+bool one_of(ir::ExprOp op, std::initializer_list<ir::ExprOp> ops) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+double expr_slots(const ir::Expr& e) {
+  using ir::ExprOp;
+  if (e.op() == ExprOp::Load) return 0;  // addressing, not work
+  double n = 1;
+  if (one_of(e.op(), {ExprOp::Exp, ExprOp::Log, ExprOp::Tanh, ExprOp::Erf, ExprOp::Sigmoid, ExprOp::Sin, ExprOp::Cos,
+                      ExprOp::Atan, ExprOp::Pow}))
+    n = 12;
+  else if (one_of(e.op(), {ExprOp::Div, ExprOp::Sqrt, ExprOp::Rsqrt, ExprOp::Recip, ExprOp::FloorDiv, ExprOp::Mod,
+                           ExprOp::Rem}))
+    n = 4;
+  else if (one_of(e.op(), {ExprOp::Const, ExprOp::Var}))
+    n = 0;
+  for (const ir::Expr& a : e->args) n += expr_slots(a);
+  return n;
+}
+
+}  // namespace
+
+double work_per_point(const ir::Primitive& p) {
+  if (p.kind() == ir::PrimKind::Opaque || p.kind() == ir::PrimKind::Layout) return 0;
+  if (p.kind() == ir::PrimKind::Linear) return 1;  // one FMA per term
+  double n = 0;
+  for (const ir::Expr& b : p.bodies) n += expr_slots(b);
+  if (p.reduce != ir::ReduceOp::None) n += double(p.bodies.size());
+  return n;
+}
+
+int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t element_bytes, int64_t transaction) {
+  ORCHID_CHECK(r.rank() == shape.size()) << "region " << region_str(r) << " of a tensor " << ir::dims_str(shape);
+  if (r.empty()) return 0;
+  transaction = std::max<int64_t>(1, transaction);
+  ir::Dims extent = r.shape();
+  size_t rank = r.rank();
+  int64_t run = 1;
+  for (size_t d = rank; d-- > 0;) {  // the contiguous run: trailing whole dims and one more
+    run *= extent[d];
+    if (extent[d] != shape[d]) break;
+  }
+  int64_t rows = r.numel() / std::max<int64_t>(1, run);
+  int64_t first = 0;
+  for (size_t d = 0; d < rank; ++d) first = first * shape[d] + r.lo[d];
+  int64_t start = (first * element_bytes) % transaction;
+  int64_t per_row = (start + run * element_bytes + transaction - 1) / transaction;
+  return rows * per_row * transaction;
+}
+
+int64_t task_footprint(const ir::Graph& g, const Kernel& k, const TileStats& stats,
+                       const std::set<ir::NodeId>& inlined) {
+  std::vector<ir::NodeId> order = k.nodes;
+  std::sort(order.begin(), order.end());
+  std::map<ir::NodeId, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  auto users = g.users();
+  // Where a use by node u really happens: at u, or, for an inlined u, where u's value is used.
+  std::map<ir::NodeId, size_t> effective;
+  for (size_t i = order.size(); i-- > 0;) {
+    ir::NodeId n = order[i];
+    size_t at = i;
+    if (inlined.count(n))
+      for (ir::ValueId v : g.node(n).outputs)
+        for (ir::NodeId u : users[static_cast<size_t>(v.v)])
+          if (position.count(u)) at = std::max(at, effective.at(u));
+    effective[n] = at;
+  }
+  std::map<ir::ValueId, size_t> last_use;
+  for (ir::NodeId n : order)
+    for (ir::ValueId v : g.node(n).inputs) last_use[v] = std::max(last_use[v], effective.at(n));
+  std::set<ir::ValueId> outputs(k.outputs.begin(), k.outputs.end());
+
+  BestFit heap;
+  std::map<ir::ValueId, int64_t> at;
+  auto bytes_of = [&](ir::ValueId v) {
+    auto r = stats.regions.find(v);
+    return r == stats.regions.end() ? int64_t{0} : r->second.numel() * ir::dtype_bytes(g.type(v).dtype);
+  };
+  for (size_t i = 0; i < order.size(); ++i) {
+    const ir::Primitive& p = g.node(order[i]);
+    for (ir::ValueId v : p.inputs)
+      if (!at.count(v) && stats.input_bytes.count(v)) at[v] = heap.allocate(bytes_of(v));
+    if (!inlined.count(order[i]))
+      for (ir::ValueId v : p.outputs)
+        if (bytes_of(v) > 0) at[v] = heap.allocate(bytes_of(v));
+    for (auto it = at.begin(); it != at.end();) {
+      auto lu = last_use.find(it->first);
+      bool dead = !outputs.count(it->first) && (lu == last_use.end() ? true : lu->second <= i);
+      if (dead) heap.release(it->second), it = at.erase(it);
+      else ++it;
+    }
+  }
+  return heap.peak();
+}
+
+Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& c, const target::Target& t,
+                         const CostOptions& o) {
+  ORCHID_CHECK(t.levels.size() >= 2) << "target '" << t.name << "' has no memory levels";
+  ORCHID_CHECK(t.peak_gflops_f32 > 0) << "target '" << t.name << "' has no peak (not measured)";
+  const size_t main = t.levels.size() - 1;
+  ORCHID_CHECK(t.levels[main].bandwidth_gbs > 0) << "target '" << t.name << "' has no main-memory bandwidth";
+  GridTotals tot = grid_totals(g, k, c, t.levels[main].transaction_bytes);
+
+  Estimate e;
+  e.tasks = c.grid.tasks();
+  e.flops = tot.flops;
+  e.grid_bytes = tot.grid_bytes;
+  e.intermediate_bytes = tot.intermediate_bytes;
+  e.footprint_bytes = tot.footprint;
+  int64_t reread_set = 0, reread_bytes = 0;
+  for (const auto& [v, loaded] : tot.loaded) {
+    int64_t whole = tensor_bytes(g, v);
+    e.unique_bytes += std::min(loaded, whole);
+    if (loaded > whole) reread_set += whole, reread_bytes += loaded - whole;
+  }
+  for (ir::ValueId v : k.outputs) e.unique_bytes += tensor_bytes(g, v);
+
+  std::vector<int64_t> bytes(t.levels.size(), 0);
+  bytes[main] += e.unique_bytes;
+  bytes[level_holding(t, reread_set, false)] += reread_bytes;
+  bytes[level_holding(t, e.footprint_bytes, true)] += e.intermediate_bytes;
+  double slowest = 0;
+  for (size_t i = 1; i < t.levels.size(); ++i) {
+    const target::MemoryLevel& l = t.levels[i];
+    double s = l.bandwidth_gbs > 0 ? double(bytes[i]) / (l.bandwidth_gbs * 1e9) : 0.0;
+    e.levels.push_back({l.name, bytes[i], s});
+    slowest = std::max(slowest, s);
+  }
+  int full_lanes = std::max(1, t.simd_bits / 32);
+  int lanes = c.vector_lanes <= 0 ? full_lanes : std::min(c.vector_lanes, full_lanes);
+  e.work = tot.work;
+  e.narrow_work = tot.narrow_work;
+  double slots = e.work - e.narrow_work + e.narrow_work * full_lanes / lanes;
+  e.compute_seconds = slots / (t.peak_gflops_f32 * 1e9 / 2);
+  int cores = std::max(1, t.cores);
+  if (e.tasks > 0) {
+    int64_t waves = (e.tasks + cores - 1) / cores;
+    e.utilization = double(e.tasks) / double(waves * cores);
+  }
+  e.seconds = std::max(slowest, e.compute_seconds) / e.utilization +
+              double(e.tasks) * o.task_overhead_seconds / cores;
+  return e;
+}
+
+}  // namespace orchid::tile

@@ -1,0 +1,100 @@
+// The analytic latency of a kernel on a target: Welder's traffic and footprint model (§3.1)
+// with its hardware penalties (§4.1), for a kernel run as a grid of tasks (grid.h) the way
+// Orchid's code generators run it. It is the cost the orchestrator sees before anything is
+// measured, and ranks schedules for the tuner.
+//
+// For one task (a tile of every output), tile propagation gives the region of every value
+// the task touches. Over the grid:
+//  - grid traffic: each task loads its input regions and stores its output tiles, counted in
+//    whole transactions of the level they come from (a row of a region that starts or ends
+//    inside a cache line, an L2 sector, moves the whole line: §4.1's uncoalesced access);
+//  - unique traffic: each byte of the kernel's inputs and outputs once; this is what main
+//    memory must move. The rest of the grid traffic (an input every task reads again, such as
+//    a matmul's weights) is served by the fastest level that holds every such input: a
+//    private level (per core, per SM) when all of them fit one instance, a shared level
+//    when they fit it whole;
+//  - intermediate traffic: a primitive computed into memory (not inlined into its consumer,
+//    whose values stay in registers: Welder's connection at the register level) writes its
+//    region once and each consumer in the kernel reads it; this traffic stays in the fastest
+//    private level that holds the task's footprint;
+//  - footprint: every region a task holds, allocated best-fit in topological order and freed
+//    after its last use (§3.1); kernel outputs are held to the end;
+//  - compute: the kernel's work in vector instruction slots (work_per_point: an FMA of a
+//    matmul or conv term is one slot, as is each add, compare or select; a division or
+//    square root four; exp, log, tanh, erf and the like twelve, Orchid's polynomials) at the
+//    target's rate (its f32 peak counts an FMA as 2 FLOPs), scaled by the vector lanes used
+//    (the full width for the primitives that always use it).
+// Latency = max(compute, each level's traffic / its bandwidth) / utilization + the tasks'
+// fixed cost, where utilization = tasks / (waves × cores) is §4.1's parallelism penalty
+// (waves = ceil(tasks / cores)), and each task costs `task_overhead_seconds` of one core.
+//
+// Tasks are sampled, not enumerated: along each grid dim of n > 4 tasks, the first two and the
+// last two are evaluated and the second stands for the n − 4 interior ones. This is exact for
+// affine index maps, whose interior tasks are translates of each other.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "target/target.h"
+#include "tile/grid.h"
+#include "tile/kernel.h"
+
+namespace orchid::tile {
+
+struct CostConfig {
+  TaskGrid grid;
+  std::set<ir::NodeId> inlined;  // computed inside their consumer: their values stay in registers
+  int vector_lanes = 0;          // f32 lanes of the innermost loops; 0: the target's full width
+  std::set<ir::NodeId> full_width;  // computed at the full width whatever vector_lanes (a GEMM micro-kernel)
+};
+
+struct CostOptions {
+  double task_overhead_seconds = 2e-7;  // entering one task on one core (its setup, its tables)
+};
+
+struct LevelTraffic {
+  std::string level;  // the target's name of the level
+  int64_t bytes = 0;  // moved to and from it
+  double seconds = 0; // bytes / its bandwidth (0 where the level has no bandwidth)
+  bool operator==(const LevelTraffic&) const = default;
+};
+
+struct Estimate {
+  double seconds = 0;              // the analytic latency
+  int64_t tasks = 0;
+  double utilization = 1;          // tasks / (waves × cores)
+  int64_t flops = 0;
+  double work = 0;                 // vector instruction slots (work_per_point)
+  double narrow_work = 0;          // those computed at vector_lanes, not the full width
+  double compute_seconds = 0;
+  int64_t grid_bytes = 0;          // Σ tasks: input regions and output tiles, in transactions
+  int64_t unique_bytes = 0;        // the kernel's inputs (as read) and outputs, once each
+  int64_t intermediate_bytes = 0;  // Σ tasks: intermediates written and read back
+  int64_t footprint_bytes = 0;     // the largest task's, best fit
+  std::vector<LevelTraffic> levels;  // every level below the registers, fastest first
+};
+
+// The target must have an f32 peak and a main-memory bandwidth.
+Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& c, const target::Target& t,
+                         const CostOptions& o = {});
+
+// Bytes of `r` (a region of a row-major tensor of `shape` and `element_bytes` per element)
+// counted in whole transactions of `transaction_bytes`: its contiguous runs, each from its
+// start's offset within a transaction (that of the region's first element).
+int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t element_bytes, int64_t transaction_bytes);
+
+// Vector instruction slots one point (with one reduction term) of p costs.
+double work_per_point(const ir::Primitive& p);
+
+// Welder's MemFootprint of one task: the regions of `stats` (what propagate_kernel found)
+// allocated best-fit, 64-byte aligned, in topological order, each freed after its last use in
+// the kernel (its values held by an inlined consumer until that consumer's own consumer
+// runs); kernel inputs are allocated at their first use, inlined primitives' values never.
+int64_t task_footprint(const ir::Graph& g, const Kernel& k, const TileStats& stats,
+                       const std::set<ir::NodeId>& inlined);
+
+}  // namespace orchid::tile

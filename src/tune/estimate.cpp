@@ -1,0 +1,27 @@
+#include "tune/estimate.h"
+
+#include <algorithm>
+
+#include "codegen/cpu/lower.h"
+
+namespace orchid::tune {
+
+tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, const codegen::cpu::Schedule& s) {
+  codegen::cpu::KernelLowering kl = codegen::cpu::lower_kernel(g, k, s);
+  tile::CostConfig c;
+  c.grid.grid = kl.grid;
+  c.grid.tilings = kl.tilings;
+  for (const codegen::cpu::NodeLowering& n : kl.nodes) {
+    if (n.inlined) c.inlined.insert(n.node);
+    if (n.gemm) c.full_width.insert(n.node);
+  }
+  c.vector_lanes = std::max(1, s.vector_width);
+  return c;
+}
+
+tile::Estimate estimate_cpu_schedule(const ir::Graph& g, const tile::Kernel& k, const codegen::cpu::Schedule& s,
+                                     const target::Target& t, const tile::CostOptions& o) {
+  return tile::estimate_kernel(g, k, cpu_cost_config(g, k, s), t, o);
+}
+
+}  // namespace orchid::tune

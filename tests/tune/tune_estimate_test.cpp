@@ -1,0 +1,71 @@
+// The analytic cost of a generated CPU kernel under a schedule (src/tune/estimate.h): it sees
+// the lowering's grid, its inlined primitives and its vector width, and the GEMM micro-kernel
+// at full width.
+#include <gtest/gtest.h>
+
+#include "codegen/cpu/lower.h"
+#include "codegen/kernel_graphs.h"
+#include "ir/parser.h"
+#include "tune/estimate.h"
+
+namespace orchid::tune {
+namespace {
+
+tile::Kernel whole(const ir::Graph& g) {
+  tile::Kernel k;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
+  k.outputs = g.outputs();
+  return k;
+}
+
+target::Target toy() {
+  target::Target t;
+  t.name = "toy";
+  t.cores = 2;
+  t.simd_bits = 512;
+  t.peak_gflops_f32 = 0.001;  // compute bound: the lanes show
+  t.levels = {{"registers", 2048, 64, 8000, false},
+              {"L1d", 48 << 10, 64, 400, false},
+              {"L2", 1 << 20, 64, 200, false},
+              {"DRAM", int64_t{1} << 34, 64, 20, true}};
+  return t;
+}
+
+TEST(TuneEstimate, SeesTheLoweringsGridAndInlinedPrimitives) {
+  ir::Graph g = ir::parse_graph(codegen::softmax_rows(64, 300));
+  tile::Kernel k = whole(g);
+  codegen::cpu::Schedule s = codegen::cpu::default_schedule(g, k, 2);
+  s.tile = {8, 0};
+  codegen::cpu::KernelLowering kl = codegen::cpu::lower_kernel(g, k, s);
+  tile::CostConfig c = cpu_cost_config(g, k, s);
+  EXPECT_EQ(c.grid.grid, kl.grid);
+  EXPECT_EQ(c.grid.tasks(), 8);
+  size_t inlined = 0;
+  for (const codegen::cpu::NodeLowering& n : kl.nodes) inlined += n.inlined ? 1 : 0;
+  EXPECT_EQ(c.inlined.size(), inlined);
+  EXPECT_EQ(c.vector_lanes, s.vector_width);
+  EXPECT_EQ(estimate_cpu_schedule(g, k, s, toy()).tasks, 8);
+}
+
+TEST(TuneEstimate, ScalarLoopsCostMoreExceptInTheGemmMicroKernel) {
+  ir::Graph g = ir::parse_graph(codegen::softmax_rows(64, 300));
+  tile::Kernel k = whole(g);
+  codegen::cpu::Schedule wide = codegen::cpu::default_schedule(g, k, 2), scalar = wide;
+  wide.vector_width = 16;
+  scalar.vector_width = 1;
+  EXPECT_DOUBLE_EQ(estimate_cpu_schedule(g, k, scalar, toy()).compute_seconds,
+                   16 * estimate_cpu_schedule(g, k, wide, toy()).compute_seconds);
+
+  ir::Graph mm = ir::parse_graph(codegen::gemm_graph(1, 64, 64, 64, false, false, false));
+  tile::Kernel mk = whole(mm);
+  codegen::cpu::Schedule mwide = codegen::cpu::default_schedule(mm, mk, 2), mscalar = mwide;
+  mscalar.vector_width = 1;
+  tile::Estimate a = estimate_cpu_schedule(mm, mk, mwide, toy()), b = estimate_cpu_schedule(mm, mk, mscalar, toy());
+  EXPECT_EQ(cpu_cost_config(mm, mk, mwide).full_width.size(), 1u);  // the matmul
+  // Only the epilogue's FLOPs (bias and relu: 2 per element) slow down.
+  EXPECT_EQ(b.narrow_work, 2 * 64 * 64);
+  EXPECT_NEAR(b.compute_seconds - a.compute_seconds, 2.0 * 64 * 64 * (16 - 1) / 0.5e6, 1e-9);
+}
+
+}  // namespace
+}  // namespace orchid::tune
