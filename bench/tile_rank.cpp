@@ -52,10 +52,10 @@ std::string conv_relu(int64_t n, int64_t ci, int64_t co, int64_t hw, int64_t k, 
   std::string x = "f32[" + s(n) + "," + s(ci) + "," + s(hw) + "," + s(hw) + "]";
   std::string y = "f32[" + s(n) + "," + s(co) + "," + s(hw) + "," + s(hw) + "]";
   std::string t = "graph @g {\n  input %x : " + x + "\n  input %w : f32[" + s(co) + "," + s(ci / groups) + "," + s(k) +
-                  "," + s(k) + "]\n  input %b : f32[" + s(co) + "]\n";
+                  "," + s(k) + "]\n  input %b : f32[" + s(co) + ",1,1]\n";
   t += "  %y : " + y + " = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[" + s(pad) + "," + s(pad) +
        "], pads_end=[" + s(pad) + "," + s(pad) + "], groups=" + s(groups) + "}\n";
-  t += "  %z : " + y + " = elementwise(%y, %b) { max(add(%y[i0, i1, i2, i3], %b[i1]), 0:f32) }\n";
+  t += "  %z : " + y + " = elementwise(%y, %b) { max(add(%y[i0, i1, i2, i3], %b[i1, 0, 0]), 0:f32) }\n";
   if (!pool) return t + "  output %z\n}\n";
   std::string p = "f32[" + s(n) + "," + s(co) + "," + s(hw / 2) + "," + s(hw / 2) + "]";
   t += "  %p : " + p + " = reduce max(%z) over [2,2] { %z[i0, i1, add(mul(i2, 2), r0), add(mul(i3, 2), r1)] }\n";

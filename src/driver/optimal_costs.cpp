@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <map>
 
+#include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
 #include "orchestrate/strategies.h"
+#include "tune/estimate.h"
 
 namespace orchid::driver {
 
@@ -80,13 +82,29 @@ void describe(const OptimalPlan& p, std::vector<std::string>& notes) {
 
 }  // namespace
 
+orchestrate::CostOracle analytic_cost(const ir::Graph& g, const target::Target& t, int cores,
+                                      double launch_seconds) {
+  orchestrate::CostOracle roofline = orchestrate::roofline_cost(g, t, launch_seconds);
+  return [&g, t, cores, launch_seconds, roofline](const tile::Kernel& k) {
+    for (ir::NodeId n : k.nodes) {
+      ir::PrimKind kind = g.node(n).kind();
+      if (kind == ir::PrimKind::Linear || kind == ir::PrimKind::Opaque) return roofline(k);
+    }
+    codegen::cpu::Schedule s = codegen::cpu::default_schedule(g, k, cores);
+    return launch_seconds + tune::estimate_cpu_schedule(g, k, s, t).seconds;
+  };
+}
+
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
                                  const MeasureOptions& measure, int max_rounds) {
-  orchestrate::CostOracle roofline = orchestrate::roofline_cost(g, target);
-  std::map<std::string, double> measured;
+  orchestrate::CostOracle analytic = analytic_cost(g, target, std::max(1, build.cores));
+  std::map<std::string, double> measured, estimated;
   orchestrate::CostOracle cost = [&](const tile::Kernel& k) {
-    auto it = measured.find(identity(k));
-    return it != measured.end() ? it->second : roofline(k);
+    std::string id = identity(k);
+    if (auto it = measured.find(id); it != measured.end()) return it->second;
+    auto [it, fresh] = estimated.try_emplace(id, 0.0);
+    if (fresh) it->second = analytic(k);
+    return it->second;
   };
   OptimalPlan p;
   bool measuring = !measure.orchid_exe.empty();

@@ -1,9 +1,10 @@
 // The optimal orchestration with the cost loop of DESIGN.md: the BLP first sees analytic costs
-// that are lower bounds (the roofline of the target), every kernel it chooses is implemented
+// (analytic_cost: the tile-graph model, or the roofline bound of what a library runs), every
+// kernel it chooses is implemented
 // and measured (in a helper process, through the tuning database), and it is solved again,
 // until every chosen kernel has a measured cost (or a round limit). The plan kept is then the
 // faster, by measured time, of the last solve's and greedy's, so that `optimal` is never
-// measured slower than `greedy`. Without measuring, the roofline costs decide alone.
+// measured slower than `greedy`. Without measuring, the analytic costs decide alone.
 #pragma once
 
 #include <string>
@@ -24,6 +25,13 @@ struct OptimalPlan {
   double measured_seconds = 0;      // the kept plan's measured time (0: nothing measured)
   std::vector<std::string> notes;   // for the report
 };
+
+// The first-pass cost of a candidate kernel: a kernel of generated code only, the tile-graph
+// model's latency (tile/cost.h) of it under its default schedule for `cores` cores
+// (tune/estimate.h); a kernel with a linear or opaque primitive, which a library may run, the
+// roofline bound. Both plus `launch_seconds`.
+orchestrate::CostOracle analytic_cost(const ir::Graph& g, const target::Target& t, int cores,
+                                      double launch_seconds = 2e-6);
 
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
                                  const MeasureOptions& measure, int max_rounds = 12);

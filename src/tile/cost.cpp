@@ -12,6 +12,10 @@ namespace orchid::tile {
 
 namespace {
 
+// A reduction folded one term at a time into one accumulator waits for each fold: the latency
+// of an add is about four times its reciprocal throughput.
+constexpr double kSerialLatency = 4;
+
 // Representative coordinates along a grid dim of n tasks and how many tasks each stands for.
 std::vector<std::pair<int64_t, int64_t>> dim_samples(int64_t n) {
   if (n <= 4) {
@@ -69,17 +73,21 @@ class BestFit {
   int64_t peak_ = 0;
 };
 
-// Per-core capacity of a level: one instance of a private level, a core's share of a shared one.
-int64_t per_core(const target::MemoryLevel& l, int cores) {
-  return l.shared_across_cores ? l.capacity_bytes / std::max(1, cores) : l.capacity_bytes;
-}
+// Where data of a kernel lives, for the fastest level that holds it.
+enum class Holder {
+  OneCore,   // one task's: a private level per core, a core's share of a shared one
+  EachCore,  // read by every core: a private level per core, a shared one whole
+  AllCores,  // spread over the cores: private levels together, a shared one whole
+};
 
-// The fastest level below the registers that holds `bytes` (per core when `private_share`,
-// else a shared level whole or a private one per core); the main memory when none does.
-size_t level_holding(const target::Target& t, int64_t bytes, bool private_share) {
+// The fastest level below the registers that holds `bytes`; the main memory when none does.
+size_t level_holding(const target::Target& t, int64_t bytes, Holder h) {
   for (size_t i = 1; i + 1 < t.levels.size(); ++i) {
     const target::MemoryLevel& l = t.levels[i];
-    int64_t room = private_share ? per_core(l, t.cores) : l.capacity_bytes;
+    int cores = std::max(1, t.cores);
+    int64_t room = l.capacity_bytes;
+    if (h == Holder::OneCore && l.shared_across_cores) room = l.capacity_bytes / cores;
+    if (h == Holder::AllCores && !l.shared_across_cores) room = l.capacity_bytes * cores;
     if (bytes <= room) return i;
   }
   return t.levels.size() - 1;
@@ -139,6 +147,7 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
     tot.flops += st.flops * weight;
     for (const auto& [n, points] : st.node_points) {
       double w = work_per_point(g.node(n)) * double(points) * double(weight);
+      if (c.serial.count(n)) w *= kSerialLatency;
       tot.work += w;
       if (!c.full_width.count(n)) tot.narrow_work += w;
     }
@@ -167,6 +176,19 @@ double expr_slots(const ir::Expr& e) {
   return n;
 }
 
+// Slots of folding one term into a reduction's state: an add, a compare and two selects of an
+// arg-reduction, Welford's update (a division among five), the online softmax's (an exp).
+double combine_slots(ir::ReduceOp r) {
+  switch (r) {
+    case ir::ReduceOp::None: return 0;
+    case ir::ReduceOp::Sum: case ir::ReduceOp::Prod: case ir::ReduceOp::Max: case ir::ReduceOp::Min: return 1;
+    case ir::ReduceOp::ArgMax: case ir::ReduceOp::ArgMin: return 3;
+    case ir::ReduceOp::Welford: return 8;
+    case ir::ReduceOp::MaxSum: return 16;
+  }
+  return 1;
+}
+
 }  // namespace
 
 double work_per_point(const ir::Primitive& p) {
@@ -174,8 +196,7 @@ double work_per_point(const ir::Primitive& p) {
   if (p.kind() == ir::PrimKind::Linear) return 1;  // one FMA per term
   double n = 0;
   for (const ir::Expr& b : p.bodies) n += expr_slots(b);
-  if (p.reduce != ir::ReduceOp::None) n += double(p.bodies.size());
-  return n;
+  return n + combine_slots(p.reduce);
 }
 
 int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t element_bytes, int64_t transaction) {
@@ -266,9 +287,9 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
   for (ir::ValueId v : k.outputs) e.unique_bytes += tensor_bytes(g, v);
 
   std::vector<int64_t> bytes(t.levels.size(), 0);
-  bytes[main] += e.unique_bytes;
-  bytes[level_holding(t, reread_set, false)] += reread_bytes;
-  bytes[level_holding(t, e.footprint_bytes, true)] += e.intermediate_bytes;
+  bytes[level_holding(t, e.unique_bytes, Holder::AllCores)] += e.unique_bytes;
+  bytes[level_holding(t, reread_set, Holder::EachCore)] += reread_bytes;
+  bytes[level_holding(t, e.footprint_bytes, Holder::OneCore)] += e.intermediate_bytes;
   double slowest = 0;
   for (size_t i = 1; i < t.levels.size(); ++i) {
     const target::MemoryLevel& l = t.levels[i];

@@ -8,8 +8,10 @@
 //  - grid traffic: each task loads its input regions and stores its output tiles, counted in
 //    whole transactions of the level they come from (a row of a region that starts or ends
 //    inside a cache line, an L2 sector, moves the whole line: §4.1's uncoalesced access);
-//  - unique traffic: each byte of the kernel's inputs and outputs once; this is what main
-//    memory must move. The rest of the grid traffic (an input every task reads again, such as
+//  - unique traffic: each byte of the kernel's inputs and outputs once, served by the fastest
+//    level that holds all of them (the private levels of all cores together: a kernel's
+//    inputs were just written by the kernels before it, its outputs are read by those after
+//    it); main memory when none does. The rest of the grid traffic (an input every task reads again, such as
 //    a matmul's weights) is served by the fastest level that holds every such input: a
 //    private level (per core, per SM) when all of them fit one instance, a shared level
 //    when they fit it whole;
@@ -23,7 +25,8 @@
 //    matmul or conv term is one slot, as is each add, compare or select; a division or
 //    square root four; exp, log, tanh, erf and the like twelve, Orchid's polynomials) at the
 //    target's rate (its f32 peak counts an FMA as 2 FLOPs), scaled by the vector lanes used
-//    (the full width for the primitives that always use it).
+//    (the full width for the primitives that always use it); a reduction folded into a single
+//    accumulator runs at the latency of its fold, four times the slots.
 // Latency = max(compute, each level's traffic / its bandwidth) / utilization + the tasks'
 // fixed cost, where utilization = tasks / (waves × cores) is §4.1's parallelism penalty
 // (waves = ceil(tasks / cores)), and each task costs `task_overhead_seconds` of one core.
@@ -50,10 +53,11 @@ struct CostConfig {
   std::set<ir::NodeId> inlined;  // computed inside their consumer: their values stay in registers
   int vector_lanes = 0;          // f32 lanes of the innermost loops; 0: the target's full width
   std::set<ir::NodeId> full_width;  // computed at the full width whatever vector_lanes (a GEMM micro-kernel)
+  std::set<ir::NodeId> serial;      // reductions folded a term at a time into one accumulator
 };
 
 struct CostOptions {
-  double task_overhead_seconds = 2e-7;  // entering one task on one core (its setup, its tables)
+  double task_overhead_seconds = 1e-8;  // entering one task on one core (its setup, its tables)
 };
 
 struct LevelTraffic {

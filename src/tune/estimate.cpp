@@ -14,6 +14,7 @@ tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, cons
   for (const codegen::cpu::NodeLowering& n : kl.nodes) {
     if (n.inlined) c.inlined.insert(n.node);
     if (n.gemm) c.full_width.insert(n.node);
+    if (s.vector_width <= 1 && g.node(n.node).reduce != ir::ReduceOp::None && !n.gemm) c.serial.insert(n.node);
   }
   c.vector_lanes = std::max(1, s.vector_width);
   return c;

@@ -1,6 +1,7 @@
 // The analytic latency of a generated CPU kernel under a schedule (tile/cost.h), priced as
 // the code generator runs it: the schedule's grid of tasks, its inlined primitives (values
-// that stay in registers) and its vector width. It ranks schedules before they are measured
+// that stay in registers), its vector width, and its reductions folded one term at a time
+// (scalar schedules). It ranks schedules before they are measured
 // and prices candidate kernels before the orchestrator has measured them.
 #pragma once
 

@@ -104,7 +104,7 @@ TEST(TileCost, MainMemoryMovesEachByteOnceAndReReadsComeFromTheLevelHoldingThem)
   EXPECT_LT(big.seconds, small.seconds);
   // Both are bound by DRAM (75.5 MB at 20 GB/s), with every core busy, plus the tasks.
   EXPECT_DOUBLE_EQ(big.utilization, 1.0);
-  EXPECT_NEAR(big.seconds, double(unique) / 20e9 + 6144 * 2e-7 / 2, 1e-9);
+  EXPECT_NEAR(big.seconds, double(unique) / 20e9 + 6144 * CostOptions{}.task_overhead_seconds / 2, 1e-9);
 }
 
 TEST(TileCost, IntermediatesLiveInTheLevelHoldingATasksFootprint) {
@@ -137,6 +137,9 @@ graph @g {
   t.peak_gflops_f32 = 0.001;  // compute bound, to see the lanes
   Estimate three = estimate_kernel(g, k, {uniform_grid(g, k, {{1, 1024}}), {}, 0}, t);
   EXPECT_EQ(three.tasks, 3);
+  // 24 KiB in and out: the cores' L1d together hold them, so main memory moves nothing.
+  EXPECT_EQ(three.levels[0].bytes, 2 * 3 * 1024 * 4);
+  EXPECT_EQ(three.levels[3].bytes, 0);
   EXPECT_DOUBLE_EQ(three.utilization, 0.75);  // two waves on two cores, one of them half idle
   Estimate one = estimate_kernel(g, k, {uniform_grid(g, k, {{3, 1024}}), {}, 0}, t);
   EXPECT_DOUBLE_EQ(one.utilization, 0.5);

@@ -1,6 +1,6 @@
 // The analytic cost of a generated CPU kernel under a schedule (src/tune/estimate.h): it sees
-// the lowering's grid, its inlined primitives and its vector width, and the GEMM micro-kernel
-// at full width.
+// the lowering's grid, its inlined primitives and its vector width, the GEMM micro-kernel at
+// full width, and the serial reductions of scalar schedules.
 #include <gtest/gtest.h>
 
 #include "codegen/cpu/lower.h"
@@ -53,8 +53,12 @@ TEST(TuneEstimate, ScalarLoopsCostMoreExceptInTheGemmMicroKernel) {
   codegen::cpu::Schedule wide = codegen::cpu::default_schedule(g, k, 2), scalar = wide;
   wide.vector_width = 16;
   scalar.vector_width = 1;
-  EXPECT_DOUBLE_EQ(estimate_cpu_schedule(g, k, scalar, toy()).compute_seconds,
-                   16 * estimate_cpu_schedule(g, k, wide, toy()).compute_seconds);
+  // Sixteen times the slots, and the reductions, folded into one accumulator, wait on each fold.
+  tile::CostConfig sc = cpu_cost_config(g, k, scalar);
+  EXPECT_EQ(sc.serial.size(), 2u);  // max and sum
+  EXPECT_TRUE(cpu_cost_config(g, k, wide).serial.empty());
+  EXPECT_GT(estimate_cpu_schedule(g, k, scalar, toy()).compute_seconds,
+            16 * estimate_cpu_schedule(g, k, wide, toy()).compute_seconds);
 
   ir::Graph mm = ir::parse_graph(codegen::gemm_graph(1, 64, 64, 64, false, false, false));
   tile::Kernel mk = whole(mm);
