@@ -34,6 +34,7 @@
 #include "orchid/kernel_abi.h"
 #include "support/random.h"
 #include "target/host.h"
+#include "testlib/tile_fixtures.h"
 #include "tune/estimate.h"
 
 namespace orchid::bench {
@@ -125,28 +126,14 @@ std::vector<KernelCase> kernel_cases() {
   c.push_back({"matmul relu 512^3", gemm_graph(1, 512, 512, 512, false, false, false)});
   c.push_back({"matmul relu 197x1536x384", gemm_graph(1, 197, 1536, 384, false, false, false)});
   c.push_back({"batched matmul 8x128x128x64", gemm_graph(8, 128, 128, 64, false, false, true)});
-  c.push_back({"matmul softmax 8192x128x64", R"(graph @g {
-  input %a : f32[8192,64]
-  input %b : f32[64,128]
-  %c : f32[8192,128] = matmul(%a, %b) {trans_a=false, trans_b=false}
-  %m : f32[8192,1] = reduce max(%c) over [128] { %c[i0, r0] }
-  %e : f32[8192,128] = elementwise(%c, %m) { exp(sub(%c[i0, i1], %m[i0, 0])) }
-  %s : f32[8192,1] = reduce sum(%e) over [128] { %e[i0, r0] }
-  %d : f32[8192,128] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }
-  output %d
-})"});
+  c.push_back({"matmul softmax 8192x128x64", testlib::matmul_softmax(8192)});
   c.push_back({"conv3x3 relu 64@28", conv_relu(1, 64, 64, 28, 3, 1, false)});
   c.push_back({"depthwise3x3 relu 96@56", conv_relu(1, 96, 96, 56, 3, 96, false)});
   c.push_back({"conv relu maxpool 32@56", conv_relu(1, 32, 32, 56, 3, 1, true)});
   return c;
 }
 
-tile::Kernel whole(const ir::Graph& g) {
-  tile::Kernel k;
-  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
-  k.outputs = g.outputs();
-  return k;
-}
+constexpr auto whole = testlib::whole_graph_kernel;
 
 // A random schedule: per anchor dim a power of two up to the dim, or the whole dim (the
 // innermost more often whole), with at most 16384 tasks; random vector width, unroll and

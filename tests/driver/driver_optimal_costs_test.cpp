@@ -10,31 +10,14 @@
 #include "driver/optimal_costs.h"
 #include "ir/parser.h"
 #include "orchestrate/optimal.h"
+#include "testlib/tile_fixtures.h"
 #include "tune/estimate.h"
 
 namespace orchid::driver {
 namespace {
 
-target::Target toy() {
-  target::Target t;
-  t.name = "toy";
-  t.cores = 2;
-  t.simd_bits = 256;
-  t.peak_gflops_f32 = 200;
-  t.levels = {{"registers", 2048, 32, 1600, false},
-              {"L1d", 32 << 10, 64, 400, false},
-              {"L2", 512 << 10, 64, 200, false},
-              {"L3", 16 << 20, 64, 100, true},
-              {"DRAM", int64_t{1} << 34, 64, 20, true}};
-  return t;
-}
-
-tile::Kernel whole(const ir::Graph& g) {
-  tile::Kernel k;
-  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
-  k.outputs = g.outputs();
-  return k;
-}
+target::Target toy() { return testlib::toy_cpu_target(); }
+constexpr auto whole = testlib::whole_graph_kernel;
 
 TEST(OptimalCosts, GeneratedKernelsArePricedByTheTileModelAndLibraryOnesByTheRoofline) {
   ir::Graph soft = ir::parse_graph(codegen::softmax_rows(256, 300));

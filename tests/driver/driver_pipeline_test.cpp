@@ -241,9 +241,11 @@ TEST(DriverLayouts, ConvolutionChainsKeepActivationsBlocked) {
     int steps = 0;
     for (const runtime::PlanStep& s : plan.steps) steps += s.impl == runtime::StepImpl::OneDnn;
     EXPECT_EQ(steps, 4);  // each conv with its bias, relu, residual or clip
-    // r0 (read by conv1 as src and residual), s1 and k2; never x or y.
-    EXPECT_EQ(blocked_buffers(plan), layouts ? 3 : 0);
-    EXPECT_EQ(r.report_summary.find("nChw8c") != std::string::npos, layouts) << r.report_summary;
+    // r0 (read by conv1 as src and residual), s1 and k2; never x or y. On an AVX-512 host
+    // oneDNN blocks channels by 16, which Orchid's layouts do not hold: all stay plain.
+    bool blocked = layouts && !__builtin_cpu_supports("avx512f");
+    EXPECT_EQ(blocked_buffers(plan), blocked ? 3 : 0);
+    EXPECT_EQ(r.report_summary.find("nChw8c") != std::string::npos, blocked) << r.report_summary;
     for (uint64_t seed : {5, 6}) expect_matches_interpreter(o.out_dir, g, seed);
     EXPECT_EQ(bisect_artifact(o.out_dir, 7, 1e-5), "");  // every step matches
   }

@@ -5,6 +5,7 @@
 
 #include "ir/parser.h"
 #include "tile/cost.h"
+#include "testlib/tile_fixtures.h"
 #include "tile/grid.h"
 
 namespace orchid::tile {
@@ -12,40 +13,16 @@ namespace {
 
 ir::ValueId val(const ir::Graph& g, const std::string& name) { return *g.find_value(name); }
 
-Kernel whole_graph(const ir::Graph& g) {
-  Kernel k;
-  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
-  k.outputs = g.outputs();
-  return k;
-}
+const std::string kWelderExample = testlib::matmul_softmax(98304);
+constexpr auto whole_graph = testlib::whole_graph_kernel;
+target::Target toy(int64_t dram_transaction = 64) { return testlib::toy_cpu_target(dram_transaction); }
 
-// Welder §2's matmul + softmax (tile_kernel_test.cpp).
-constexpr const char* kWelderExample = R"(
-graph @welder {
-  input %a : f32[98304,64]
-  input %b : f32[64,128]
-  %c : f32[98304,128] = matmul(%a, %b) {trans_a=false, trans_b=false}
-  %m : f32[98304,1] = reduce max(%c) over [128] { %c[i0, r0] }
-  %e : f32[98304,128] = elementwise(%c, %m) { exp(sub(%c[i0, i1], %m[i0, 0])) }
-  %s : f32[98304,1] = reduce sum(%e) over [128] { %e[i0, r0] }
-  %d : f32[98304,128] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }
-  output %d
-})";
-
-// Two cores; 1 TFLOP/s; L1d 48 KiB and L2 1 MiB per core at 400 and 200 GB/s; L3 16 MiB
-// shared at 100 GB/s; DRAM at 20 GB/s; 64-byte lines; 512-bit vectors.
-target::Target toy(int64_t transaction = 64) {
-  target::Target t;
-  t.name = "toy";
-  t.cores = 2;
-  t.simd_bits = 512;
-  t.peak_gflops_f32 = 1000;
-  t.levels = {{"registers", 2048, 64, 8000, false},
-              {"L1d", 48 << 10, 64, 400, false},
-              {"L2", 1 << 20, 64, 200, false},
-              {"L3", 16 << 20, 64, 100, true},
-              {"DRAM", int64_t{1} << 34, transaction, 20, true}};
-  return t;
+CostConfig config(TaskGrid grid, std::set<ir::NodeId> inlined = {}, int lanes = 0) {
+  CostConfig c;
+  c.grid = std::move(grid);
+  c.inlined = std::move(inlined);
+  c.vector_lanes = lanes;
+  return c;
 }
 
 TEST(TileCost, TransactionsCountWholeLinesOfEachContiguousRun) {
@@ -76,7 +53,7 @@ TEST(TileCost, SampledTasksGiveTheExactGridTraffic) {
   Kernel k = whole_graph(g);
   target::Target t = toy(4);  // element-sized transactions: bytes as propagate_grid counts them
   for (ir::Dims tile : {ir::Dims{16, 128}, ir::Dims{5, 128}, ir::Dims{4096, 128}}) {
-    Estimate e = estimate_kernel(g, k, {uniform_grid(g, k, {tile}), {}, 0}, t);
+    Estimate e = estimate_kernel(g, k, config(uniform_grid(g, k, {tile})), t);
     GridStats exact = propagate_grid(g, k, {tile});
     EXPECT_EQ(e.grid_bytes, exact.traffic_bytes()) << ir::dims_str(tile);
     EXPECT_EQ(e.flops, exact.flops) << ir::dims_str(tile);
@@ -88,8 +65,8 @@ TEST(TileCost, MainMemoryMovesEachByteOnceAndReReadsComeFromTheLevelHoldingThem)
   ir::Graph g = ir::parse_graph(kWelderExample);
   Kernel k = whole_graph(g);
   target::Target t = toy();
-  Estimate small = estimate_kernel(g, k, {uniform_grid(g, k, {{4, 128}}), {}, 0}, t);
-  Estimate big = estimate_kernel(g, k, {uniform_grid(g, k, {{16, 128}}), {}, 0}, t);
+  Estimate small = estimate_kernel(g, k, config(uniform_grid(g, k, {{4, 128}})), t);
+  Estimate big = estimate_kernel(g, k, config(uniform_grid(g, k, {{16, 128}})), t);
   const int64_t unique = (98304 * 64 + 64 * 128 + 98304 * 128) * 4;
   EXPECT_EQ(small.unique_bytes, unique);
   EXPECT_EQ(big.unique_bytes, unique);
@@ -112,8 +89,8 @@ TEST(TileCost, IntermediatesLiveInTheLevelHoldingATasksFootprint) {
   Kernel k = whole_graph(g);
   target::Target t = toy();
   // A task of [16×128] holds 44 KiB: L1d. One of [512×128] holds 416 KiB: L2.
-  Estimate fits = estimate_kernel(g, k, {uniform_grid(g, k, {{16, 128}}), {}, 0}, t);
-  Estimate spills = estimate_kernel(g, k, {uniform_grid(g, k, {{512, 128}}), {}, 0}, t);
+  Estimate fits = estimate_kernel(g, k, config(uniform_grid(g, k, {{16, 128}})), t);
+  Estimate spills = estimate_kernel(g, k, config(uniform_grid(g, k, {{512, 128}})), t);
   EXPECT_LE(fits.footprint_bytes, 48 << 10);
   EXPECT_GT(spills.footprint_bytes, 48 << 10);
   EXPECT_EQ(fits.intermediate_bytes, spills.intermediate_bytes);  // the same values, written and read
@@ -121,7 +98,7 @@ TEST(TileCost, IntermediatesLiveInTheLevelHoldingATasksFootprint) {
   EXPECT_EQ(fits.intermediate_bytes, (98304 * 128 * 3 * 2 + 98304 * 2 * 2) * 4);
   EXPECT_GT(spills.levels[1].bytes, fits.levels[1].bytes);  // L2 now carries them
   // Inlining exp into the division keeps e in registers: two reads and a write fewer of it.
-  Estimate inlined = estimate_kernel(g, k, {uniform_grid(g, k, {{16, 128}}), {g.value(val(g, "e")).node}, 0}, t);
+  Estimate inlined = estimate_kernel(g, k, config(uniform_grid(g, k, {{16, 128}}), {g.value(val(g, "e")).node}), t);
   EXPECT_EQ(fits.intermediate_bytes - inlined.intermediate_bytes, int64_t{98304} * 128 * 3 * 4);
 }
 
@@ -135,16 +112,16 @@ graph @g {
   Kernel k = whole_graph(g);
   target::Target t = toy();
   t.peak_gflops_f32 = 0.001;  // compute bound, to see the lanes
-  Estimate three = estimate_kernel(g, k, {uniform_grid(g, k, {{1, 1024}}), {}, 0}, t);
+  Estimate three = estimate_kernel(g, k, config(uniform_grid(g, k, {{1, 1024}})), t);
   EXPECT_EQ(three.tasks, 3);
   // 24 KiB in and out: the cores' L1d together hold them, so main memory moves nothing.
   EXPECT_EQ(three.levels[0].bytes, 2 * 3 * 1024 * 4);
   EXPECT_EQ(three.levels[3].bytes, 0);
   EXPECT_DOUBLE_EQ(three.utilization, 0.75);  // two waves on two cores, one of them half idle
-  Estimate one = estimate_kernel(g, k, {uniform_grid(g, k, {{3, 1024}}), {}, 0}, t);
+  Estimate one = estimate_kernel(g, k, config(uniform_grid(g, k, {{3, 1024}})), t);
   EXPECT_DOUBLE_EQ(one.utilization, 0.5);
   EXPECT_GT(one.seconds, three.seconds);
-  Estimate scalar = estimate_kernel(g, k, {uniform_grid(g, k, {{1, 1024}}), {}, 1}, t);
+  Estimate scalar = estimate_kernel(g, k, config(uniform_grid(g, k, {{1, 1024}}), {}, 1), t);
   EXPECT_DOUBLE_EQ(scalar.compute_seconds, 16 * three.compute_seconds);
 }
 

@@ -6,6 +6,7 @@
 #include "ir/parser.h"
 #include "ir/stats.h"
 #include "support/error.h"
+#include "testlib/tile_fixtures.h"
 #include "tile/kernel.h"
 #include "tile_oracle.h"
 
@@ -15,26 +16,11 @@ namespace {
 ir::ValueId val(const ir::Graph& g, const std::string& name) { return *g.find_value(name); }
 ir::NodeId node(const ir::Graph& g, const std::string& output) { return g.value(val(g, output)).node; }
 
-Kernel whole_graph(const ir::Graph& g) {
-  Kernel k;
-  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
-  k.outputs = g.outputs();
-  return k;
-}
+constexpr auto whole_graph = testlib::whole_graph_kernel;
 
 // Welder §2: C = A·B with A [98304×64], B [64×128], then D = softmax(C) over rows, fused into
 // one kernel; the softmax is fissioned into max, exp(x - max), sum and div.
-constexpr const char* kWelderExample = R"(
-graph @welder {
-  input %a : f32[98304,64]
-  input %b : f32[64,128]
-  %c : f32[98304,128] = matmul(%a, %b) {trans_a=false, trans_b=false}
-  %m : f32[98304,1] = reduce max(%c) over [128] { %c[i0, r0] }
-  %e : f32[98304,128] = elementwise(%c, %m) { exp(sub(%c[i0, i1], %m[i0, 0])) }
-  %s : f32[98304,1] = reduce sum(%e) over [128] { %e[i0, r0] }
-  %d : f32[98304,128] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }
-  output %d
-})";
+const std::string kWelderExample = testlib::matmul_softmax(98304);
 
 TEST(TileKernel, WelderMatmulSoftmaxTrafficExample) {
   ir::Graph g = ir::parse_graph(kWelderExample);

@@ -6,28 +6,17 @@
 #include "codegen/cpu/lower.h"
 #include "codegen/kernel_graphs.h"
 #include "ir/parser.h"
+#include "testlib/tile_fixtures.h"
 #include "tune/estimate.h"
 
 namespace orchid::tune {
 namespace {
 
-tile::Kernel whole(const ir::Graph& g) {
-  tile::Kernel k;
-  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
-  k.outputs = g.outputs();
-  return k;
-}
+constexpr auto whole = testlib::whole_graph_kernel;
 
 target::Target toy() {
-  target::Target t;
-  t.name = "toy";
-  t.cores = 2;
-  t.simd_bits = 512;
+  target::Target t = testlib::toy_cpu_target();
   t.peak_gflops_f32 = 0.001;  // compute bound: the lanes show
-  t.levels = {{"registers", 2048, 64, 8000, false},
-              {"L1d", 48 << 10, 64, 400, false},
-              {"L2", 1 << 20, 64, 200, false},
-              {"DRAM", int64_t{1} << 34, 64, 20, true}};
   return t;
 }
 
