@@ -10,11 +10,14 @@
 // measured and priced as sums over their kernels.
 //
 // Usage: tile_rank_bench [--schedules N] [--threads T] [--min-time S] [--only NAME]
-//                        [--target-cache FILE] [--markdown FILE]
+//                        [--target-cache FILE] [--sources DIR] [--schedule TEXT]... [--markdown FILE]
+// --schedule (repeated) times the given schedules after the default one instead of random ones
+// (with --only, of one kernel); --sources writes each shared object's source to DIR.
 #include <dlfcn.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -170,8 +173,27 @@ struct Loaded {
   std::vector<const orchid_kernel_desc*> kernels;
 };
 
-Loaded compile_and_load(const std::vector<codegen::cpu::GeneratedKernel>& gen, const codegen::cpu::Compiler& cc) {
-  codegen::cpu::CompiledObject obj = cc.compile(codegen::cpu::library_source(gen));
+// Where --sources DIR writes each shared object's source ("": nowhere).
+struct Context {
+  const target::Target& target;
+  const codegen::cpu::Compiler& compiler;
+  int threads;
+  double min_time;
+  std::string sources;
+  std::vector<Schedule> given;  // --schedule TEXT: these after the default, instead of random ones
+};
+
+Loaded compile_and_load(const std::vector<codegen::cpu::GeneratedKernel>& gen, const Context& cx,
+                        const std::string& name) {
+  std::string source = codegen::cpu::library_source(gen);
+  if (!cx.sources.empty()) {
+    std::string file = name;
+    for (char& ch : file)
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    std::ofstream(fs::path(cx.sources) / (file + ".cpp")) << source;
+  }
+  const codegen::cpu::Compiler& cc = cx.compiler;
+  codegen::cpu::CompiledObject obj = cc.compile(source);
   void* h = dlopen(obj.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (h == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
   auto fn = reinterpret_cast<orchid_kernel_table_fn>(dlsym(h, ORCHID_KERNEL_TABLE_SYMBOL));
@@ -263,24 +285,26 @@ struct Row {
   double best_ms = 0, default_ms = 0, pick_ms = 0;
 };
 
-Row rank_schedules(const KernelCase& kc, int count, const target::Target& t, const codegen::cpu::Compiler& cc,
-                   int threads, double min_time) {
+Row rank_schedules(const KernelCase& kc, int count, const Context& cx) {
+  const target::Target& t = cx.target;
+  int threads = cx.threads;
   ir::Graph g = ir::parse_graph(kc.text);
   tile::Kernel k = whole(g);
   Rng rng(std::hash<std::string>{}(kc.name));
-  std::vector<Schedule> ss = schedules(g, k, count, threads, rng);
+  std::vector<Schedule> ss = schedules(g, k, cx.given.empty() ? count : 1, threads, rng);
+  ss.insert(ss.end(), cx.given.begin(), cx.given.end());
   std::vector<codegen::cpu::GeneratedKernel> gen;
   std::vector<double> model;
   for (size_t i = 0; i < ss.size(); ++i) {
     gen.push_back(codegen::cpu::generate_kernel(g, k, ss[i], "k" + std::to_string(i)));
     model.push_back(tune::estimate_cpu_schedule(g, k, ss[i], t).seconds * 1e3);
   }
-  Loaded lib = compile_and_load(gen, cc);
+  Loaded lib = compile_and_load(gen, cx, kc.name);
   Buffers b = buffers(g);
   std::vector<std::vector<Aligned>> scratch(ss.size());
   std::vector<std::function<void()>> runs;
   for (size_t i = 0; i < ss.size(); ++i) runs.push_back(runner(lib.kernels[i], gen[i], b, threads, scratch[i]));
-  std::vector<double> ms = rounds_of(runs, min_time);
+  std::vector<double> ms = rounds_of(runs, cx.min_time);
   Row r{kc.name, ss.size(), spearman(model, ms), *std::min_element(ms.begin(), ms.end()), ms[0], 0};
   r.pick_ms = ms[static_cast<size_t>(std::min_element(model.begin(), model.end()) - model.begin())];
   for (size_t i = 0; i < ss.size(); ++i)
@@ -316,8 +340,9 @@ std::vector<std::vector<tile::Kernel>> consecutive_plans(const ir::Graph& g) {
   return plans;
 }
 
-Row rank_plans(const KernelCase& kc, const target::Target& t, const codegen::cpu::Compiler& cc, int threads,
-               double min_time) {
+Row rank_plans(const KernelCase& kc, const Context& cx) {
+  const target::Target& t = cx.target;
+  int threads = cx.threads;
   ir::Graph g = ir::parse_graph(kc.text);
   std::vector<std::vector<tile::Kernel>> plans = consecutive_plans(g);
   std::vector<codegen::cpu::GeneratedKernel> gen;
@@ -334,7 +359,7 @@ Row rank_plans(const KernelCase& kc, const target::Target& t, const codegen::cpu
     }
     model.push_back(sum);
   }
-  Loaded lib = compile_and_load(gen, cc);
+  Loaded lib = compile_and_load(gen, cx, kc.name + " plans");
   Buffers b = buffers(g);
   std::vector<std::vector<Aligned>> scratch(gen.size());
   std::vector<std::function<void()>> runs;
@@ -345,7 +370,7 @@ Row rank_plans(const KernelCase& kc, const target::Target& t, const codegen::cpu
       for (const auto& s : steps) s();
     });
   }
-  std::vector<double> ms = rounds_of(runs, min_time);
+  std::vector<double> ms = rounds_of(runs, cx.min_time);
   Row r{kc.name, plans.size(), spearman(model, ms), *std::min_element(ms.begin(), ms.end()), ms[0], 0};
   r.pick_ms = ms[static_cast<size_t>(std::min_element(model.begin(), model.end()) - model.begin())];
   for (size_t i = 0; i < plans.size(); ++i)
@@ -372,7 +397,8 @@ int run(int argc, char** argv) {
   Options opt;
   opt.min_time = 0.05;
   int count = 20;
-  std::string only, cache = (fs::temp_directory_path() / "orchid-bench-target.json").string();
+  std::vector<Schedule> given;
+  std::string only, sources, cache = (fs::temp_directory_path() / "orchid-bench-target.json").string();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -381,6 +407,8 @@ int run(int argc, char** argv) {
     else if (a == "--min-time") opt.min_time = std::stod(next());
     else if (a == "--only") only = next();
     else if (a == "--target-cache") cache = next();
+    else if (a == "--sources") sources = next();
+    else if (a == "--schedule") given.push_back(codegen::cpu::parse_schedule(next()));
     else if (a == "--markdown") opt.markdown = next();
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -393,12 +421,13 @@ int run(int argc, char** argv) {
   co.cache_dir = fs::temp_directory_path() / "orchid-bench-objects";
   co.extra_flags = codegen::cpu::codegen_flags();
   codegen::cpu::Compiler cc(co);
+  Context cx{t, cc, opt.threads, opt.min_time, sources, given};
   std::vector<Row> sched, plans;
   for (const KernelCase& kc : kernel_cases()) {
     if (!only.empty() && kc.name.find(only) == std::string::npos) continue;
     std::fprintf(stderr, "%s\n", kc.name.c_str());
-    sched.push_back(rank_schedules(kc, count, t, cc, opt.threads, opt.min_time));
-    if (ir::parse_graph(kc.text).num_nodes() >= 3) plans.push_back(rank_plans(kc, t, cc, opt.threads, opt.min_time));
+    sched.push_back(rank_schedules(kc, count, cx));
+    if (ir::parse_graph(kc.text).num_nodes() >= 3) plans.push_back(rank_plans(kc, cx));
   }
   std::string text = "## Analytic cost against measured time (" + t.name + ", " + std::to_string(opt.threads) +
                      " threads)\n\n";

@@ -14,14 +14,19 @@ const std::string kMatmulSoftmax = testlib::matmul_softmax(8192);
 constexpr auto whole_graph = testlib::whole_graph_kernel;
 target::Target toy() { return testlib::toy_cpu_target(); }
 
-TEST(TileSearch, ReturnsTheCheapestTilesUnderTheFootprintLimit) {
-  ir::Graph g = ir::parse_graph(kMatmulSoftmax);
-  Kernel k = whole_graph(g);
-  auto config = [&](const ir::Dims& tile) {
+// The cost model's view of an anchor tile: the grid alone (nothing inlined, full lanes).
+std::function<CostConfig(const ir::Dims&)> grid_only(const ir::Graph& g, const Kernel& k) {
+  return [&g, &k](const ir::Dims& tile) {
     CostConfig c;
     c.grid = anchor_grid(g, k, 0, tile);
     return c;
   };
+}
+
+TEST(TileSearch, ReturnsTheCheapestTilesUnderTheFootprintLimit) {
+  ir::Graph g = ir::parse_graph(kMatmulSoftmax);
+  Kernel k = whole_graph(g);
+  auto config = grid_only(g, k);
   TileSearchOptions o;
   o.top_k = 5;
   std::vector<TileChoice> found = search_tiles(g, k, 0, config, toy(), o);
@@ -48,11 +53,7 @@ TEST(TileSearch, ReturnsTheCheapestTilesUnderTheFootprintLimit) {
 TEST(TileSearch, TheStartIsReturnedWhenNothingFits) {
   ir::Graph g = ir::parse_graph(kMatmulSoftmax);
   Kernel k = whole_graph(g);
-  auto config = [&](const ir::Dims& tile) {
-    CostConfig c;
-    c.grid = anchor_grid(g, k, 0, tile);
-    return c;
-  };
+  auto config = grid_only(g, k);
   TileSearchOptions o;
   o.footprint_limit = 1024;  // less than b alone
   std::vector<TileChoice> found = search_tiles(g, k, 0, config, toy(), o);

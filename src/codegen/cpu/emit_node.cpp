@@ -442,10 +442,13 @@ void emit_rows(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
 }  // namespace
 
 // A loop takes one pragma: a vectorized loop unrolls by processing vector_width x unroll lanes
-// per iteration (a simdlen wider than the registers is unrolled into several of them).
+// per iteration (a simdlen wider than the registers is unrolled into several of them). Over a
+// loop of known extent the lanes are halved (not below vector_width) while the elements left
+// after the last whole iteration hold a whole vector or more: the compiler runs them one at a
+// time (a row of 56 in iterations of 32 would leave 24 scalar elements, in 16s only 8).
 void Writer::simd_pragmas(const Schedule& s, const std::string& clauses, int64_t extent) {
   int64_t lanes = s.vector_width * s.unroll;
-  while (extent > 0 && lanes > s.vector_width && lanes > extent) lanes /= 2;
+  while (extent > 0 && lanes > s.vector_width && (lanes > extent || extent % lanes >= s.vector_width)) lanes /= 2;
   if (s.vector_width > 1)
     line("#pragma omp simd simdlen(" + std::to_string(lanes) + ")" + clauses);
   else if (s.unroll > 1)
