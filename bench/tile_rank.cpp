@@ -7,7 +7,8 @@
 //
 // Second table: alternative plans of the same primitives (every way of cutting a kernel's
 // primitives, in topological order, into consecutive kernels under default schedules),
-// measured and priced as sums over their kernels.
+// measured and priced as sums over their kernels. Third: Welder §2's matmul + softmax fused
+// under the tile the search picks, against the unfused pair.
 //
 // Usage: tile_rank_bench [--schedules N] [--threads T] [--min-time S] [--only NAME]
 //                        [--target-cache FILE] [--sources DIR] [--schedule TEXT]... [--markdown FILE]
@@ -38,6 +39,7 @@
 #include "support/random.h"
 #include "target/host.h"
 #include "testlib/tile_fixtures.h"
+#include "tile/search.h"
 #include "tune/estimate.h"
 
 namespace orchid::bench {
@@ -379,6 +381,51 @@ Row rank_plans(const KernelCase& kc, const Context& cx) {
   return r;
 }
 
+// Welder §2's example on this machine: A [98304×64]·B [64×128] then a softmax over rows, as
+// one fused kernel with the tile the search picks (and with the default schedule's), against
+// the unfused pair (the matmul, then the softmax).
+std::string welder_example(const Context& cx) {
+  ir::Graph g = ir::parse_graph(testlib::matmul_softmax(98304));
+  tile::Kernel fused = whole(g);
+  tile::Kernel mm{{ir::NodeId(0)}, {g.node(ir::NodeId(0)).outputs[0]}};
+  tile::Kernel soft{{ir::NodeId(1), ir::NodeId(2), ir::NodeId(3), ir::NodeId(4)}, g.outputs()};
+  Schedule base = codegen::cpu::default_schedule(g, fused, cx.threads);
+  tile::CostConfig cfg = tune::cpu_cost_config(g, fused, base);
+  auto config = [&](const ir::Dims& tile) {
+    tile::CostConfig c = cfg;
+    c.grid = tile::anchor_grid(g, fused, 0, tile);
+    return c;
+  };
+  std::vector<tile::TileChoice> found = tile::search_tiles(g, fused, 0, config, cx.target);
+  Schedule searched = base;
+  searched.tile = found.front().tile;
+  std::vector<std::pair<tile::Kernel, Schedule>> ks = {{fused, searched}, {fused, base},
+      {mm, codegen::cpu::default_schedule(g, mm, cx.threads)}, {soft, codegen::cpu::default_schedule(g, soft, cx.threads)}};
+  std::vector<codegen::cpu::GeneratedKernel> gen;
+  std::vector<double> model;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    gen.push_back(codegen::cpu::generate_kernel(g, ks[i].first, ks[i].second, "k" + std::to_string(i)));
+    model.push_back(tune::estimate_cpu_schedule(g, ks[i].first, ks[i].second, cx.target).seconds * 1e3);
+  }
+  Loaded lib = compile_and_load(gen, cx, "welder example");
+  Buffers b = buffers(g);
+  std::vector<std::vector<Aligned>> scratch(gen.size());
+  std::vector<std::function<void()>> steps;
+  for (size_t i = 0; i < gen.size(); ++i) steps.push_back(runner(lib.kernels[i], gen[i], b, cx.threads, scratch[i]));
+  std::vector<double> ms = rounds_of({steps[0], steps[1], [&] { steps[2](); steps[3](); }}, cx.min_time);
+  tile::GridStats small = tile::propagate_grid(g, fused, {{4, 128}}), big = tile::propagate_grid(g, fused, {{16, 128}});
+  std::string t = "### Welder's example: matmul [98304×64]·[64×128] + softmax\n\n"
+                  "Global traffic of the fused kernel: tiles [4×128] " + std::to_string(small.traffic_bytes()) +
+                  " bytes, [16×128] " + std::to_string(big.traffic_bytes()) + " bytes.\n\n"
+                  "| plan | schedule | model (ms) | measured (ms) |\n|---|---|---:|---:|\n";
+  t += "| fused, searched tile | " + codegen::cpu::schedule_str(searched) + " | " + fmt("%.3f", model[0]) + " | " +
+       fmt("%.3f", ms[0]) + " |\n";
+  t += "| fused, default schedule | " + codegen::cpu::schedule_str(base) + " | " + fmt("%.3f", model[1]) + " | " +
+       fmt("%.3f", ms[1]) + " |\n";
+  t += "| matmul, then softmax | defaults | " + fmt("%.3f", model[2] + model[3]) + " | " + fmt("%.3f", ms[2]) + " |\n\n";
+  return t;
+}
+
 std::string table(const std::string& title, const std::string& what, const std::vector<Row>& rows) {
   std::string s = "### " + title + "\n\n| kernel | " + what +
                   " | Spearman ρ | fastest (ms) | default (ms) | model's pick (ms) | pick / fastest |\n"
@@ -433,6 +480,7 @@ int run(int argc, char** argv) {
                      " threads)\n\n";
   text += table("Schedules of one kernel", "schedules", sched);
   text += table("Plans of the same primitives (consecutive kernels, default schedules)", "plans", plans);
+  if (only.empty() || std::string("welder example").find(only) != std::string::npos) text += welder_example(cx);
   publish(text, opt);
   return 0;
 }

@@ -99,12 +99,14 @@ int64_t tensor_bytes(const ir::Graph& g, ir::ValueId v) {
 
 struct GridTotals {
   int64_t grid_bytes = 0, intermediate_bytes = 0, footprint = 0, flops = 0;
-  double work = 0, narrow_work = 0;
+  double work = 0, wide_work = 0;
+  double narrow_work = 0;  // at `lanes`, with the scalar remainders of its rows
   std::map<ir::ValueId, int64_t> loaded;  // per kernel input: bytes over all tasks
 };
 
-// Reads of intermediates per value: its consumers inside the kernel, and whether it is computed
-// into memory at all.
+// Bytes one task moves of the values it computes into memory: each written once (a kernel
+// output's store is grid traffic) and read once by each consumer inside the kernel; values of
+// inlined primitives stay in registers.
 int64_t intermediate_traffic(const ir::Graph& g, const Kernel& k, const TileStats& st,
                              const std::set<ir::NodeId>& inlined, const std::vector<std::vector<ir::NodeId>>& users,
                              const std::set<ir::NodeId>& in_kernel) {
@@ -124,7 +126,20 @@ int64_t intermediate_traffic(const ir::Graph& g, const Kernel& k, const TileStat
   return bytes;
 }
 
-GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c, int64_t transaction) {
+// How much longer than its vector share an elementwise primitive's rows take at `lanes`: a
+// row of e elements runs floor(e / lanes) vector iterations and e mod lanes scalar ones, each
+// as long as an iteration.
+double remainder_factor(const ir::Graph& g, ir::NodeId n, const TileStats& st, int lanes) {
+  const ir::Primitive& p = g.node(n);
+  if (lanes <= 1 || p.reduce != ir::ReduceOp::None || p.outputs.empty()) return 1;
+  auto r = st.regions.find(p.outputs[0]);
+  if (r == st.regions.end() || r->second.rank() == 0) return 1;
+  int64_t e = r->second.hi.back() - r->second.lo.back();
+  if (e <= 0) return 1;
+  return double(lanes) * double(e / lanes + e % lanes) / double(e);
+}
+
+GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c, int64_t transaction, int lanes) {
   GridTotals tot;
   auto users = g.users();
   std::set<ir::NodeId> in_kernel(k.nodes.begin(), k.nodes.end());
@@ -149,7 +164,8 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
       double w = work_per_point(g.node(n)) * double(points) * double(weight);
       if (c.serial.count(n)) w *= kSerialLatency;
       tot.work += w;
-      if (!c.full_width.count(n)) tot.narrow_work += w;
+      if (c.full_width.count(n)) tot.wide_work += w;
+      else tot.narrow_work += w * remainder_factor(g, n, st, lanes);
     }
     tot.footprint = std::max(tot.footprint, task_footprint(g, k, st, c.inlined));
   });
@@ -270,7 +286,9 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
   ORCHID_CHECK(t.peak_gflops_f32 > 0) << "target '" << t.name << "' has no peak (not measured)";
   const size_t main = t.levels.size() - 1;
   ORCHID_CHECK(t.levels[main].bandwidth_gbs > 0) << "target '" << t.name << "' has no main-memory bandwidth";
-  GridTotals tot = grid_totals(g, k, c, t.levels[main].transaction_bytes);
+  int full_lanes = std::max(1, t.simd_bits / 32);
+  int lanes = c.vector_lanes <= 0 ? full_lanes : std::min(c.vector_lanes, full_lanes);
+  GridTotals tot = grid_totals(g, k, c, t.levels[main].transaction_bytes, lanes);
 
   Estimate e;
   e.tasks = c.grid.tasks();
@@ -297,11 +315,9 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
     e.levels.push_back({l.name, bytes[i], s});
     slowest = std::max(slowest, s);
   }
-  int full_lanes = std::max(1, t.simd_bits / 32);
-  int lanes = c.vector_lanes <= 0 ? full_lanes : std::min(c.vector_lanes, full_lanes);
   e.work = tot.work;
   e.narrow_work = tot.narrow_work;
-  double slots = e.work - e.narrow_work + e.narrow_work * full_lanes / lanes;
+  double slots = tot.wide_work + e.narrow_work * full_lanes / lanes;
   e.compute_seconds = slots / (t.peak_gflops_f32 * 1e9 / 2);
   int cores = std::max(1, t.cores);
   if (e.tasks > 0) {

@@ -25,7 +25,8 @@
 //    matmul or conv term is one slot, as is each add, compare or select; a division or
 //    square root four; exp, log, tanh, erf and the like twelve, Orchid's polynomials) at the
 //    target's rate (its f32 peak counts an FMA as 2 FLOPs), scaled by the vector lanes used
-//    (the full width for the primitives that always use it); a reduction folded into a single
+//    (the full width for the primitives that always use it), the elements of an elementwise
+//    row past its last whole vector costing an iteration each; a reduction folded into a single
 //    accumulator runs at the latency of its fold, four times the slots.
 // Latency = max(compute, each level's traffic / its bandwidth) / utilization + the tasks'
 // fixed cost, where utilization = tasks / (waves × cores) is §4.1's parallelism penalty
@@ -73,7 +74,7 @@ struct Estimate {
   double utilization = 1;          // tasks / (waves × cores)
   int64_t flops = 0;
   double work = 0;                 // vector instruction slots (work_per_point)
-  double narrow_work = 0;          // those computed at vector_lanes, not the full width
+  double narrow_work = 0;          // those computed at vector_lanes, with their rows' scalar remainders
   double compute_seconds = 0;
   int64_t grid_bytes = 0;          // Σ tasks: input regions and output tiles, in transactions
   int64_t unique_bytes = 0;        // the kernel's inputs (as read) and outputs, once each

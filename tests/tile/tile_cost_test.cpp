@@ -125,5 +125,22 @@ graph @g {
   EXPECT_DOUBLE_EQ(scalar.compute_seconds, 16 * three.compute_seconds);
 }
 
+TEST(TileCost, ElementsPastTheLastWholeVectorRunOneAtATime) {
+  ir::Graph g = ir::parse_graph(R"(
+graph @g {
+  input %x : f32[4,56]
+  %y : f32[4,56] = elementwise(%x) { mul(%x[i0, i1], %x[i0, i1]) }
+  output %y
+})");
+  Kernel k = whole_graph(g);
+  target::Target t = toy();
+  // Rows of 56: three vectors of 16 and 8 scalar iterations, or seven vectors of 8.
+  Estimate by16 = estimate_kernel(g, k, config(uniform_grid(g, k, {{4, 56}}), {}, 16), t);
+  Estimate by8 = estimate_kernel(g, k, config(uniform_grid(g, k, {{4, 56}}), {}, 8), t);
+  EXPECT_DOUBLE_EQ(by16.narrow_work, 4 * 56 * (16.0 * (3 + 8) / 56));
+  EXPECT_DOUBLE_EQ(by8.narrow_work, 4 * 56);
+  EXPECT_NEAR(by16.compute_seconds / by8.compute_seconds, (3 + 8) / 7.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace orchid::tile
