@@ -1,9 +1,12 @@
 // The optimal orchestration's first-pass costs (driver/optimal_costs.h, analytic_cost):
 // generated kernels priced by the tile-graph model under their default schedule, kernels a
-// library may run by the roofline bound; without measuring, these costs decide the plan.
+// library may run by the roofline bound; without measuring, these costs decide the plan, also
+// of a model-sized graph.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <iostream>
 
 #include "codegen/cpu/schedule.h"
 #include "codegen/kernel_graphs.h"
@@ -37,6 +40,38 @@ TEST(OptimalCosts, WithoutMeasuringTheTileModelChoosesAFusedSoftmax) {
   ASSERT_EQ(p.kernels.size(), 1u);  // four kernels would write and read back three values
   EXPECT_EQ(p.kernels[0].nodes.size(), 4u);
   EXPECT_TRUE(std::isfinite(p.last.cost));
+}
+
+// Blocks of a transformer's MLP half over [197, 384] tokens: layernorm, a matmul with a bias
+// and GELU, a matmul back, the residual.
+std::string mlp_blocks(int blocks) {
+  std::string t = "graph @mlp {\n  input %h0 : f32[197,384]\n  input %w1 : f32[384,1536]\n  input %w2 : f32[1536,384]\n"
+                  "  input %b1 : f32[1536]\n";
+  for (int i = 0; i < blocks; ++i) {
+    std::string k = std::to_string(i), n = std::to_string(i + 1);
+    t += "  %m" + k + ", %v" + k + " : f32[197,1], f32[197,1] = reduce welford(%h" + k + ") over [384] { %h" + k + "[i0, r0] }\n";
+    t += "  %n" + k + " : f32[197,384] = elementwise(%h" + k + ", %m" + k + ", %v" + k + ") { div(sub(%h" + k +
+         "[i0, i1], %m" + k + "[i0, 0]), sqrt(add(%v" + k + "[i0, 0], 1e-05:f32))) }\n";
+    t += "  %a" + k + " : f32[197,1536] = matmul(%n" + k + ", %w1) {trans_a=false, trans_b=false}\n";
+    t += "  %g" + k + " : f32[197,1536] = elementwise(%a" + k + ", %b1) { mul(add(%a" + k + "[i0, i1], %b1[i1]), "
+         "sigmoid(mul(add(%a" + k + "[i0, i1], %b1[i1]), 1.702:f32))) }\n";
+    t += "  %c" + k + " : f32[197,384] = matmul(%g" + k + ", %w2) {trans_a=false, trans_b=false}\n";
+    t += "  %h" + n + " : f32[197,384] = elementwise(%c" + k + ", %h" + k + ") { add(%c" + k + "[i0, i1], %h" + k + "[i0, i1]) }\n";
+  }
+  return t + "  output %h" + std::to_string(blocks) + "\n}\n";
+}
+
+// Every candidate of a 120-primitive graph priced by the model: the plan is valid (how long
+// pricing and solving took is printed, not asserted).
+TEST(OptimalCosts, PricesEveryCandidateOfAModelSizedGraph) {
+  ir::Graph g = ir::parse_graph(mlp_blocks(20));
+  ASSERT_EQ(g.num_nodes(), 120);
+  auto start = std::chrono::steady_clock::now();
+  OptimalPlan p = orchestrate_measured(g, toy(), BuildOptions{}, MeasureOptions{});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(orchestrate::plan_problems(g, p.kernels), std::vector<std::string>{});
+  EXPECT_LT(p.kernels.size(), 120u);
+  std::cout << "120 primitives: " << p.kernels.size() << " kernels in " << seconds << " s\n";
 }
 
 }  // namespace
