@@ -6,15 +6,15 @@
 // For one task (a tile of every output), tile propagation gives the region of every value
 // the task touches. Over the grid:
 //  - grid traffic: each task loads its input regions and stores its output tiles, counted in
-//    whole transactions of the level they come from (a row of a region that starts or ends
-//    inside a cache line, an L2 sector, moves the whole line: §4.1's uncoalesced access);
+//    whole transactions of main memory (a row of a region that starts or ends inside a cache
+//    line, an HBM sector, moves the whole of it: §4.1's uncoalesced access);
 //  - unique traffic: each byte of the kernel's inputs and outputs once, served by the fastest
 //    level that holds all of them (the private levels of all cores together: a kernel's
 //    inputs were just written by the kernels before it, its outputs are read by those after
-//    it); main memory when none does. The rest of the grid traffic (an input every task reads again, such as
-//    a matmul's weights) is served by the fastest level that holds every such input: a
-//    private level (per core, per SM) when all of them fit one instance, a shared level
-//    when they fit it whole;
+//    it); main memory when none does. The rest of the grid traffic (an input every task
+//    reads again, such as a matmul's weights) is served by the fastest level that holds every
+//    such input: a private level (per core, per SM) when all of them fit one instance, a
+//    shared level when they fit it whole;
 //  - intermediate traffic: a primitive computed into memory (not inlined into its consumer,
 //    whose values stay in registers: Welder's connection at the register level) writes its
 //    region once and each consumer in the kernel reads it; this traffic stays in the fastest
@@ -33,8 +33,8 @@
 // (waves = ceil(tasks / cores)), and each task costs `task_overhead_seconds` of one core.
 //
 // Tasks are sampled, not enumerated: along each grid dim of n > 4 tasks, the first two and the
-// last two are evaluated and the second stands for the n − 4 interior ones. This is exact for
-// affine index maps, whose interior tasks are translates of each other.
+// last two are evaluated and the second stands for itself and the n − 4 interior ones. This
+// is exact for affine index maps, whose interior tasks are translates of each other.
 #pragma once
 
 #include <cstdint>
