@@ -139,6 +139,16 @@ double remainder_factor(const ir::Graph& g, ir::NodeId n, const TileStats& st, i
   return double(lanes) * double(e / lanes + e % lanes) / double(e);
 }
 
+// The work of whole register blocks over a task's region of n, per unit of work in the region.
+double block_factor(const ir::Graph& g, ir::NodeId n, const TileStats& st, const RegisterBlock& b) {
+  const ir::Primitive& p = g.node(n);
+  auto r = st.regions.find(p.outputs[0]);
+  if (r == st.regions.end() || b.row_dim >= r->second.rank() || b.col_dim >= r->second.rank()) return 1;
+  auto padded = [](int64_t e, int64_t block) { return e <= 0 ? 1.0 : double((e + block - 1) / block * block) / double(e); };
+  const Region& reg = r->second;
+  return padded(reg.hi[b.row_dim] - reg.lo[b.row_dim], b.rows) * padded(reg.hi[b.col_dim] - reg.lo[b.col_dim], b.cols);
+}
+
 GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c, int64_t transaction, int lanes) {
   GridTotals tot;
   auto users = g.users();
@@ -164,6 +174,7 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
       double w = work_per_point(g.node(n)) * double(points) * double(weight);
       if (c.serial.count(n)) w *= kSerialLatency;
       tot.work += w;
+      if (auto b = c.blocks.find(n); b != c.blocks.end()) w *= block_factor(g, n, st, b->second);
       if (c.full_width.count(n)) tot.wide_work += w;
       else tot.narrow_work += w * remainder_factor(g, n, st, lanes);
     }

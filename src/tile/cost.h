@@ -26,7 +26,8 @@
 //    square root four; exp, log, tanh, erf and the like twelve, Orchid's polynomials) at the
 //    target's rate (its f32 peak counts an FMA as 2 FLOPs), scaled by the vector lanes used
 //    (the full width for the primitives that always use it), the elements of an elementwise
-//    row past its last whole vector costing an iteration each; a reduction folded into a single
+//    row past its last whole vector costing an iteration each, a primitive computed in
+//    register blocks paying for whole blocks; a reduction folded into a single
 //    accumulator runs at the latency of its fold, four times the slots.
 // Latency = max(compute, each level's traffic / its bandwidth) / utilization + the tasks'
 // fixed cost, where utilization = tasks / (waves × cores) is §4.1's parallelism penalty
@@ -38,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,12 +51,22 @@
 
 namespace orchid::tile {
 
+// A primitive computed in register blocks of `rows` × `cols` of its output's dims row_dim and
+// col_dim (the GEMM micro-kernel's 6 × 16): a task's region is covered by whole blocks, so a
+// region of 4 × 20 costs the work of 6 × 32.
+struct RegisterBlock {
+  size_t row_dim = 0, col_dim = 0;
+  int64_t rows = 1, cols = 1;
+  bool operator==(const RegisterBlock&) const = default;
+};
+
 struct CostConfig {
   TaskGrid grid;
   std::set<ir::NodeId> inlined;  // computed inside their consumer: their values stay in registers
   int vector_lanes = 0;          // f32 lanes of the innermost loops; 0: the target's full width
   std::set<ir::NodeId> full_width;  // computed at the full width whatever vector_lanes (a GEMM micro-kernel)
   std::set<ir::NodeId> serial;      // reductions folded a term at a time into one accumulator
+  std::map<ir::NodeId, RegisterBlock> blocks;  // computed in whole register blocks
 };
 
 struct CostOptions {

@@ -13,7 +13,11 @@ tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, cons
   c.grid.tilings = kl.tilings;
   for (const codegen::cpu::NodeLowering& n : kl.nodes) {
     if (n.inlined) c.inlined.insert(n.node);
-    if (n.gemm) c.full_width.insert(n.node);
+    if (n.gemm) {
+      c.full_width.insert(n.node);
+      std::optional<codegen::cpu::GemmFactors> f = codegen::cpu::gemm_factors(g, g.node(n.node));
+      if (f) c.blocks[n.node] = {f->m, f->n, codegen::cpu::kGemmMr, codegen::cpu::kGemmNr};
+    }
     if (s.vector_width <= 1 && g.node(n.node).reduce != ir::ReduceOp::None && !n.gemm) c.serial.insert(n.node);
   }
   c.vector_lanes = std::max(1, s.vector_width);

@@ -142,5 +142,24 @@ graph @g {
   EXPECT_NEAR(by16.compute_seconds / by8.compute_seconds, (3 + 8) / 7.0, 1e-12);
 }
 
+TEST(TileCost, RegisterBlocksArePaidWhole) {
+  ir::Graph g = ir::parse_graph(R"(
+graph @g {
+  input %a : f32[8,64]
+  input %b : f32[64,40]
+  %c : f32[8,40] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  output %c
+})");
+  Kernel k = whole_graph(g);
+  target::Target t = toy();
+  CostConfig plain = config(uniform_grid(g, k, {{4, 20}}));
+  plain.full_width = {ir::NodeId(0)};
+  CostConfig blocked = plain;
+  blocked.blocks[ir::NodeId(0)] = RegisterBlock{0, 1, 6, 16};
+  // Every task's [4×20] is covered by blocks of 6 × 16: [6×32], 2.4 times the work.
+  EXPECT_NEAR(estimate_kernel(g, k, blocked, t).compute_seconds / estimate_kernel(g, k, plain, t).compute_seconds,
+              6.0 / 4 * 32 / 20, 1e-12);
+}
+
 }  // namespace
 }  // namespace orchid::tile

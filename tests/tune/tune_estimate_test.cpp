@@ -54,7 +54,8 @@ TEST(TuneEstimate, ScalarLoopsCostMoreExceptInTheGemmMicroKernel) {
   codegen::cpu::Schedule mwide = codegen::cpu::default_schedule(mm, mk, 2), mscalar = mwide;
   mscalar.vector_width = 1;
   tile::Estimate a = estimate_cpu_schedule(mm, mk, mwide, toy()), b = estimate_cpu_schedule(mm, mk, mscalar, toy());
-  EXPECT_EQ(cpu_cost_config(mm, mk, mwide).full_width.size(), 1u);  // the matmul
+  EXPECT_EQ(cpu_cost_config(mm, mk, mwide).full_width.size(), 1u);  // the matmul, in 6 × 16 blocks
+  EXPECT_EQ(cpu_cost_config(mm, mk, mwide).blocks.size(), 1u);
   // Only the epilogue's FLOPs (bias and relu: 2 per element) slow down.
   EXPECT_EQ(b.narrow_work, 2 * 64 * 64);
   EXPECT_NEAR(b.compute_seconds - a.compute_seconds, 2.0 * 64 * 64 * (16 - 1) / 0.5e6, 1e-9);
