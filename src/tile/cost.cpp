@@ -12,8 +12,8 @@ namespace orchid::tile {
 
 namespace {
 
-// A reduction folded one term at a time into one accumulator waits for each fold: the latency
-// of an add is about four times its reciprocal throughput.
+// A reduction folded one term at a time into one scalar accumulator uses one lane and waits
+// for each fold: the latency of an add is about four times its reciprocal throughput.
 constexpr double kSerialLatency = 4;
 
 // Representative coordinates along a grid dim of n tasks and how many tasks each stands for.
@@ -99,6 +99,7 @@ int64_t tensor_bytes(const ir::Graph& g, ir::ValueId v) {
 
 struct GridTotals {
   int64_t grid_bytes = 0, intermediate_bytes = 0, footprint = 0, flops = 0;
+  int64_t streamed_bytes = 0;  // grid_bytes with each run charged at least efficient_run_bytes
   double work = 0, wide_work = 0;
   double narrow_work = 0;  // at `lanes`, with the scalar remainders of its rows
   std::map<ir::ValueId, int64_t> loaded;  // per kernel input: bytes over all tasks
@@ -149,7 +150,8 @@ double block_factor(const ir::Graph& g, ir::NodeId n, const TileStats& st, const
   return padded(reg.hi[b.row_dim] - reg.lo[b.row_dim], b.rows) * padded(reg.hi[b.col_dim] - reg.lo[b.col_dim], b.cols);
 }
 
-GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c, int64_t transaction, int lanes) {
+GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c, const CostOptions& o,
+                       int64_t transaction, int lanes, int full_lanes) {
   GridTotals tot;
   auto users = g.users();
   std::set<ir::NodeId> in_kernel(k.nodes.begin(), k.nodes.end());
@@ -157,25 +159,29 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
     KernelTile kt = task_tile(g, k, c.grid, coords);
     TileStats st = propagate_kernel(g, k, kt);
     int64_t bytes = 0;
+    int64_t streamed = 0;
+    auto count = [&](const Region& r, ir::ValueId v) {
+      int64_t es = ir::dtype_bytes(g.type(v).dtype);
+      streamed += transaction_bytes(r, g.type(v).shape, es, transaction, o.efficient_run_bytes);
+      return transaction_bytes(r, g.type(v).shape, es, transaction);
+    };
     for (const auto& [v, b] : st.input_bytes) {
-      int64_t moved = transaction_bytes(st.regions.at(v), g.type(v).shape, ir::dtype_bytes(g.type(v).dtype), transaction);
+      int64_t moved = count(st.regions.at(v), v);
       bytes += moved;
       tot.loaded[v] += moved * weight;
     }
-    for (size_t o = 0; o < k.outputs.size(); ++o) {
-      ir::ValueId v = k.outputs[o];
-      if (!kt.outputs[o].empty())
-        bytes += transaction_bytes(kt.outputs[o], g.type(v).shape, ir::dtype_bytes(g.type(v).dtype), transaction);
-    }
+    for (size_t j = 0; j < k.outputs.size(); ++j)
+      if (!kt.outputs[j].empty()) bytes += count(kt.outputs[j], k.outputs[j]);
     tot.grid_bytes += bytes * weight;
+    tot.streamed_bytes += streamed * weight;
     tot.intermediate_bytes += intermediate_traffic(g, k, st, c.inlined, users, in_kernel) * weight;
     tot.flops += st.flops * weight;
     for (const auto& [n, points] : st.node_points) {
       double w = work_per_point(g.node(n)) * double(points) * double(weight);
-      if (c.serial.count(n)) w *= kSerialLatency;
       tot.work += w;
       if (auto b = c.blocks.find(n); b != c.blocks.end()) w *= block_factor(g, n, st, b->second);
-      if (c.full_width.count(n)) tot.wide_work += w;
+      if (c.serial.count(n)) tot.wide_work += w * kSerialLatency * full_lanes;  // one lane, waiting
+      else if (c.full_width.count(n)) tot.wide_work += w;
       else tot.narrow_work += w * remainder_factor(g, n, st, lanes);
     }
     tot.footprint = std::max(tot.footprint, task_footprint(g, k, st, c.inlined));
@@ -226,7 +232,8 @@ double work_per_point(const ir::Primitive& p) {
   return n + combine_slots(p.reduce);
 }
 
-int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t element_bytes, int64_t transaction) {
+int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t element_bytes, int64_t transaction,
+                          int64_t min_run) {
   ORCHID_CHECK(r.rank() == shape.size()) << "region " << region_str(r) << " of a tensor " << ir::dims_str(shape);
   if (r.empty()) return 0;
   transaction = std::max<int64_t>(1, transaction);
@@ -242,7 +249,7 @@ int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t elemen
   for (size_t d = 0; d < rank; ++d) first = first * shape[d] + r.lo[d];
   int64_t start = (first * element_bytes) % transaction;
   int64_t per_row = (start + run * element_bytes + transaction - 1) / transaction;
-  return rows * per_row * transaction;
+  return rows * std::max(per_row * transaction, min_run);
 }
 
 int64_t task_footprint(const ir::Graph& g, const Kernel& k, const TileStats& stats,
@@ -299,7 +306,7 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
   ORCHID_CHECK(t.levels[main].bandwidth_gbs > 0) << "target '" << t.name << "' has no main-memory bandwidth";
   int full_lanes = std::max(1, t.simd_bits / 32);
   int lanes = c.vector_lanes <= 0 ? full_lanes : std::min(c.vector_lanes, full_lanes);
-  GridTotals tot = grid_totals(g, k, c, t.levels[main].transaction_bytes, lanes);
+  GridTotals tot = grid_totals(g, k, c, o, t.levels[main].transaction_bytes, lanes, full_lanes);
 
   Estimate e;
   e.tasks = c.grid.tasks();
@@ -316,13 +323,16 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
   for (ir::ValueId v : k.outputs) e.unique_bytes += tensor_bytes(g, v);
 
   std::vector<int64_t> bytes(t.levels.size(), 0);
-  bytes[level_holding(t, e.unique_bytes, Holder::AllCores)] += e.unique_bytes;
+  size_t unique_level = level_holding(t, e.unique_bytes, Holder::AllCores);
+  bytes[unique_level] += e.unique_bytes;
   bytes[level_holding(t, reread_set, Holder::EachCore)] += reread_bytes;
   bytes[level_holding(t, e.footprint_bytes, Holder::OneCore)] += e.intermediate_bytes;
   double slowest = 0;
   for (size_t i = 1; i < t.levels.size(); ++i) {
     const target::MemoryLevel& l = t.levels[i];
     double s = l.bandwidth_gbs > 0 ? double(bytes[i]) / (l.bandwidth_gbs * 1e9) : 0.0;
+    if (i == unique_level && l.shared_across_cores && tot.grid_bytes > 0)
+      s *= double(tot.streamed_bytes) / double(tot.grid_bytes);  // short runs stream slower
     e.levels.push_back({l.name, bytes[i], s});
     slowest = std::max(slowest, s);
   }

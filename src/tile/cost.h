@@ -14,7 +14,8 @@
 //    it); main memory when none does. The rest of the grid traffic (an input every task
 //    reads again, such as a matmul's weights) is served by the fastest level that holds every
 //    such input: a private level (per core, per SM) when all of them fit one instance, a
-//    shared level when they fit it whole;
+//    shared level when they fit it whole. A shared level serving the unique bytes streams
+//    them more slowly where the grid's runs are short (CostOptions::efficient_run_bytes);
 //  - intermediate traffic: a primitive computed into memory (not inlined into its consumer,
 //    whose values stay in registers: Welder's connection at the register level) writes its
 //    region once and each consumer in the kernel reads it; this traffic stays in the fastest
@@ -27,8 +28,8 @@
 //    target's rate (its f32 peak counts an FMA as 2 FLOPs), scaled by the vector lanes used
 //    (the full width for the primitives that always use it), the elements of an elementwise
 //    row past its last whole vector costing an iteration each, a primitive computed in
-//    register blocks paying for whole blocks; a reduction folded into a single
-//    accumulator runs at the latency of its fold, four times the slots.
+//    register blocks paying for whole blocks; a reduction folded into a single scalar
+//    accumulator runs on one lane at the latency of its fold, four times the slots.
 // Latency = max(compute, each level's traffic / its bandwidth) / utilization + the tasks'
 // fixed cost, where utilization = tasks / (waves × cores) is §4.1's parallelism penalty
 // (waves = ceil(tasks / cores)), and each task costs `task_overhead_seconds` of one core.
@@ -65,12 +66,15 @@ struct CostConfig {
   std::set<ir::NodeId> inlined;  // computed inside their consumer: their values stay in registers
   int vector_lanes = 0;          // f32 lanes of the innermost loops; 0: the target's full width
   std::set<ir::NodeId> full_width;  // computed at the full width whatever vector_lanes (a GEMM micro-kernel)
-  std::set<ir::NodeId> serial;      // reductions folded a term at a time into one accumulator
+  std::set<ir::NodeId> serial;      // reductions folded a term at a time into one scalar accumulator
   std::map<ir::NodeId, RegisterBlock> blocks;  // computed in whole register blocks
 };
 
 struct CostOptions {
   double task_overhead_seconds = 1e-8;  // entering one task on one core (its setup, its tables)
+  // A shared level (L3, DRAM, HBM) streams at its bandwidth over contiguous runs of at least
+  // this many bytes; a shorter run (a column strip of a matrix) takes as long as one this long.
+  int64_t efficient_run_bytes = 256;
 };
 
 struct LevelTraffic {
@@ -101,8 +105,10 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
 
 // Bytes of `r` (a region of a row-major tensor of `shape` and `element_bytes` per element)
 // counted in whole transactions of `transaction_bytes`: its contiguous runs, each from its
-// start's offset within a transaction (that of the region's first element).
-int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t element_bytes, int64_t transaction_bytes);
+// start's offset within a transaction (that of the region's first element), and each counted
+// as `min_run` bytes at least.
+int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t element_bytes, int64_t transaction_bytes,
+                          int64_t min_run = 0);
 
 // Vector instruction slots one point (with one reduction term) of p costs.
 double work_per_point(const ir::Primitive& p);

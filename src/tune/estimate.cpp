@@ -18,9 +18,13 @@ tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, cons
       std::optional<codegen::cpu::GemmFactors> f = codegen::cpu::gemm_factors(g, g.node(n.node));
       if (f) c.blocks[n.node] = {f->m, f->n, codegen::cpu::kGemmMr, codegen::cpu::kGemmNr};
     }
-    if (s.vector_width <= 1 && g.node(n.node).reduce != ir::ReduceOp::None && !n.gemm) c.serial.insert(n.node);
+    if (s.vector_width <= 1 && g.node(n.node).reduce != ir::ReduceOp::None && !n.gemm) {
+      c.serial.insert(n.node);
+    }
   }
-  c.vector_lanes = std::max(1, s.vector_width);
+  // A loop without `omp simd` (vector_width 1) is still vectorized by the compiler at its own
+  // width, unless it folds a reduction (floating-point folds are not reassociated).
+  c.vector_lanes = s.vector_width <= 1 ? 0 : s.vector_width;
   return c;
 }
 

@@ -161,5 +161,22 @@ graph @g {
               6.0 / 4 * 32 / 20, 1e-12);
 }
 
+TEST(TileCost, ShortRunsStreamSlowerFromMainMemory) {
+  ir::Graph g = ir::parse_graph(R"(
+graph @g {
+  input %x : f32[4096,768]
+  %y : f32[4096,768] = elementwise(%x) { mul(%x[i0, i1], %x[i0, i1]) }
+  output %y
+})");
+  Kernel k = whole_graph(g);
+  target::Target t = toy();
+  // 24 MiB in and out, more than L3: main memory serves them. Strips of 16 columns read and
+  // write runs of 64 bytes, each as slow as 256; whole rows stream.
+  Estimate strips = estimate_kernel(g, k, config(uniform_grid(g, k, {{4096, 16}})), t);
+  Estimate rows = estimate_kernel(g, k, config(uniform_grid(g, k, {{16, 768}})), t);
+  EXPECT_EQ(strips.levels[3].bytes, rows.levels[3].bytes);
+  EXPECT_DOUBLE_EQ(strips.levels[3].seconds, 4 * rows.levels[3].seconds);
+}
+
 }  // namespace
 }  // namespace orchid::tile
