@@ -13,6 +13,7 @@
 #include "driver/optimal_costs.h"
 #include "ir/parser.h"
 #include "orchestrate/optimal.h"
+#include "testlib/random_graph.h"
 #include "testlib/tile_fixtures.h"
 #include "tune/estimate.h"
 
@@ -72,6 +73,17 @@ TEST(OptimalCosts, PricesEveryCandidateOfAModelSizedGraph) {
   EXPECT_EQ(orchestrate::plan_problems(g, p.kernels), std::vector<std::string>{});
   EXPECT_LT(p.kernels.size(), 120u);
   std::cout << "120 primitives: " << p.kernels.size() << " kernels in " << seconds << " s\n";
+}
+
+// Every candidate of random graphs (every primitive kind, odd shapes, dtypes, views, opaque
+// routines) is priced without error, and the plans are valid.
+TEST(OptimalCosts, PricesEveryCandidateOfRandomGraphs) {
+  for (uint64_t seed = 0; seed < 150; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ir::Graph g = testlib::random_graph(seed);
+    OptimalPlan p = orchestrate_measured(g, toy(), BuildOptions{}, MeasureOptions{});
+    EXPECT_EQ(orchestrate::plan_problems(g, p.kernels), std::vector<std::string>{});
+  }
 }
 
 }  // namespace
