@@ -1,7 +1,7 @@
 // The optimal orchestration with the cost loop of DESIGN.md: the BLP first sees analytic costs
 // (analytic_cost: the tile-graph model, or the roofline bound of what a library runs), every
-// kernel it chooses is implemented
-// and measured (in a helper process, through the tuning database), and it is solved again,
+// kernel it chooses is implemented and measured (in a helper process, through the tuning
+// database), and it is solved again,
 // until every chosen kernel has a measured cost (or a round limit). The plan kept is then the
 // faster, by measured time, of the last solve's and greedy's, so that `optimal` is never
 // measured slower than `greedy`. Without measuring, the analytic costs decide alone.

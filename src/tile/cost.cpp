@@ -84,17 +84,72 @@ enum class Holder {
 size_t level_holding(const target::Target& t, int64_t bytes, Holder h) {
   for (size_t i = 1; i + 1 < t.levels.size(); ++i) {
     const target::MemoryLevel& l = t.levels[i];
-    int cores = std::max(1, t.cores);
     int64_t room = l.capacity_bytes;
-    if (h == Holder::OneCore && l.shared_across_cores) room = l.capacity_bytes / cores;
-    if (h == Holder::AllCores && !l.shared_across_cores) room = l.capacity_bytes * cores;
+    if (h == Holder::OneCore) room = core_share(t, i);
+    if (h == Holder::AllCores && !l.shared_across_cores) room = l.capacity_bytes * std::max(1, t.cores);
     if (bytes <= room) return i;
   }
   return t.levels.size() - 1;
 }
 
-int64_t tensor_bytes(const ir::Graph& g, ir::ValueId v) {
-  return g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+// What a kernel's structure says of its values, the same for every task: the nodes in
+// topological order, the position of each value's last use (a use by an inlined node happens
+// where that node's value is used), its readers inside the kernel, and the kernel's outputs.
+struct KernelUses {
+  std::vector<ir::NodeId> order;
+  std::map<ir::ValueId, size_t> last_use;
+  std::map<ir::ValueId, int64_t> readers;
+  std::set<ir::ValueId> outputs;
+};
+
+KernelUses kernel_uses(const ir::Graph& g, const Kernel& k, const std::set<ir::NodeId>& inlined) {
+  KernelUses u;
+  u.order = k.nodes;
+  std::sort(u.order.begin(), u.order.end());
+  u.outputs.insert(k.outputs.begin(), k.outputs.end());
+  std::map<ir::NodeId, size_t> position;
+  for (size_t i = 0; i < u.order.size(); ++i) position[u.order[i]] = i;
+  auto users = g.users();
+  std::map<ir::NodeId, size_t> effective;
+  for (size_t i = u.order.size(); i-- > 0;) {
+    ir::NodeId n = u.order[i];
+    size_t at = i;
+    for (ir::ValueId v : g.node(n).outputs)
+      for (ir::NodeId r : users[static_cast<size_t>(v.v)])
+        if (position.count(r)) {
+          ++u.readers[v];
+          if (inlined.count(n)) at = std::max(at, effective.at(r));
+        }
+    effective[n] = at;
+  }
+  for (ir::NodeId n : u.order)
+    for (ir::ValueId v : g.node(n).inputs) u.last_use[v] = std::max(u.last_use[v], effective.at(n));
+  return u;
+}
+
+int64_t region_bytes(const ir::Graph& g, const TileStats& st, ir::ValueId v) {
+  auto r = st.regions.find(v);
+  return r == st.regions.end() ? 0 : r->second.numel() * ir::dtype_bytes(g.type(v).dtype);
+}
+
+int64_t footprint(const ir::Graph& g, const KernelUses& u, const TileStats& st, const std::set<ir::NodeId>& inlined) {
+  BestFit heap;
+  std::map<ir::ValueId, int64_t> at;
+  for (size_t i = 0; i < u.order.size(); ++i) {
+    const ir::Primitive& p = g.node(u.order[i]);
+    for (ir::ValueId v : p.inputs)
+      if (!at.count(v) && st.input_bytes.count(v)) at[v] = heap.allocate(region_bytes(g, st, v));
+    if (!inlined.count(u.order[i]))
+      for (ir::ValueId v : p.outputs)
+        if (region_bytes(g, st, v) > 0) at[v] = heap.allocate(region_bytes(g, st, v));
+    for (auto it = at.begin(); it != at.end();) {
+      auto lu = u.last_use.find(it->first);
+      bool dead = !u.outputs.count(it->first) && (lu == u.last_use.end() || lu->second <= i);
+      if (dead) heap.release(it->second), it = at.erase(it);
+      else ++it;
+    }
+  }
+  return heap.peak();
 }
 
 struct GridTotals {
@@ -108,20 +163,15 @@ struct GridTotals {
 // Bytes one task moves of the values it computes into memory: each written once (a kernel
 // output's store is grid traffic) and read once by each consumer inside the kernel; values of
 // inlined primitives stay in registers.
-int64_t intermediate_traffic(const ir::Graph& g, const Kernel& k, const TileStats& st,
-                             const std::set<ir::NodeId>& inlined, const std::vector<std::vector<ir::NodeId>>& users,
-                             const std::set<ir::NodeId>& in_kernel) {
+int64_t intermediate_traffic(const ir::Graph& g, const KernelUses& u, const TileStats& st,
+                             const std::set<ir::NodeId>& inlined) {
   int64_t bytes = 0;
-  for (ir::NodeId n : k.nodes) {
+  for (ir::NodeId n : u.order) {
     if (inlined.count(n)) continue;
     for (ir::ValueId v : g.node(n).outputs) {
-      auto r = st.regions.find(v);
-      if (r == st.regions.end()) continue;
-      int64_t region = r->second.numel() * ir::dtype_bytes(g.type(v).dtype);
-      bool output = std::find(k.outputs.begin(), k.outputs.end(), v) != k.outputs.end();
-      int64_t reads = 0;
-      for (ir::NodeId u : users[static_cast<size_t>(v.v)]) reads += in_kernel.count(u) ? 1 : 0;
-      bytes += region * (reads + (output ? 0 : 1));
+      auto r = u.readers.find(v);
+      int64_t reads = r == u.readers.end() ? 0 : r->second;
+      bytes += region_bytes(g, st, v) * (reads + (u.outputs.count(v) ? 0 : 1));
     }
   }
   return bytes;
@@ -153,8 +203,7 @@ double block_factor(const ir::Graph& g, ir::NodeId n, const TileStats& st, const
 GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c, const CostOptions& o,
                        int64_t transaction, int lanes, int full_lanes) {
   GridTotals tot;
-  auto users = g.users();
-  std::set<ir::NodeId> in_kernel(k.nodes.begin(), k.nodes.end());
+  KernelUses uses = kernel_uses(g, k, c.inlined);
   for_each_sample(c.grid.grid, [&](const ir::Dims& coords, int64_t weight) {
     KernelTile kt = task_tile(g, k, c.grid, coords);
     TileStats st = propagate_kernel(g, k, kt);
@@ -174,7 +223,7 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
       if (!kt.outputs[j].empty()) bytes += count(kt.outputs[j], k.outputs[j]);
     tot.grid_bytes += bytes * weight;
     tot.streamed_bytes += streamed * weight;
-    tot.intermediate_bytes += intermediate_traffic(g, k, st, c.inlined, users, in_kernel) * weight;
+    tot.intermediate_bytes += intermediate_traffic(g, uses, st, c.inlined) * weight;
     tot.flops += st.flops * weight;
     for (const auto& [n, points] : st.node_points) {
       double w = work_per_point(g.node(n)) * double(points) * double(weight);
@@ -184,7 +233,7 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
       else if (c.full_width.count(n)) tot.wide_work += w;
       else tot.narrow_work += w * remainder_factor(g, n, st, lanes);
     }
-    tot.footprint = std::max(tot.footprint, task_footprint(g, k, st, c.inlined));
+    tot.footprint = std::max(tot.footprint, footprint(g, uses, st, c.inlined));
   });
   return tot;
 }
@@ -254,48 +303,13 @@ int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t elemen
 
 int64_t task_footprint(const ir::Graph& g, const Kernel& k, const TileStats& stats,
                        const std::set<ir::NodeId>& inlined) {
-  std::vector<ir::NodeId> order = k.nodes;
-  std::sort(order.begin(), order.end());
-  std::map<ir::NodeId, size_t> position;
-  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
-  auto users = g.users();
-  // Where a use by node u really happens: at u, or, for an inlined u, where u's value is used.
-  std::map<ir::NodeId, size_t> effective;
-  for (size_t i = order.size(); i-- > 0;) {
-    ir::NodeId n = order[i];
-    size_t at = i;
-    if (inlined.count(n))
-      for (ir::ValueId v : g.node(n).outputs)
-        for (ir::NodeId u : users[static_cast<size_t>(v.v)])
-          if (position.count(u)) at = std::max(at, effective.at(u));
-    effective[n] = at;
-  }
-  std::map<ir::ValueId, size_t> last_use;
-  for (ir::NodeId n : order)
-    for (ir::ValueId v : g.node(n).inputs) last_use[v] = std::max(last_use[v], effective.at(n));
-  std::set<ir::ValueId> outputs(k.outputs.begin(), k.outputs.end());
+  return footprint(g, kernel_uses(g, k, inlined), stats, inlined);
+}
 
-  BestFit heap;
-  std::map<ir::ValueId, int64_t> at;
-  auto bytes_of = [&](ir::ValueId v) {
-    auto r = stats.regions.find(v);
-    return r == stats.regions.end() ? int64_t{0} : r->second.numel() * ir::dtype_bytes(g.type(v).dtype);
-  };
-  for (size_t i = 0; i < order.size(); ++i) {
-    const ir::Primitive& p = g.node(order[i]);
-    for (ir::ValueId v : p.inputs)
-      if (!at.count(v) && stats.input_bytes.count(v)) at[v] = heap.allocate(bytes_of(v));
-    if (!inlined.count(order[i]))
-      for (ir::ValueId v : p.outputs)
-        if (bytes_of(v) > 0) at[v] = heap.allocate(bytes_of(v));
-    for (auto it = at.begin(); it != at.end();) {
-      auto lu = last_use.find(it->first);
-      bool dead = !outputs.count(it->first) && (lu == last_use.end() ? true : lu->second <= i);
-      if (dead) heap.release(it->second), it = at.erase(it);
-      else ++it;
-    }
-  }
-  return heap.peak();
+int64_t core_share(const target::Target& t, size_t level) {
+  ORCHID_CHECK(level < t.levels.size()) << "target '" << t.name << "' has no level " << level;
+  const target::MemoryLevel& l = t.levels[level];
+  return l.shared_across_cores ? l.capacity_bytes / std::max(1, t.cores) : l.capacity_bytes;
 }
 
 Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& c, const target::Target& t,
@@ -316,11 +330,11 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
   e.footprint_bytes = tot.footprint;
   int64_t reread_set = 0, reread_bytes = 0;
   for (const auto& [v, loaded] : tot.loaded) {
-    int64_t whole = tensor_bytes(g, v);
+    int64_t whole = g.type(v).bytes();
     e.unique_bytes += std::min(loaded, whole);
     if (loaded > whole) reread_set += whole, reread_bytes += loaded - whole;
   }
-  for (ir::ValueId v : k.outputs) e.unique_bytes += tensor_bytes(g, v);
+  for (ir::ValueId v : k.outputs) e.unique_bytes += g.type(v).bytes();
 
   std::vector<int64_t> bytes(t.levels.size(), 0);
   size_t unique_level = level_holding(t, e.unique_bytes, Holder::AllCores);

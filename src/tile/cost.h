@@ -113,6 +113,10 @@ int64_t transaction_bytes(const Region& r, const ir::Dims& shape, int64_t elemen
 // Vector instruction slots one point (with one reduction term) of p costs.
 double work_per_point(const ir::Primitive& p);
 
+// The bytes of level `level` one core has: an instance of a private level, a core's share of a
+// shared one.
+int64_t core_share(const target::Target& t, size_t level);
+
 // Welder's MemFootprint of one task: the regions of `stats` (what propagate_kernel found)
 // allocated best-fit, 64-byte aligned, in topological order, each freed after its last use in
 // the kernel (its values held by an inlined consumer until that consumer's own consumer

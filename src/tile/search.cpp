@@ -36,8 +36,7 @@ std::vector<ir::Dims> expansions(const ir::Dims& tile, const ir::Dims& shape, in
 
 int64_t level_limit(const target::Target& t) {
   ORCHID_CHECK(t.levels.size() >= 3) << "target '" << t.name << "' has no cache level to tile for";
-  const target::MemoryLevel& l = t.levels[t.levels.size() - 2];
-  return l.shared_across_cores ? l.capacity_bytes / std::max(1, t.cores) : l.capacity_bytes;
+  return core_share(t, t.levels.size() - 2);
 }
 
 }  // namespace

@@ -17,8 +17,7 @@ tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, cons
       c.full_width.insert(n.node);
       std::optional<codegen::cpu::GemmFactors> f = codegen::cpu::gemm_factors(g, g.node(n.node));
       if (f) c.blocks[n.node] = {f->m, f->n, codegen::cpu::kGemmMr, codegen::cpu::kGemmNr};
-    }
-    if (s.vector_width <= 1 && g.node(n.node).reduce != ir::ReduceOp::None && !n.gemm) {
+    } else if (s.vector_width <= 1 && g.node(n.node).reduce != ir::ReduceOp::None) {
       c.serial.insert(n.node);
     }
   }

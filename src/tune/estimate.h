@@ -1,8 +1,9 @@
 // The analytic latency of a generated CPU kernel under a schedule (tile/cost.h), priced as
 // the code generator runs it: the schedule's grid of tasks, its inlined primitives (values
 // that stay in registers), its vector width, its reductions folded one term at a time
-// (scalar schedules), and the GEMM micro-kernel's full width and 6 × 16 register blocks. It ranks schedules before they are measured
-// and prices candidate kernels before the orchestrator has measured them.
+// (scalar schedules), and the GEMM micro-kernel's full width and 6 × 16 register blocks. It
+// ranks schedules before they are measured and prices candidate kernels before the
+// orchestrator has measured them.
 #pragma once
 
 #include "codegen/cpu/schedule.h"
