@@ -14,7 +14,6 @@
 //                        [--target-cache FILE] [--sources DIR] [--schedule TEXT]... [--markdown FILE]
 // --schedule (repeated) times the given schedules after the default one instead of random ones
 // (with --only, of one kernel); --sources writes each shared object's source to DIR.
-#include <dlfcn.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -36,6 +35,7 @@
 #include "ir/parser.h"
 #include "micro_common.h"
 #include "orchid/kernel_abi.h"
+#include "runtime/kernel_library.h"
 #include "support/random.h"
 #include "target/host.h"
 #include "testlib/tile_fixtures.h"
@@ -171,10 +171,6 @@ std::vector<Schedule> schedules(const ir::Graph& g, const tile::Kernel& k, int c
   return out;
 }
 
-struct Loaded {
-  std::vector<const orchid_kernel_desc*> kernels;
-};
-
 // Where --sources DIR writes each shared object's source ("": nowhere).
 struct Context {
   const target::Target& target;
@@ -185,8 +181,9 @@ struct Context {
   std::vector<Schedule> given;  // --schedule TEXT: these after the default, instead of random ones
 };
 
-Loaded compile_and_load(const std::vector<codegen::cpu::GeneratedKernel>& gen, const Context& cx,
-                        const std::string& name) {
+// The kernels compiled into one shared object, loaded by the runtime's loader.
+runtime::KernelLibrary compile_and_load(const std::vector<codegen::cpu::GeneratedKernel>& gen, const Context& cx,
+                                        const std::string& name) {
   std::string source = codegen::cpu::library_source(gen);
   if (!cx.sources.empty()) {
     std::string file = name;
@@ -194,16 +191,7 @@ Loaded compile_and_load(const std::vector<codegen::cpu::GeneratedKernel>& gen, c
       if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
     std::ofstream(fs::path(cx.sources) / (file + ".cpp")) << source;
   }
-  const codegen::cpu::Compiler& cc = cx.compiler;
-  codegen::cpu::CompiledObject obj = cc.compile(source);
-  void* h = dlopen(obj.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (h == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
-  auto fn = reinterpret_cast<orchid_kernel_table_fn>(dlsym(h, ORCHID_KERNEL_TABLE_SYMBOL));
-  int64_t count = 0;
-  const orchid_kernel_desc* table = fn(&count);
-  Loaded l;
-  for (int64_t i = 0; i < count; ++i) l.kernels.push_back(&table[i]);
-  return l;
+  return runtime::KernelLibrary::open(cx.compiler.compile(source).path.string());
 }
 
 // Buffers of every value a set of kernels reads or writes, by value id.
@@ -225,9 +213,10 @@ Buffers buffers(const ir::Graph& g) {
   return b;
 }
 
-// Runs one kernel over its tasks, cut into `threads` contiguous ranges.
-std::function<void()> runner(const orchid_kernel_desc* d, const codegen::cpu::GeneratedKernel& gk, Buffers& b,
-                             int threads, std::vector<Aligned>& scratch) {
+// Runs kernel i of lib (generated as gk) over its tasks, cut into `threads` contiguous ranges.
+std::function<void()> runner(const runtime::KernelLibrary& lib, size_t i, const codegen::cpu::GeneratedKernel& gk,
+                             Buffers& b, int threads, std::vector<Aligned>& scratch) {
+  const orchid_kernel_desc* d = &lib.kernel(static_cast<int64_t>(i));
   std::vector<void*> ptrs;
   for (ir::ValueId v : gk.inputs) ptrs.push_back(b.at(v));
   for (ir::ValueId v : gk.outputs) ptrs.push_back(b.at(v));
@@ -287,6 +276,12 @@ struct Row {
   double best_ms = 0, default_ms = 0, pick_ms = 0;
 };
 
+// The agreement of the model's times with the measured ones; the first is the default's.
+Row summarize(const std::string& name, const std::vector<double>& model, const std::vector<double>& ms) {
+  size_t pick = static_cast<size_t>(std::min_element(model.begin(), model.end()) - model.begin());
+  return Row{name, ms.size(), spearman(model, ms), *std::min_element(ms.begin(), ms.end()), ms[0], ms[pick]};
+}
+
 Row rank_schedules(const KernelCase& kc, int count, const Context& cx) {
   const target::Target& t = cx.target;
   int threads = cx.threads;
@@ -301,14 +296,13 @@ Row rank_schedules(const KernelCase& kc, int count, const Context& cx) {
     gen.push_back(codegen::cpu::generate_kernel(g, k, ss[i], "k" + std::to_string(i)));
     model.push_back(tune::estimate_cpu_schedule(g, k, ss[i], t).seconds * 1e3);
   }
-  Loaded lib = compile_and_load(gen, cx, kc.name);
+  runtime::KernelLibrary lib = compile_and_load(gen, cx, kc.name);
   Buffers b = buffers(g);
   std::vector<std::vector<Aligned>> scratch(ss.size());
   std::vector<std::function<void()>> runs;
-  for (size_t i = 0; i < ss.size(); ++i) runs.push_back(runner(lib.kernels[i], gen[i], b, threads, scratch[i]));
+  for (size_t i = 0; i < ss.size(); ++i) runs.push_back(runner(lib, i, gen[i], b, threads, scratch[i]));
   std::vector<double> ms = rounds_of(runs, cx.min_time);
-  Row r{kc.name, ss.size(), spearman(model, ms), *std::min_element(ms.begin(), ms.end()), ms[0], 0};
-  r.pick_ms = ms[static_cast<size_t>(std::min_element(model.begin(), model.end()) - model.begin())];
+  Row r = summarize(kc.name, model, ms);
   for (size_t i = 0; i < ss.size(); ++i)
     std::fprintf(stderr, "  %-28s %-60s model %9.4f ms  measured %9.4f ms\n", kc.name.c_str(),
                  codegen::cpu::schedule_str(ss[i]).c_str(), model[i], ms[i]);
@@ -361,20 +355,19 @@ Row rank_plans(const KernelCase& kc, const Context& cx) {
     }
     model.push_back(sum);
   }
-  Loaded lib = compile_and_load(gen, cx, kc.name + " plans");
+  runtime::KernelLibrary lib = compile_and_load(gen, cx, kc.name + " plans");
   Buffers b = buffers(g);
   std::vector<std::vector<Aligned>> scratch(gen.size());
   std::vector<std::function<void()>> runs;
   for (const auto& ks : plan_kernels) {
     std::vector<std::function<void()>> steps;
-    for (size_t i : ks) steps.push_back(runner(lib.kernels[i], gen[i], b, threads, scratch[i]));
+    for (size_t i : ks) steps.push_back(runner(lib, i, gen[i], b, threads, scratch[i]));
     runs.push_back([steps] {
       for (const auto& s : steps) s();
     });
   }
   std::vector<double> ms = rounds_of(runs, cx.min_time);
-  Row r{kc.name, plans.size(), spearman(model, ms), *std::min_element(ms.begin(), ms.end()), ms[0], 0};
-  r.pick_ms = ms[static_cast<size_t>(std::min_element(model.begin(), model.end()) - model.begin())];
+  Row r = summarize(kc.name, model, ms);
   for (size_t i = 0; i < plans.size(); ++i)
     std::fprintf(stderr, "  %-28s plan %2zu (%zu kernels) model %9.4f ms  measured %9.4f ms\n", kc.name.c_str(), i,
                  plans[i].size(), model[i], ms[i]);
@@ -407,11 +400,11 @@ std::string welder_example(const Context& cx) {
     gen.push_back(codegen::cpu::generate_kernel(g, ks[i].first, ks[i].second, "k" + std::to_string(i)));
     model.push_back(tune::estimate_cpu_schedule(g, ks[i].first, ks[i].second, cx.target).seconds * 1e3);
   }
-  Loaded lib = compile_and_load(gen, cx, "welder example");
+  runtime::KernelLibrary lib = compile_and_load(gen, cx, "welder example");
   Buffers b = buffers(g);
   std::vector<std::vector<Aligned>> scratch(gen.size());
   std::vector<std::function<void()>> steps;
-  for (size_t i = 0; i < gen.size(); ++i) steps.push_back(runner(lib.kernels[i], gen[i], b, cx.threads, scratch[i]));
+  for (size_t i = 0; i < gen.size(); ++i) steps.push_back(runner(lib, i, gen[i], b, cx.threads, scratch[i]));
   std::vector<double> ms = rounds_of({steps[0], steps[1], [&] { steps[2](); steps[3](); }}, cx.min_time);
   tile::GridStats small = tile::propagate_grid(g, fused, {{4, 128}}), big = tile::propagate_grid(g, fused, {{16, 128}});
   std::string t = "### Welder's example: matmul [98304×64]·[64×128] + softmax\n\n"
