@@ -200,12 +200,11 @@ std::vector<StepChoice> computed_steps(const std::vector<StepChoice>& steps) {
 
 }  // namespace
 
-void choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
-                             const std::vector<std::vector<StepChoice>>& each, std::vector<StepChoice>& before,
-                             std::vector<StepChoice>& chosen,
-                             const BuildOptions& build, const MeasureOptions& o, std::vector<std::string>* notes) {
-  if (o.orchid_exe.empty()) return;
-  ORCHID_CHECK(before.size() == chosen.size()) << "choices of another plan";
+std::vector<StepChoice> choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
+                                                const std::vector<std::vector<StepChoice>>& each,
+                                                std::vector<StepChoice>& chosen, const BuildOptions& build,
+                                                const MeasureOptions& o, std::vector<std::string>* notes) {
+  if (o.orchid_exe.empty()) return joined(each);
   std::vector<StepChoice> new_before, new_chosen;
   size_t at = 0;
   ORCHID_CHECK(each.size() == kernels.size()) << "steps of other kernels";
@@ -213,7 +212,7 @@ void choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>
     const tile::Kernel& k = kernels[i];
     size_t n = each[i].size();
     ORCHID_CHECK(at + n <= chosen.size()) << "steps of other kernels";
-    const std::vector<StepChoice>& split_before = each[i];  // as `before` holds them
+    const std::vector<StepChoice>& split_before = each[i];
     std::vector<StepChoice> split(chosen.begin() + static_cast<std::ptrdiff_t>(at),
                                   chosen.begin() + static_cast<std::ptrdiff_t>(at + n));
     at += n;
@@ -253,8 +252,8 @@ void choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>
                      " → " + (use_whole ? "whole" : "split"));
   }
   ORCHID_CHECK(at == chosen.size()) << "steps of other kernels";
-  before = std::move(new_before);
   chosen = std::move(new_chosen);
+  return new_before;
 }
 
 }  // namespace orchid::driver

@@ -76,14 +76,16 @@ CandidateTime faster(const CandidateTime& a, const CandidateTime& b);
 // A matmul kernel that implement() split around a oneDNN step (the product with the post-ops
 // oneDNN takes, then the rest generated: a product and its GELU) is measured whole as well,
 // as one generated kernel, against the split's steps as chosen (measured alternately, the
-// split's time the sum of its steps'). Where the whole kernel is faster it replaces the split,
-// in `chosen` and in `before` alike (the steps of `kernels` in order, aligned; `each` holds
-// implement_each's steps of every kernel). Convolution kernels are left split: their oneDNN
-// steps may keep layout chains that a kernel measured alone does not see.
-void choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
-                             const std::vector<std::vector<StepChoice>>& each, std::vector<StepChoice>& before,
-                             std::vector<StepChoice>& chosen,
-                             const BuildOptions& build, const MeasureOptions& options, std::vector<std::string>* notes);
+// split's time the sum of its steps'). Where the whole kernel is faster it replaces the split
+// in `chosen` (the steps of `kernels` in order, as choose_by_measuring left those of `each`,
+// implement_each's). Returns the steps as implemented before any choice, aligned with the new
+// `chosen`: joined(each), with the whole kernels in place of the splits they replaced.
+// Convolution kernels are left split: their oneDNN steps may keep layout chains that a kernel
+// measured alone does not see.
+std::vector<StepChoice> choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
+                                                const std::vector<std::vector<StepChoice>>& each,
+                                                std::vector<StepChoice>& chosen, const BuildOptions& build,
+                                                const MeasureOptions& options, std::vector<std::string>* notes);
 
 // Where the choice between implementations can be measured (a linear kernel oneDNN can run),
 // measures generated code and oneDNN and keeps the faster; `notes` receives one line per

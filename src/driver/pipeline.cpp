@@ -147,9 +147,10 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   std::vector<StepChoice> steps = stages.run("implement", [&] {
     if (cuda) return implement(g, kernels, runtime::PlanDevice::Cuda, o.gpu_libraries);
     std::vector<std::vector<StepChoice>> each = implement_each(g, kernels);
-    std::vector<StepChoice> before = joined(each), chosen = before;
+    std::vector<StepChoice> chosen = joined(each);
     choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);
-    choose_whole_over_split(g, kernels, each, before, chosen, o.build, o.measure, &result.choices);
+    std::vector<StepChoice> before =
+        choose_whole_over_split(g, kernels, each, chosen, o.build, o.measure, &result.choices);
     check_choices_on_plans(g, before, chosen, o.build, o.measure, &result.choices);
     return chosen;
   });

@@ -135,7 +135,9 @@ TEST(CudaPipeline, LargeMatmulsCallCublasLt) {
   runtime::Plan tf32 = runtime::read_plan(dir.file("tf32"));
   EXPECT_EQ(tf32.precision, runtime::PlanPrecision::Tf32);
   EXPECT_EQ(step_impls(tf32), (std::vector<std::string>{"cublaslt", "cuda", "cuda"}));
-  if (r.verified) EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
+  if (r.verified) {
+    EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
+  }
 }
 
 // The GPU's multiprocessors size a generated product's tiles: 256 × 256 outputs in 128 tiles

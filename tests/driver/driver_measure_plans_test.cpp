@@ -159,9 +159,10 @@ TEST(MeasurePlans, ASplitProductIsMeasuredAgainstTheKernelWhole) {
   std::vector<size_t> decided;
   for (int compile = 0; compile < 2; ++compile) {
     SCOPED_TRACE(compile == 0 ? "measured" : "from the database");
-    std::vector<StepChoice> before = s.before, chosen = s.before;
+    std::vector<StepChoice> chosen = s.before;
     std::vector<std::string> notes;
-    choose_whole_over_split(s.g, kernels, implement_each(s.g, kernels), before, chosen, s.build, s.measure, &notes);
+    std::vector<StepChoice> before =
+        choose_whole_over_split(s.g, kernels, implement_each(s.g, kernels), chosen, s.build, s.measure, &notes);
     ASSERT_EQ(notes.size(), 1u);
     const std::string& n = notes[0];
     EXPECT_EQ(n.find("failed"), std::string::npos) << n;
@@ -171,7 +172,9 @@ TEST(MeasurePlans, ASplitProductIsMeasuredAgainstTheKernelWhole) {
     ASSERT_EQ(chosen.size(), before.size());
     EXPECT_EQ(chosen.size(), whole ? 1u : 2u);
     for (size_t i = 0; i < chosen.size(); ++i) EXPECT_EQ(chosen[i].kind, before[i].kind);
-    if (whole) EXPECT_EQ(chosen[0].kernel.nodes.size(), 3u);
+    if (whole) {
+      EXPECT_EQ(chosen[0].kernel.nodes.size(), 3u);
+    }
     decided.push_back(chosen.size());
   }
   EXPECT_EQ(decided[0], decided[1]);
@@ -182,12 +185,14 @@ TEST(MeasurePlans, NothingIsJoinedWithoutMeasuring) {
   testlib::TempDir dir("orchid_measure_split_off");
   Case s = make_case(kFfn, dir);
   s.measure.orchid_exe.clear();
-  std::vector<StepChoice> before = s.before, chosen = s.before;
+  std::vector<StepChoice> chosen = s.before;
   std::vector<std::string> notes;
   std::vector<tile::Kernel> kernels = orchestrate::orchestrate(s.g, orchestrate::Strategy::Greedy);
-  choose_whole_over_split(s.g, kernels, implement_each(s.g, kernels), before, chosen, s.build, s.measure, &notes);
+  std::vector<StepChoice> before =
+      choose_whole_over_split(s.g, kernels, implement_each(s.g, kernels), chosen, s.build, s.measure, &notes);
   EXPECT_TRUE(notes.empty());
   EXPECT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(before.size(), 2u);
 }
 
 }  // namespace
