@@ -80,6 +80,12 @@ inline Schedule random_schedule(const ir::Graph& g, const tile::Kernel& k, Rng& 
   const int prefetches[] = {0, 64, 1024, 16384};
   s.prefetch = prefetches[rng.next() % 4];
   s.gemm = rng.next() % 4 != 0;
+  // Two levels, half the time: sub-tiles of any size, the inner loop from any node on.
+  if (rng.next() % 2 == 0) {
+    for (int64_t d : g.type(k.outputs[cpu::anchor_output(g, k)]).shape)
+      s.inner.push_back(static_cast<int64_t>(rng.next() % (d + 2)));
+    s.split = static_cast<int>(rng.next() % (k.nodes.size() + 1));
+  }
   return s;
 }
 

@@ -1,6 +1,7 @@
 // The kernel function: argument and scratch pointers, the task loop, per task the regions of
 // the computed primitives, their loop nests in topological order, and the copies of tiles
-// computed in scratch to the outputs.
+// computed in scratch to the outputs. A two-level kernel computes its last primitives in a
+// loop over the task's sub-tiles, each with its own regions and copies.
 #include <algorithm>
 #include <cstdio>
 
@@ -17,11 +18,12 @@ using ir::ValueId;
 
 namespace {
 
-std::string bound_expr(const TaskBound& b) {
-  if (!b.affine) return "tb[" + std::to_string(b.column) + "]";
+// A region bound of the task (`sub`: of the sub-tile, from h<d> and its table row tbi).
+std::string bound_expr(const TaskBound& b, bool sub) {
+  if (!b.affine) return std::string(sub ? "tbi[" : "tb[") + std::to_string(b.column) + "]";
   std::string x = std::to_string(b.c) + "LL";
   for (size_t d = 0; d < b.step.size(); ++d)
-    if (b.step[d] != 0) x += " + " + std::to_string(b.step[d]) + "LL * g" + std::to_string(d);
+    if (b.step[d] != 0) x += " + " + std::to_string(b.step[d]) + "LL * " + (sub ? "h" : "g") + std::to_string(d);
   if (b.lo == b.hi) return std::to_string(b.lo) + "LL";
   return "orc_max64(orc_min64(" + x + ", " + std::to_string(b.hi) + "LL), " + std::to_string(b.lo) + "LL)";
 }
@@ -46,11 +48,11 @@ void emit_pointers(const ir::Graph& g, const KernelLowering& kl, Writer& w) {
 }
 
 // Copies the task's tile of an output computed in scratch to the output buffer.
-void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, ValueId v, Writer& w) {
+void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, ValueId v, Writer& w, bool sub) {
   const ir::Dims& shape = g.type(v).shape;
-  w.open(shape.empty() ? "if (t == 0) {" : "{");
-  emit_tile_bounds(g, kl, v, w);
-  std::string owner = tile_owner(g, kl, v);
+  w.open(shape.empty() ? (sub ? "if (ti == 0) {" : "if (t == 0) {") : "{");
+  emit_tile_bounds(g, kl, v, w, sub);
+  std::string owner = tile_owner(g, kl, v, sub);
   w.open(owner.empty() ? "{" : "if (" + owner + ") {");
   std::vector<std::string> idx;
   for (size_t j = 0; j < shape.size(); ++j) {
@@ -64,6 +66,52 @@ void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex
   for (size_t j = 0; j < shape.size(); ++j) w.close();
   w.close();
   w.close();
+}
+
+// The computed primitives of one level (the task's, or the inner loop's), then the copies of
+// that level's outputs computed in scratch.
+void emit_level(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, Writer& w, bool sub) {
+  for (const NodeLowering& nl : kl.nodes)
+    if (!nl.inlined && nl.inner == sub) emit_node(g, kl, nl, ex, w);
+  for (const NodeLowering& nl : kl.nodes)
+    if (nl.inner == sub)
+      for (const auto& [v, h] : nl.homes)
+        if (h.copy_out) emit_copy_out(g, kl, ex, v, w, sub);
+}
+
+// The inner loop of a two-level kernel: the task's sub-tiles h<d> in row-major order, the
+// number ti of each in the whole grid of sub-tiles and its row tbi of their table, and the
+// region bounds of the primitives computed per sub-tile.
+void emit_inner_loop(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, const std::string& table,
+                     Writer& w) {
+  const InnerLoop& in = *kl.inner;
+  int loops = 0;
+  std::string ti = "0LL";
+  for (size_t d = 0; d < in.grid.size(); ++d) {
+    std::string h = "h" + std::to_string(d), gd = "g" + std::to_string(d);
+    std::string r = std::to_string(in.ratio[d]) + "LL";
+    if (in.ratio[d] == 1) {
+      w.open("{");
+      w.line("const int64_t " + h + " = " + gd + ";");
+    } else {
+      w.open("for (int64_t " + h + " = " + gd + " * " + r + "; " + h + " < orc_min64(" + std::to_string(in.grid[d]) +
+             "LL, " + gd + " * " + r + " + " + r + "); ++" + h + ") {");
+    }
+    ++loops;
+    ti = "(" + ti + ") * " + std::to_string(in.grid[d]) + "LL + " + h;
+  }
+  w.line("const int64_t ti = " + ti + ";");
+  w.line("(void)ti;");
+  if (in.table_columns > 0)
+    w.line("const int64_t* tbi = " + table + " + ti * " + std::to_string(in.table_columns) + ";");
+  for (const NodeLowering& nl : kl.nodes)
+    if (nl.inner)
+      for (size_t d = 0; d < nl.lo.size(); ++d) {
+        w.line("const int64_t " + region_lo(nl.node, d) + " = " + bound_expr(nl.lo[d], true) + ";");
+        w.line("const int64_t " + region_hi(nl.node, d) + " = " + bound_expr(nl.hi[d], true) + ";");
+      }
+  emit_level(g, kl, ex, w, true);
+  for (int i = 0; i < loops; ++i) w.close();
 }
 
 }  // namespace
@@ -84,20 +132,21 @@ void emit_task_header(const KernelLowering& kl, const std::string& table, Writer
   if (kl.table_columns > 0)
     w.line("const int64_t* tb = " + table + " + t * " + std::to_string(kl.table_columns) + ";");
   for (const NodeLowering& nl : kl.nodes)
-    for (size_t d = 0; d < nl.lo.size(); ++d) {
-      w.line("const int64_t " + region_lo(nl.node, d) + " = " + bound_expr(nl.lo[d]) + ";");
-      w.line("const int64_t " + region_hi(nl.node, d) + " = " + bound_expr(nl.hi[d]) + ";");
-    }
+    if (!nl.inner)
+      for (size_t d = 0; d < nl.lo.size(); ++d) {
+        w.line("const int64_t " + region_lo(nl.node, d) + " = " + bound_expr(nl.lo[d], false) + ";");
+        w.line("const int64_t " + region_hi(nl.node, d) + " = " + bound_expr(nl.hi[d], false) + ";");
+      }
 }
 
-void emit_tile_bounds(const ir::Graph& g, const KernelLowering& kl, ValueId v, Writer& w) {
+void emit_tile_bounds(const ir::Graph& g, const KernelLowering& kl, ValueId v, Writer& w, bool sub) {
   size_t o = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
-  const OutputTiling& tl = kl.tilings[o];
+  const OutputTiling& tl = sub ? kl.inner->tilings[o] : kl.tilings[o];
   const ir::Dims& shape = g.type(v).shape;
   for (size_t j = 0; j < shape.size(); ++j) {
     std::string lo = "0LL", hi = std::to_string(shape[j]) + "LL";
     if (tl.align[j] >= 0) {
-      lo = "orc_min64(" + std::to_string(shape[j]) + "LL, g" + std::to_string(tl.align[j]) + " * " +
+      lo = "orc_min64(" + std::to_string(shape[j]) + "LL, " + (sub ? "h" : "g") + std::to_string(tl.align[j]) + " * " +
            std::to_string(tl.tile[j]) + "LL)";
       hi = "orc_min64(" + std::to_string(shape[j]) + "LL, c" + std::to_string(j) + "_lo + " +
            std::to_string(tl.tile[j]) + "LL)";
@@ -107,14 +156,14 @@ void emit_tile_bounds(const ir::Graph& g, const KernelLowering& kl, ValueId v, W
   }
 }
 
-std::string tile_owner(const ir::Graph& g, const KernelLowering& kl, ValueId v) {
+std::string tile_owner(const ir::Graph& g, const KernelLowering& kl, ValueId v, bool sub) {
   size_t o = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
-  const OutputTiling& tl = kl.tilings[o];
+  const OutputTiling& tl = sub ? kl.inner->tilings[o] : kl.tilings[o];
   std::string owner;
   if (g.type(v).shape.empty()) return owner;
   for (size_t a = 0; a < kl.grid.size(); ++a)
     if (std::find(tl.align.begin(), tl.align.end(), static_cast<int>(a)) == tl.align.end())
-      owner += (owner.empty() ? "" : " && ") + std::string("g") + std::to_string(a) + " == 0";
+      owner += (owner.empty() ? "" : " && ") + std::string(sub ? "h" : "g") + std::to_string(a) + " == 0";
   return owner;
 }
 
@@ -140,8 +189,9 @@ GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const
   gk.arg_bytes = kl.arg_bytes(g);
   gk.schedule = s;
   Writer w;
-  std::string table = symbol + "_tasks";
+  std::string table = symbol + "_tasks", sub_table = symbol + "_subtiles";
   if (kl.table_columns > 0) w.table(table, kl.table);
+  if (kl.inner && kl.inner->table_columns > 0) w.table(sub_table, kl.inner->table);
   w.open("extern \"C\" void " + symbol +
          "(const orchid_args* args, int64_t t0, int64_t t1, void* scratch) {");
   if (kl.tasks > 0) {
@@ -149,11 +199,8 @@ GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const
     emit_pointers(g, kl, w);
     w.open("for (int64_t t = t0; t < t1; ++t) {");
     emit_task_header(kl, table, w);
-    for (const NodeLowering& nl : kl.nodes)
-      if (!nl.inlined) emit_node(g, kl, nl, ex, w);
-    for (const NodeLowering& nl : kl.nodes)
-      for (const auto& [v, h] : nl.homes)
-        if (h.copy_out) emit_copy_out(g, kl, ex, v, w);
+    emit_level(g, kl, ex, w, false);
+    if (kl.inner) emit_inner_loop(g, kl, ex, sub_table, w);
     w.close();
     if (s.stream) w.line("orc_stream_fence();");
     gk.checks = ex.checks();

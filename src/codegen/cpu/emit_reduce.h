@@ -33,15 +33,17 @@ class Writer {
 };
 
 // Per task: its grid coordinates g<d> from its number t, its row `tb` of the task table, and
-// every computed primitive's region bounds (region_lo, region_hi).
+// the region bounds (region_lo, region_hi) of every primitive computed per task (all but
+// those of the inner loop of a two-level kernel).
 void emit_task_header(const KernelLowering& kl, const std::string& table, Writer& w);
 
-// The tile of kernel output v the current task writes, as bounds c<j>_lo, c<j>_hi per dim;
-// the condition on the grid coordinates under which the task writes it (its tile does not
-// follow every grid dim: only tasks at coordinate 0 of the others; "" where always); and v's
-// element at absolute indices `idx` in its argument.
-void emit_tile_bounds(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v, Writer& w);
-std::string tile_owner(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v);
+// The tile of kernel output v the current task (`sub`: the current sub-tile of the inner
+// loop) writes, as bounds c<j>_lo, c<j>_hi per dim; the condition on the grid coordinates
+// (g<d>, or h<d>) under which it writes it (its tile does not follow every grid dim: only at
+// coordinate 0 of the others; "" where always); and v's element at absolute indices `idx` in
+// its argument.
+void emit_tile_bounds(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v, Writer& w, bool sub = false);
+std::string tile_owner(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v, bool sub = false);
 std::string output_element(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v,
                            const std::vector<std::string>& idx);
 

@@ -111,25 +111,26 @@ bool row_combiner(ir::ReduceOp r) {
          r == ir::ReduceOp::Min;
 }
 
-// Per-task region bounds of the computed nodes: regions[node index][task].
+// Per-task region bounds of the computed nodes: regions[node index][task], over the tasks of
+// the node's level (the sub-tiles for inner nodes).
 struct TaskRegions {
-  std::vector<std::vector<Region>> node;             // per lowering node, per task
-  std::vector<std::vector<std::vector<Region>>> out;  // per node, per output slot, per task
-  int64_t most_io_bytes = 0;                          // input regions + output tiles, largest task
+  std::vector<std::vector<Region>> node;  // per lowering node, per task
+  int64_t most_io_bytes = 0;              // input regions + output tiles, largest task
   int64_t most_part_bytes = 0;  // regions of the inputs the task reads part of, largest task
 };
 
 Region empty_region(size_t rank) { return Region{Dims(rank, 0), Dims(rank, 0)}; }
 
-TaskRegions task_regions(const ir::Graph& g, const tile::Kernel& k, const KernelLowering& kl) {
+// The grid of a level: the tasks', or the inner loop's sub-tiles.
+tile::TaskGrid task_grid(const KernelLowering& kl) { return tile::TaskGrid{kl.grid, kl.tilings}; }
+tile::TaskGrid sub_grid(const KernelLowering& kl) { return tile::TaskGrid{kl.inner->grid, kl.inner->tilings}; }
+
+TaskRegions task_regions(const ir::Graph& g, const tile::Kernel& k, const KernelLowering& kl,
+                         const tile::TaskGrid& level) {
   TaskRegions tr;
   tr.node.resize(kl.nodes.size());
-  tr.out.resize(kl.nodes.size());
-  for (int64_t t = 0; t < kl.tasks; ++t) {
-    Dims coords = grid_coords(t, kl.grid);
-    tile::KernelTile kt;
-    for (size_t o = 0; o < k.outputs.size(); ++o)
-      kt.outputs.push_back(output_tile(kl.tilings[o], g.type(k.outputs[o]).shape, coords));
+  for (int64_t t = 0; t < level.tasks(); ++t) {
+    tile::KernelTile kt = tile::task_tile(g, k, level, grid_coords(t, level.grid));
     tile::TileStats st = tile::propagate_kernel(g, k, kt);
     tr.most_io_bytes = std::max(tr.most_io_bytes, st.load_bytes + st.store_bytes);
     int64_t part = 0;
@@ -139,12 +140,9 @@ TaskRegions task_regions(const ir::Graph& g, const tile::Kernel& k, const Kernel
     for (size_t i = 0; i < kl.nodes.size(); ++i) {
       const ir::Primitive& p = g.node(kl.nodes[i].node);
       std::optional<Region> hull;
-      tr.out[i].resize(p.outputs.size());
-      for (size_t o = 0; o < p.outputs.size(); ++o) {
-        auto it = st.regions.find(p.outputs[o]);
-        Region r = it == st.regions.end() ? empty_region(p.domain.size()) : it->second;
-        if (it != st.regions.end()) tile::unite(hull, r);
-        tr.out[i][o].push_back(r);
+      for (ValueId v : p.outputs) {
+        auto it = st.regions.find(v);
+        if (it != st.regions.end()) tile::unite(hull, it->second);
       }
       tr.node[i].push_back(hull ? *hull : empty_region(p.domain.size()));
     }
@@ -152,10 +150,10 @@ TaskRegions task_regions(const ir::Graph& g, const tile::Kernel& k, const Kernel
   return tr;
 }
 
-// Fits clamp(c + sum step*coord, lo, hi) through every task's value; nullopt if none does.
-bool check_fit(const TaskBound& b, const std::vector<int64_t>& v, const KernelLowering& kl) {
-  for (int64_t t = 0; t < kl.tasks; ++t) {
-    Dims c = grid_coords(t, kl.grid);
+// Whether clamp(c + sum step*coord, lo, hi) gives every task's value.
+bool check_fit(const TaskBound& b, const std::vector<int64_t>& v, const Dims& grid) {
+  for (int64_t t = 0; t < ir::numel(grid); ++t) {
+    Dims c = grid_coords(t, grid);
     int64_t x = b.c;
     for (size_t d = 0; d < c.size(); ++d) x += b.step[d] * c[d];
     if (std::clamp(x, b.lo, b.hi) != v[t]) return false;
@@ -169,67 +167,74 @@ int64_t task_of(const Dims& coords, const Dims& grid) {
   return t;
 }
 
-TaskBound fit_bound(const std::vector<int64_t>& v, KernelLowering& kl) {
+// The bound through every task's value of a level of `grid`: affine where one fits, else a new
+// column of that level's table (`columns` counts them).
+TaskBound fit_bound(const std::vector<int64_t>& v, const Dims& grid, int& columns) {
   TaskBound b;
   b.lo = *std::min_element(v.begin(), v.end());
   b.hi = *std::max_element(v.begin(), v.end());
-  size_t rank = kl.grid.size();
+  size_t rank = grid.size();
   // From task 0 and unit steps; then from the second and third tile along each dim (where
   // the first is clamped, as by padding).
   for (int base = 0; base < 2; ++base) {
     b.step.assign(rank, 0);
     Dims origin(rank, 0);
     for (size_t d = 0; d < rank; ++d)
-      if (base == 1 && kl.grid[d] > 2) origin[d] = 1;
-    int64_t at_origin = v[task_of(origin, kl.grid)];
+      if (base == 1 && grid[d] > 2) origin[d] = 1;
+    int64_t at_origin = v[task_of(origin, grid)];
     for (size_t d = 0; d < rank; ++d) {
-      if (kl.grid[d] <= origin[d] + 1) continue;
+      if (grid[d] <= origin[d] + 1) continue;
       Dims next = origin;
       next[d] += 1;
-      b.step[d] = v[task_of(next, kl.grid)] - at_origin;
+      b.step[d] = v[task_of(next, grid)] - at_origin;
     }
     b.c = at_origin;
     for (size_t d = 0; d < rank; ++d) b.c -= b.step[d] * origin[d];
-    if (check_fit(b, v, kl)) return b;
+    if (check_fit(b, v, grid)) return b;
   }
   b.affine = false;
-  b.column = kl.table_columns++;
+  b.column = columns++;
   return b;
 }
 
-void add_table_columns(KernelLowering& kl, const std::vector<std::vector<int64_t>>& cols) {
-  kl.table.assign(kl.tasks * kl.table_columns, 0);
-  for (int c = 0; c < kl.table_columns; ++c)
-    for (int64_t t = 0; t < kl.tasks; ++t) kl.table[t * kl.table_columns + c] = cols[c][t];
+std::vector<int64_t> table_of(const std::vector<std::vector<int64_t>>& cols, int64_t tasks) {
+  std::vector<int64_t> table(static_cast<size_t>(tasks) * cols.size(), 0);
+  for (size_t c = 0; c < cols.size(); ++c)
+    for (int64_t t = 0; t < tasks; ++t) table[t * cols.size() + c] = cols[c][t];
+  return table;
 }
 
+// The region bounds of the computed nodes, each level's own table of those no affine bound fits.
 void fit_regions(KernelLowering& kl, const TaskRegions& tr) {
-  std::vector<std::vector<int64_t>> columns;
+  std::vector<std::vector<int64_t>> columns[2];
   for (size_t i = 0; i < kl.nodes.size(); ++i) {
     NodeLowering& nl = kl.nodes[i];
     if (nl.inlined) continue;
+    const Dims& grid = nl.inner ? kl.inner->grid : kl.grid;
+    int& count = nl.inner ? kl.inner->table_columns : kl.table_columns;
     size_t rank = tr.node[i].empty() ? 0 : tr.node[i][0].rank();
     for (size_t d = 0; d < rank; ++d)
       for (int side = 0; side < 2; ++side) {
         std::vector<int64_t> v;
         for (const Region& r : tr.node[i]) v.push_back(side == 0 ? r.lo[d] : std::max(r.lo[d], r.hi[d]));
-        TaskBound b = fit_bound(v, kl);
-        if (!b.affine) columns.push_back(v);
+        TaskBound b = fit_bound(v, grid, count);
+        if (!b.affine) columns[nl.inner].push_back(v);
         (side == 0 ? nl.lo : nl.hi).push_back(b);
       }
   }
-  add_table_columns(kl, columns);
+  kl.table = table_of(columns[0], kl.tasks);
+  if (kl.inner) kl.inner->table = table_of(columns[1], kl.inner->tasks);
 }
 
 // Whether a task's region of v is exactly the tile of a kernel output that it writes (then v
 // is computed in place there).
 bool computed_in_place(const ir::Graph& g, const KernelLowering& kl, const std::vector<Region>& regions,
-                       const ir::Primitive& p, ValueId v) {
+                       const ir::Primitive& p, ValueId v, const tile::TaskGrid& level) {
   // A rank-0 output is written by task 0 alone, so other tasks keep their copy in scratch.
-  bool exact = kl.arg_of(v) >= 0 && (!p.domain.empty() || kl.tasks == 1);
+  bool exact = kl.arg_of(v) >= 0 && (!p.domain.empty() || level.tasks() == 1);
   auto oi = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
-  for (int64_t t = 0; exact && t < kl.tasks; ++t) {
-    Region tile = output_tile(kl.tilings[oi], g.type(v).shape, grid_coords(t, kl.grid));
+  for (int64_t t = 0; exact && t < level.tasks(); ++t) {
+    Region tile = output_tile(level.tilings[oi], g.type(v).shape, grid_coords(t, level.grid));
     const Region& r = regions[t];
     exact = tile.empty() ? r.empty() || r.numel() == 0 : r == tile;
   }
@@ -306,7 +311,7 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
     if (f && most[f->m] > 0 && most[f->n] > 0) place_gemm(p, *f, direct_b_rows(g, kl, p, *f), most, nl, offset);
     for (ValueId v : p.outputs) {
       int arg = kl.arg_of(v);
-      if (computed_in_place(g, kl, tr.node[i], p, v)) {
+      if (computed_in_place(g, kl, tr.node[i], p, v, nl.inner ? sub_grid(kl) : task_grid(kl))) {
         ValueHome h;
         h.global = true;
         h.arg = arg;
@@ -361,12 +366,12 @@ void fuse_row_reductions(const ir::Graph& g, KernelLowering& kl, const TaskRegio
       const ir::Primitive& r = g.node(kl.nodes[j].node);
       bool simple = r.reduce == ir::ReduceOp::Sum || r.reduce == ir::ReduceOp::Prod ||
                     r.reduce == ir::ReduceOp::Max || r.reduce == ir::ReduceOp::Min;
-      if (!simple || kl.nodes[j].fused || kl.nodes[j].accumulate_rows ||
+      if (!simple || kl.nodes[j].fused || kl.nodes[j].accumulate_rows || kl.nodes[j].inner != kl.nodes[i].inner ||
           reduction_lanes(kl.schedule, e.domain.back()) == 0 || !reduces_rows_of(e, r))
         continue;
       size_t n = e.domain.size();
       bool same = true;
-      for (int64_t t = 0; same && t < kl.tasks; ++t) {
+      for (size_t t = 0; same && t < tr.node[i].size(); ++t) {
         const Region& re = tr.node[i][t];
         const Region& rr = tr.node[j][t];
         same = re.lo[n - 1] == 0 && re.hi[n - 1] == e.domain[n - 1];
@@ -566,6 +571,76 @@ std::map<ValueId, size_t> panel_inputs(const ir::Graph& g, const KernelLowering&
   return out;
 }
 
+// The inner loop of a two-level schedule: per anchor dim, sub-tiles of the largest size up to
+// s.inner[d] dividing the task's tile there (every output aligned to that dim has the same
+// tile: they have the anchor's extent). None where every task would hold one sub-tile.
+std::optional<InnerLoop> inner_loop(const ir::Graph& g, const tile::Kernel& k, const KernelLowering& kl,
+                                    const Schedule& s) {
+  if (s.inner.empty() || kl.tasks == 0) return std::nullopt;
+  const ir::Dims& shape = g.type(k.outputs[anchor_output(g, k)]).shape;
+  const OutputTiling& anchor = kl.tilings[anchor_output(g, k)];
+  InnerLoop in;
+  in.tilings = kl.tilings;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t whole = anchor.tile[d];
+    int64_t t = d < s.inner.size() && s.inner[d] > 0 ? std::min(s.inner[d], whole) : whole;
+    while (whole % t != 0) --t;
+    in.ratio.push_back(whole / t);
+    in.grid.push_back(ceil_div(shape[d], t));
+  }
+  if (ir::numel(in.ratio) == 1) return std::nullopt;
+  for (OutputTiling& tl : in.tilings)
+    for (size_t j = 0; j < tl.align.size(); ++j)
+      if (tl.align[j] >= 0) tl.tile[j] /= in.ratio[static_cast<size_t>(tl.align[j])];
+  in.tasks = ir::numel(in.grid);
+  return in;
+}
+
+// The task holding sub-tile f of the inner loop.
+int64_t task_of_sub(const KernelLowering& kl, int64_t f) {
+  Dims c = grid_coords(f, kl.inner->grid);
+  for (size_t d = 0; d < c.size(); ++d) c[d] /= kl.inner->ratio[d];
+  return task_of(c, kl.grid);
+}
+
+// Whether every sub-tile's region of each node computed per task lies in its task's region:
+// what the inner loop reads of them is there (tile propagation is monotone for the maps it
+// bounds exactly; this makes sure of it for the rest).
+bool nested(const KernelLowering& kl, const TaskRegions& tasks, const TaskRegions& subs) {
+  for (size_t i = 0; i < kl.nodes.size(); ++i) {
+    if (kl.nodes[i].inlined || kl.nodes[i].inner) continue;
+    for (int64_t f = 0; f < kl.inner->tasks; ++f) {
+      const Region& r = subs.node[i][f];
+      if (r.empty() || r.numel() == 0) continue;
+      const Region& outer = tasks.node[i][task_of_sub(kl, f)];
+      for (size_t d = 0; d < r.rank(); ++d)
+        if (r.lo[d] < outer.lo[d] || r.hi[d] > outer.hi[d]) return false;
+    }
+  }
+  return true;
+}
+
+// Splits the computed nodes from Schedule::split on into the inner loop of s.inner, with their
+// regions per sub-tile; the kernel stays one level where nothing would be computed there or
+// a sub-tile would read past its task's region.
+void split_levels(const ir::Graph& g, const tile::Kernel& k, KernelLowering& kl, TaskRegions& tr) {
+  std::optional<InnerLoop> in = inner_loop(g, k, kl, kl.schedule);
+  if (!in) return;
+  bool any = false;
+  for (size_t i = static_cast<size_t>(std::max(0, kl.schedule.split)); i < kl.nodes.size(); ++i)
+    any |= kl.nodes[i].inner = !kl.nodes[i].inlined;
+  if (!any) return;
+  kl.inner = std::move(in);
+  TaskRegions subs = task_regions(g, k, kl, sub_grid(kl));
+  if (!nested(kl, tr, subs)) {
+    for (NodeLowering& nl : kl.nodes) nl.inner = false;
+    kl.inner.reset();
+    return;
+  }
+  for (size_t i = 0; i < kl.nodes.size(); ++i)
+    if (kl.nodes[i].inner) tr.node[i] = std::move(subs.node[i]);
+}
+
 // Lowering up to the regions, homes and fused reductions, with the regions it used.
 KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, TaskRegions* regions);
 
@@ -619,10 +694,11 @@ KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Sc
     kl.nodes.push_back(nl);
   }
   if (kl.tasks == 0) return kl;
-  *regions = task_regions(g, k, kl);
-  const TaskRegions& tr = *regions;
+  *regions = task_regions(g, k, kl, task_grid(kl));
+  TaskRegions& tr = *regions;
   kl.task_io_bytes = tr.most_io_bytes;
   kl.task_part_bytes = tr.most_part_bytes;
+  split_levels(g, k, kl, tr);
   fit_regions(kl, tr);
   place_values(g, kl, tr);
   fuse_row_reductions(g, kl, tr);

@@ -40,6 +40,9 @@ struct ValueHome {
 struct NodeLowering {
   ir::NodeId node;
   bool inlined = false;
+  // Computed per sub-tile, in the inner loop of a two-level kernel (KernelLowering::inner):
+  // its bounds are then functions of the sub-tile's coordinates (h<d>, table tbi).
+  bool inner = false;
   std::vector<TaskBound> lo, hi;  // computed region per dim (empty region: lo == hi)
   // Computed nodes: the largest extent of the region per dim over the tasks, and whether every
   // task's region has the same extent there.
@@ -80,11 +83,25 @@ struct NodeLowering {
 // How output k's tile follows the grid (tile/grid.h).
 using OutputTiling = tile::OutputTiling;
 
+// The inner loop of a two-level kernel (Schedule::inner): the grid of sub-tiles over the whole
+// anchor, `ratio` of them along each dim per task (task g's sub-tiles along dim d are
+// g*ratio[d] .. min(grid[d], (g+1)*ratio[d]) - 1), each output cut like the tasks but in
+// sub-tiles that divide the task's tile.
+struct InnerLoop {
+  ir::Dims grid, ratio;
+  int64_t tasks = 0;                         // sub-tiles in all
+  std::vector<OutputTiling> tilings;         // per output
+  std::vector<int64_t> table;                // sub-tiles x table_columns
+  int table_columns = 0;
+};
+
 struct KernelLowering {
   std::vector<ir::ValueId> inputs, outputs;  // arguments: inputs then outputs
   ir::Dims grid;                             // tiles per anchor dim
   int64_t tasks = 0;
   std::vector<OutputTiling> tilings;         // per output
+  // Two-level kernels: the nodes from Schedule::split on are computed per sub-tile (inner).
+  std::optional<InnerLoop> inner;
   std::vector<NodeLowering> nodes;           // the kernel's nodes in topological order
   std::vector<int64_t> table;                // tasks x table_columns
   int table_columns = 0;

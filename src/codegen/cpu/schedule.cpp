@@ -27,15 +27,30 @@ int64_t parse_int(const std::string& s, const std::string& text) {
   return 0;
 }
 
+std::string dims_text(const ir::Dims& dims) {
+  std::string text;
+  for (size_t d = 0; d < dims.size(); ++d) text += (d ? "x" : "") + std::to_string(dims[d]);
+  return text.empty() ? std::string("-") : text;
+}
+
+ir::Dims parse_dims(const std::string& value, const std::string& text) {
+  ir::Dims dims;
+  if (value == "-") return dims;
+  std::istringstream in(value);
+  std::string d;
+  while (std::getline(in, d, 'x')) dims.push_back(parse_int(d, text));
+  return dims;
+}
+
 }  // namespace
 
 std::string schedule_str(const Schedule& s) {
-  std::string tile;
-  for (size_t d = 0; d < s.tile.size(); ++d) tile += (d ? "x" : "") + std::to_string(s.tile[d]);
-  return "tile=" + (tile.empty() ? std::string("-") : tile) + " vec=" + std::to_string(s.vector_width) +
-         " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0") +
-         " stream=" + (s.stream ? "1" : "0") + " prefetch=" + std::to_string(s.prefetch) +
-         " gemm=" + (s.gemm ? "1" : "0");
+  std::string text = "tile=" + dims_text(s.tile) + " vec=" + std::to_string(s.vector_width) +
+                     " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0") +
+                     " stream=" + (s.stream ? "1" : "0") + " prefetch=" + std::to_string(s.prefetch) +
+                     " gemm=" + (s.gemm ? "1" : "0");
+  if (!s.inner.empty()) text += " inner=" + dims_text(s.inner) + " split=" + std::to_string(s.split);
+  return text;
 }
 
 Schedule parse_schedule(const std::string& text) {
@@ -47,11 +62,13 @@ Schedule parse_schedule(const std::string& text) {
     ORCHID_USER_CHECK(eq != std::string::npos) << "schedule \"" << text << "\": expected key=value, got \"" << field << "\"";
     std::string key = field.substr(0, eq), value = field.substr(eq + 1);
     if (key == "tile") {
-      s.tile.clear();
-      if (value == "-") continue;
-      std::istringstream dims(value);
-      std::string d;
-      while (std::getline(dims, d, 'x')) s.tile.push_back(parse_int(d, text));
+      s.tile = parse_dims(value, text);
+    } else if (key == "inner") {
+      s.inner = parse_dims(value, text);
+    } else if (key == "split") {
+      int64_t split = parse_int(value, text);
+      ORCHID_USER_CHECK(split <= (1 << 20)) << "schedule \"" << text << "\": split is too large";
+      s.split = static_cast<int>(split);
     } else if (key == "vec") {
       s.vector_width = static_cast<int>(parse_int(value, text));
       ORCHID_USER_CHECK(one_of(s.vector_width, {1, 4, 8, 16})) << "schedule \"" << text << "\": vec must be 1, 4, 8 or 16";

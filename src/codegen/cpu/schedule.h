@@ -42,12 +42,21 @@ struct Schedule {
   // reductions over rows of at least 2 get a row of accumulators in scratch, which the CPU
   // emitter's vector loops use; the CUDA emitter reduces across threads instead and clears it.
   bool row_accumulators = true;
+  // Two-level tiling (Welder's hierarchical tile-graph): each task's tile of the anchor is cut
+  // again into sub-tiles of `inner` (per dim; 0 or a missing entry: the task's whole tile; a
+  // size that does not divide the task's tile is lowered to the largest that does), and the
+  // kernel's nodes from the `split`-th on (topological order) are computed per sub-tile in a
+  // loop inside the task, from the values the nodes before them computed over the whole task
+  // tile. The task's values then live in the cache level holding a task (L2), the sub-tile's
+  // in L1. Empty `inner`: one level, and `split` is ignored.
+  ir::Dims inner{};
+  int split = 0;
 
   bool operator==(const Schedule&) const = default;
 };
 
-// "tile=8x0 vec=8 unroll=1 inline=1 stream=0 prefetch=0 gemm=1": canonical, parsed back by
-// parse_schedule.
+// "tile=8x0 vec=8 unroll=1 inline=1 stream=0 prefetch=0 gemm=1", then " inner=2x0 split=1"
+// where `inner` is set: canonical, parsed back by parse_schedule.
 std::string schedule_str(const Schedule& s);
 Schedule parse_schedule(const std::string& text);  // UserError on malformed text
 

@@ -1,0 +1,140 @@
+// Two-level tiling (schedule.h, Schedule::inner and split; lower.h, InnerLoop): a task's tile
+// cut again into sub-tiles, the kernel's last primitives computed per sub-tile from what the
+// first computed over the task. Conv + bias/ReLU + MaxPool and MatMul + Softmax, fused through
+// both levels under several splits and sub-tile sizes (dividing and not), and random kernels
+// under random two-level schedules, match the reference interpreter; the lowering has the
+// levels the schedule asks for.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/lower.h"
+#include "codegen/kernel_cases.h"
+#include "testlib/random_graph.h"
+
+namespace orchid::codegen::cpu {
+namespace {
+
+// x [2,16,19,23] -> conv 3x3 pad 1 -> + bias, ReLU -> MaxPool 3x3 stride 2: [2,32,9,11].
+const char* kConvReluPool = R"(
+graph @crp {
+  input %x : f32[2,16,19,23]
+  input %w : f32[32,16,3,3]
+  input %b : f32[32,1,1]
+  %y : f32[2,32,19,23] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  %z : f32[2,32,19,23] = elementwise(%y, %b) { max(add(%y[i0, i1, i2, i3], %b[i1, 0, 0]), 0:f32) }
+  %p : f32[2,32,9,11] = reduce max(%z) over [3,3] { %z[i0, i1, add(mul(i2, 2), r0), add(mul(i3, 2), r1)] }
+  output %p
+}
+)";
+
+// x [96,64] . w [64,128], then a softmax along the rows.
+const char* kMatMulSoftmax = R"(
+graph @ms {
+  input %x : f32[96,64]
+  input %w : f32[64,128]
+  %y : f32[96,128] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %m : f32[96,1] = reduce max(%y) over [128] { %y[i0, r0] }
+  %e : f32[96,128] = elementwise(%y, %m) { exp(sub(%y[i0, i1], %m[i0, 0])) }
+  %s : f32[96,1] = reduce sum(%e) over [128] { %e[i0, r0] }
+  %o : f32[96,128] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }
+  output %o
+}
+)";
+
+struct TwoLevel {
+  ir::Dims tile, inner;
+  int split;
+};
+
+// The whole graph as one kernel under each schedule; each lowers to two levels, the nodes
+// from `split` on (those computed) in the inner loop; all match the interpreter.
+void check_two_level(const std::string& text, const std::vector<TwoLevel>& schedules, const std::string& prefix) {
+  std::vector<Case> cases;
+  for (const TwoLevel& t : schedules) {
+    auto pick = [&](const ir::Graph&, const tile::Kernel&, Rng&) {
+      Schedule s;
+      s.tile = t.tile;
+      s.inner = t.inner;
+      s.split = t.split;
+      return s;
+    };
+    Case c = make_case(7000 + cases.size(), text, pick, prefix + std::to_string(cases.size()));
+    SCOPED_TRACE(schedule_str(c.schedule));
+    KernelLowering kl = lower_kernel(c.graph, c.kernel, c.schedule);
+    ASSERT_TRUE(kl.inner.has_value());
+    for (size_t i = 0; i < kl.nodes.size(); ++i)
+      EXPECT_EQ(kl.nodes[i].inner, !kl.nodes[i].inlined && static_cast<int>(i) >= t.split) << "node " << i;
+    EXPECT_NE(c.generated.source.find("const int64_t ti = "), std::string::npos) << c.generated.source;
+    cases.push_back(std::move(c));
+  }
+  check_cases(cases);
+}
+
+TEST(TwoLevel, ConvReluMaxPoolMatchesInterpreter) {
+  check_two_level(kConvReluPool,
+                  {
+                      {{1, 32, 9, 11}, {1, 32, 2, 11}, 1},  // conv per task; ReLU and pool per 2 rows
+                      {{1, 32, 9, 11}, {1, 16, 3, 0}, 2},   // conv and ReLU per task; pool per sub-tile
+                      {{1, 32, 4, 11}, {1, 8, 1, 5}, 1},    // 5 does not divide 11: sub-tiles of 1
+                      {{2, 32, 9, 11}, {1, 32, 4, 11}, 0},  // everything per sub-tile
+                      {{1, 16, 9, 11}, {1, 16, 3, 4}, 1},   // 4 does not divide 9 or 11: 3 x 1
+                  },
+                  "orc_crp");
+}
+
+TEST(TwoLevel, MatMulSoftmaxMatchesInterpreter) {
+  check_two_level(kMatMulSoftmax,
+                  {
+                      {{48, 128}, {6, 128}, 1},   // the matmul per task; softmax per 6 rows
+                      {{32, 128}, {4, 0}, 1},
+                      {{96, 128}, {12, 0}, 0},    // the matmul per sub-tile too
+                      {{24, 128}, {5, 128}, 3},   // 5 does not divide 24: rows of 4
+                  },
+                  "orc_ms");
+}
+
+// Random kernels of random graphs, each under a random schedule made two-level: most lower to
+// two levels (the rest have one task's tile of one sub-tile, or no computed node past the
+// split), and all match the interpreter.
+TEST(TwoLevel, RandomKernelsMatchInterpreter) {
+  std::vector<Case> cases;
+  int two_level = 0;
+  for (uint64_t seed = 51000; cases.size() < 40; ++seed) {
+    testlib::RandomGraphOptions opts;
+    opts.max_nodes = 4 + static_cast<int>(seed % 9);
+    ir::Graph g = testlib::random_graph(seed, opts);
+    Rng rng(seed * 31 + 7);
+    tile::Kernel k = random_kernel(g, rng);
+    if (k.nodes.empty()) continue;
+    Schedule s = random_schedule(g, k, rng);
+    const ir::Dims& shape = g.type(k.outputs[anchor_output(g, k)]).shape;
+    s.inner.clear();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      s.tile[d] = shape[d];
+      s.inner.push_back(static_cast<int64_t>(1 + rng.next() % (shape[d] + 1)));
+    }
+    s.split = static_cast<int>(rng.next() % k.nodes.size());
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + schedule_str(s));
+    two_level += lower_kernel(g, k, s).inner.has_value();
+    GeneratedKernel gk = generate_kernel(g, k, s, "orc_tl" + std::to_string(cases.size()));
+    cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
+  }
+  EXPECT_GE(two_level, 20);
+  check_cases(cases);
+}
+
+TEST(TwoLevel, ScheduleTextRoundTrips) {
+  Schedule s;
+  s.tile = {8, 0};
+  s.inner = {2, 16};
+  s.split = 3;
+  EXPECT_EQ(schedule_str(s), "tile=8x0 vec=8 unroll=1 inline=1 stream=0 prefetch=0 gemm=1 inner=2x16 split=3");
+  EXPECT_EQ(parse_schedule(schedule_str(s)), s);
+  s.inner.clear();
+  EXPECT_EQ(schedule_str(s).find("inner"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace orchid::codegen::cpu
