@@ -49,6 +49,21 @@ void for_each_sample(const ir::Dims& grid, F&& visit) {
   }
 }
 
+// Visits the sampled sub-tiles of the task at `coords` (InnerLevel) with their weights.
+template <typename F>
+void for_each_sub_sample(const InnerLevel& in, const ir::Dims& coords, F&& visit) {
+  ir::Dims start(coords.size()), extent(coords.size());
+  for (size_t d = 0; d < coords.size(); ++d) {
+    start[d] = coords[d] * in.ratio[d];
+    extent[d] = std::min(in.grid.grid[d], start[d] + in.ratio[d]) - start[d];
+  }
+  for_each_sample(extent, [&](const ir::Dims& local, int64_t weight) {
+    ir::Dims at = start;
+    for (size_t d = 0; d < at.size(); ++d) at[d] += local[d];
+    visit(at, weight);
+  });
+}
+
 // A best-fit allocator over one address range: returns offsets; tracks the peak.
 class BestFit {
  public:
@@ -132,13 +147,23 @@ int64_t region_bytes(const ir::Graph& g, const TileStats& st, ir::ValueId v) {
   return r == st.regions.end() ? 0 : r->second.numel() * ir::dtype_bytes(g.type(v).dtype);
 }
 
-int64_t footprint(const ir::Graph& g, const KernelUses& u, const TileStats& st, const std::set<ir::NodeId>& inlined) {
+bool inlined_value(const ir::Graph& g, ir::ValueId v, const std::set<ir::NodeId>& inlined) {
+  return g.value(v).origin == ir::ValueOrigin::Node && inlined.count(g.value(v).node) > 0;
+}
+
+// `only`: the footprint of these nodes alone (an inner loop's), every value in memory they
+// read allocated at its first use by them.
+int64_t footprint(const ir::Graph& g, const KernelUses& u, const TileStats& st, const std::set<ir::NodeId>& inlined,
+                  const std::set<ir::NodeId>* only = nullptr) {
   BestFit heap;
   std::map<ir::ValueId, int64_t> at;
   for (size_t i = 0; i < u.order.size(); ++i) {
+    if (only && !only->count(u.order[i])) continue;
     const ir::Primitive& p = g.node(u.order[i]);
-    for (ir::ValueId v : p.inputs)
-      if (!at.count(v) && st.input_bytes.count(v)) at[v] = heap.allocate(region_bytes(g, st, v));
+    for (ir::ValueId v : p.inputs) {
+      bool held = only ? !inlined_value(g, v, inlined) && region_bytes(g, st, v) > 0 : st.input_bytes.count(v) > 0;
+      if (!at.count(v) && held) at[v] = heap.allocate(region_bytes(g, st, v));
+    }
     if (!inlined.count(u.order[i]))
       for (ir::ValueId v : p.outputs)
         if (region_bytes(g, st, v) > 0) at[v] = heap.allocate(region_bytes(g, st, v));
@@ -154,6 +179,7 @@ int64_t footprint(const ir::Graph& g, const KernelUses& u, const TileStats& st, 
 
 struct GridTotals {
   int64_t grid_bytes = 0, intermediate_bytes = 0, footprint = 0, flops = 0;
+  int64_t sub_intermediate_bytes = 0, sub_footprint = 0;  // two-level: the inner loop's
   int64_t streamed_bytes = 0;  // grid_bytes with each run charged at least efficient_run_bytes
   double work = 0, wide_work = 0;
   double narrow_work = 0;  // at `lanes`, with the scalar remainders of its rows
@@ -162,12 +188,12 @@ struct GridTotals {
 
 // Bytes one task moves of the values it computes into memory: each written once (a kernel
 // output's store is grid traffic) and read once by each consumer inside the kernel; values of
-// inlined primitives stay in registers.
+// inlined primitives stay in registers. Nodes in `skip` are left out.
 int64_t intermediate_traffic(const ir::Graph& g, const KernelUses& u, const TileStats& st,
-                             const std::set<ir::NodeId>& inlined) {
+                             const std::set<ir::NodeId>& inlined, const std::set<ir::NodeId>& skip) {
   int64_t bytes = 0;
   for (ir::NodeId n : u.order) {
-    if (inlined.count(n)) continue;
+    if (inlined.count(n) || skip.count(n)) continue;
     for (ir::ValueId v : g.node(n).outputs) {
       auto r = u.readers.find(v);
       int64_t reads = r == u.readers.end() ? 0 : r->second;
@@ -200,6 +226,47 @@ double block_factor(const ir::Graph& g, ir::NodeId n, const TileStats& st, const
   return padded(reg.hi[b.row_dim] - reg.lo[b.row_dim], b.rows) * padded(reg.hi[b.col_dim] - reg.lo[b.col_dim], b.cols);
 }
 
+// The work of node n over `points` (its points × terms in a task or sub-tile whose regions
+// `st` holds), counted `weight` times.
+void add_work(const ir::Graph& g, const CostConfig& c, ir::NodeId n, int64_t points, const TileStats& st,
+              double weight, int lanes, int full_lanes, GridTotals& tot) {
+  double w = work_per_point(g.node(n)) * double(points) * weight;
+  tot.work += w;
+  if (auto b = c.blocks.find(n); b != c.blocks.end()) w *= block_factor(g, n, st, b->second);
+  if (c.serial.count(n)) tot.wide_work += w * kSerialLatency * full_lanes;  // one lane, waiting
+  else if (c.full_width.count(n)) tot.wide_work += w;
+  else tot.narrow_work += w * remainder_factor(g, n, st, lanes);
+}
+
+// The inner loop of the two-level task at `coords`, whose regions `st` holds: the inner nodes'
+// work and intermediates per sub-tile; the task's footprint, holding one sub-tile's values of
+// the inner nodes.
+void add_inner_loop(const ir::Graph& g, const Kernel& k, const CostConfig& c, const KernelUses& uses,
+                    const ir::Dims& coords, const TileStats& st, int64_t weight, int lanes, int full_lanes,
+                    GridTotals& tot) {
+  const InnerLevel& in = *c.inner;
+  std::set<ir::NodeId> outer;
+  for (ir::NodeId n : uses.order)
+    if (!in.nodes.count(n)) outer.insert(n);
+  for (const auto& [n, points] : st.node_points)
+    if (!in.nodes.count(n)) add_work(g, c, n, points, st, double(weight), lanes, full_lanes, tot);
+  tot.intermediate_bytes += intermediate_traffic(g, uses, st, c.inlined, in.nodes) * weight;
+  TileStats held = st;
+  bool first = true;
+  for_each_sub_sample(in, coords, [&](const ir::Dims& at, int64_t sub_weight) {
+    TileStats sst = propagate_kernel(g, k, task_tile(g, k, in.grid, at));
+    for (const auto& [n, points] : sst.node_points)
+      if (in.nodes.count(n)) add_work(g, c, n, points, sst, double(weight * sub_weight), lanes, full_lanes, tot);
+    tot.sub_intermediate_bytes += intermediate_traffic(g, uses, sst, c.inlined, outer) * weight * sub_weight;
+    tot.sub_footprint = std::max(tot.sub_footprint, footprint(g, uses, sst, c.inlined, &in.nodes));
+    for (ir::NodeId n : in.nodes)
+      for (ir::ValueId v : g.node(n).outputs)
+        if (first && sst.regions.count(v)) held.regions[v] = sst.regions.at(v);
+    first = false;
+  });
+  tot.footprint = std::max(tot.footprint, footprint(g, uses, held, c.inlined));
+}
+
 GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c, const CostOptions& o,
                        int64_t transaction, int lanes, int full_lanes) {
   GridTotals tot;
@@ -223,16 +290,13 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
       if (!kt.outputs[j].empty()) bytes += count(kt.outputs[j], k.outputs[j]);
     tot.grid_bytes += bytes * weight;
     tot.streamed_bytes += streamed * weight;
-    tot.intermediate_bytes += intermediate_traffic(g, uses, st, c.inlined) * weight;
     tot.flops += st.flops * weight;
-    for (const auto& [n, points] : st.node_points) {
-      double w = work_per_point(g.node(n)) * double(points) * double(weight);
-      tot.work += w;
-      if (auto b = c.blocks.find(n); b != c.blocks.end()) w *= block_factor(g, n, st, b->second);
-      if (c.serial.count(n)) tot.wide_work += w * kSerialLatency * full_lanes;  // one lane, waiting
-      else if (c.full_width.count(n)) tot.wide_work += w;
-      else tot.narrow_work += w * remainder_factor(g, n, st, lanes);
+    if (c.inner) {
+      add_inner_loop(g, k, c, uses, coords, st, weight, lanes, full_lanes, tot);
+      return;
     }
+    tot.intermediate_bytes += intermediate_traffic(g, uses, st, c.inlined, {}) * weight;
+    for (const auto& [n, points] : st.node_points) add_work(g, c, n, points, st, double(weight), lanes, full_lanes, tot);
     tot.footprint = std::max(tot.footprint, footprint(g, uses, st, c.inlined));
   });
   return tot;
@@ -328,6 +392,8 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
   e.grid_bytes = tot.grid_bytes;
   e.intermediate_bytes = tot.intermediate_bytes;
   e.footprint_bytes = tot.footprint;
+  e.sub_intermediate_bytes = tot.sub_intermediate_bytes;
+  e.sub_footprint_bytes = tot.sub_footprint;
   int64_t reread_set = 0, reread_bytes = 0;
   for (const auto& [v, loaded] : tot.loaded) {
     int64_t whole = g.type(v).bytes();
@@ -341,6 +407,7 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
   bytes[unique_level] += e.unique_bytes;
   bytes[level_holding(t, reread_set, Holder::EachCore)] += reread_bytes;
   bytes[level_holding(t, e.footprint_bytes, Holder::OneCore)] += e.intermediate_bytes;
+  bytes[level_holding(t, e.sub_footprint_bytes, Holder::OneCore)] += e.sub_intermediate_bytes;
   double slowest = 0;
   for (size_t i = 1; i < t.levels.size(); ++i) {
     const target::MemoryLevel& l = t.levels[i];
@@ -359,8 +426,10 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
     int64_t waves = (e.tasks + cores - 1) / cores;
     e.utilization = double(e.tasks) / double(waves * cores);
   }
+  int64_t entered = e.tasks;  // tasks, and the sub-tiles of two-level tasks
+  if (c.inner) entered = std::max(e.tasks, c.inner->grid.tasks());
   e.seconds = std::max(slowest, e.compute_seconds) / e.utilization +
-              double(e.tasks) * o.task_overhead_seconds / cores;
+              double(entered) * o.task_overhead_seconds / cores;
   return e;
 }
 

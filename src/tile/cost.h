@@ -22,6 +22,9 @@
 //    private level that holds the task's footprint;
 //  - footprint: every region a task holds, allocated best-fit in topological order and freed
 //    after its last use (§3.1); kernel outputs are held to the end;
+//  - two-level kernels (InnerLevel): the nodes of the inner loop are priced per sub-tile (their
+//    work and the values they pass each other, from the level holding a sub-tile's
+//    footprint), the others per task; a task holds one sub-tile's values of the inner nodes;
 //  - compute: the kernel's work in vector instruction slots (work_per_point: an FMA of a
 //    matmul or conv term is one slot, as is each add, compare or select; a division or
 //    square root four; exp, log, tanh, erf and the like twelve, Orchid's polynomials) at the
@@ -41,6 +44,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,8 +65,18 @@ struct RegisterBlock {
   bool operator==(const RegisterBlock&) const = default;
 };
 
+// The inner loop of a two-level kernel: each task's tile cut into sub-tiles (the grid of them
+// over the whole output; task g holds sub-tiles g*ratio[d] .. along dim d) and the nodes
+// computed per sub-tile, from values the other nodes computed over the task.
+struct InnerLevel {
+  TaskGrid grid;
+  ir::Dims ratio;
+  std::set<ir::NodeId> nodes;
+};
+
 struct CostConfig {
   TaskGrid grid;
+  std::optional<InnerLevel> inner;  // two-level kernels
   std::set<ir::NodeId> inlined;  // computed inside their consumer: their values stay in registers
   int vector_lanes = 0;          // f32 lanes of the innermost loops; 0: the target's full width
   std::set<ir::NodeId> full_width;  // computed at the full width whatever vector_lanes (a GEMM micro-kernel)
@@ -96,6 +110,8 @@ struct Estimate {
   int64_t unique_bytes = 0;        // the kernel's inputs (as read) and outputs, once each
   int64_t intermediate_bytes = 0;  // Σ tasks: intermediates written and read back
   int64_t footprint_bytes = 0;     // the largest task's, best fit
+  int64_t sub_intermediate_bytes = 0;  // two-level: those of the inner nodes, Σ sub-tiles
+  int64_t sub_footprint_bytes = 0;     // two-level: the largest sub-tile's
   std::vector<LevelTraffic> levels;  // every level below the registers, fastest first
 };
 

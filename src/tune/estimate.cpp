@@ -11,6 +11,11 @@ tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, cons
   tile::CostConfig c;
   c.grid.grid = kl.grid;
   c.grid.tilings = kl.tilings;
+  if (kl.inner) {
+    c.inner = tile::InnerLevel{tile::TaskGrid{kl.inner->grid, kl.inner->tilings}, kl.inner->ratio, {}};
+    for (const codegen::cpu::NodeLowering& n : kl.nodes)
+      if (n.inner) c.inner->nodes.insert(n.node);
+  }
   for (const codegen::cpu::NodeLowering& n : kl.nodes) {
     if (n.inlined) c.inlined.insert(n.node);
     if (n.gemm) {

@@ -1,6 +1,7 @@
 // The analytic cost of a generated CPU kernel under a schedule (src/tune/estimate.h): it sees
 // the lowering's grid, its inlined primitives and its vector width, the GEMM micro-kernel at
-// full width in register blocks, and the serial reductions of scalar schedules.
+// full width in register blocks, the serial reductions of scalar schedules, and the inner
+// loop of two-level schedules.
 #include <gtest/gtest.h>
 
 #include "codegen/cpu/lower.h"
@@ -13,6 +14,8 @@ namespace orchid::tune {
 namespace {
 
 constexpr auto whole = testlib::whole_graph_kernel;
+
+double work_per_point_of(const ir::Graph& g, int32_t node) { return tile::work_per_point(g.node(ir::NodeId(node))); }
 
 target::Target toy() {
   target::Target t = testlib::toy_cpu_target();
@@ -65,6 +68,60 @@ TEST(TuneEstimate, NarrowLoopsCostMoreExceptInTheGemmMicroKernel) {
   // Only the epilogue's FLOPs (bias and relu: 2 per element) slow down, to a quarter of the lanes.
   EXPECT_EQ(b.narrow_work, 2 * 64 * 64);
   EXPECT_NEAR(b.compute_seconds - a.compute_seconds, 2.0 * 64 * 64 * (16 / 4 - 1) / 0.5e6, 1e-9);
+}
+
+// Two levels (Schedule::inner): the inner loop's nodes are priced per sub-tile. Rows of a
+// softmax cut into sub-tiles of 4 rows cost the same work and move the same intermediate bytes
+// as one level, and their intermediates stay within a sub-tile's footprint. A ReLU feeding
+// an overlapping 3 × 3 max pool computed per sub-tile computes the rows the sub-tiles share
+// again; computed per task, it does not.
+TEST(TuneEstimate, TwoLevelKernelsPriceTheInnerLoopPerSubTile) {
+  ir::Graph g = ir::parse_graph(testlib::matmul_softmax(256));
+  tile::Kernel k = whole(g);
+  codegen::cpu::Schedule one = codegen::cpu::default_schedule(g, k, 2);
+  one.tile = {64, 128};
+  codegen::cpu::Schedule two = one;
+  two.inner = {4, 128};
+  two.split = 1;
+  codegen::cpu::KernelLowering kl = codegen::cpu::lower_kernel(g, k, two);
+  tile::CostConfig c = cpu_cost_config(g, k, two);
+  ASSERT_TRUE(c.inner.has_value() && kl.inner.has_value());
+  EXPECT_EQ(c.inner->grid.grid, kl.inner->grid);
+  EXPECT_EQ(c.inner->ratio, (ir::Dims{16, 1}));
+  size_t inner = 0;
+  for (const codegen::cpu::NodeLowering& n : kl.nodes) inner += n.inner ? 1 : 0;
+  EXPECT_EQ(c.inner->nodes.size(), inner);
+  EXPECT_GE(inner, 3u);
+  tile::Estimate e1 = estimate_cpu_schedule(g, k, one, toy()), e2 = estimate_cpu_schedule(g, k, two, toy());
+  EXPECT_DOUBLE_EQ(e2.work, e1.work);
+  EXPECT_EQ(e2.intermediate_bytes + e2.sub_intermediate_bytes, e1.intermediate_bytes);
+  EXPECT_GT(e2.sub_intermediate_bytes, 0);
+  // The matmul's operands and result (16 + 32 + 32 KiB) are the task's peak either way.
+  EXPECT_EQ(e2.footprint_bytes, e1.footprint_bytes);
+  EXPECT_EQ(e1.footprint_bytes, 80 << 10);
+  EXPECT_LT(e2.sub_footprint_bytes, e2.footprint_bytes / 4);
+
+  ir::Graph p = ir::parse_graph(R"(
+graph @pool {
+  input %x : f32[1,32,19,23]
+  input %b : f32[32,1,1]
+  %z : f32[1,32,19,23] = elementwise(%x, %b) { max(add(%x[i0, i1, i2, i3], %b[i1, 0, 0]), 0:f32) }
+  %p : f32[1,32,9,11] = reduce max(%z) over [3,3] { %z[i0, i1, add(mul(i2, 2), r0), add(mul(i3, 2), r1)] }
+  output %p
+}
+)");
+  tile::Kernel pk = whole(p);
+  codegen::cpu::Schedule task = codegen::cpu::default_schedule(p, pk, 2);
+  task.tile = {1, 32, 9, 11};
+  codegen::cpu::Schedule pool_inner = task, relu_inner = task;
+  pool_inner.inner = relu_inner.inner = {1, 32, 1, 11};
+  pool_inner.split = 1;
+  relu_inner.split = 0;
+  double w = estimate_cpu_schedule(p, pk, task, toy()).work;
+  EXPECT_DOUBLE_EQ(estimate_cpu_schedule(p, pk, pool_inner, toy()).work, w);
+  // 9 sub-tiles of 3 ReLU rows each: 27 rows, not 19.
+  const double relu_row = 32 * 23 * work_per_point_of(p, 0);
+  EXPECT_NEAR(estimate_cpu_schedule(p, pk, relu_inner, toy()).work - w, (27 - 19) * relu_row, 1e-6);
 }
 
 }  // namespace
