@@ -3,18 +3,15 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstring>
 
+#include "runtime/kernel_timing.h"
 #include "support/error.h"
 
 namespace orchid::runtime {
 
 namespace {
-
-// Chunks of tasks per thread in a generated step (Session::run_generated).
-constexpr int64_t kChunksPerThread = 4;
 
 bool misaligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % ORCHID_ALIGN != 0; }
 
@@ -120,24 +117,7 @@ void Session::bind(std::span<const void* const> inputs, std::span<void* const> o
 void Session::run_generated(const orchid_kernel_desc& k, void* const* args, int64_t count) {
   kernel_error_[0] = kernel_error_[1] = 0;
   orchid_args a{args, count, kernel_error_};
-  int64_t tasks = k.task_count;
-  if (tasks == 0) return;
-  int want = static_cast<int>(std::min<int64_t>(threads_, tasks));
-  if (want == 1) {
-    k.fn(&a, 0, tasks, scratch(0));
-    return;
-  }
-  // Threads take chunks of consecutive tasks in turn, about kChunksPerThread each: a thread
-  // the machine stops for a while (another process, another virtual machine) then delays the
-  // step by its current chunk, not by its whole share of the tasks.
-  std::atomic<int64_t> next{0};
-  const int64_t chunk = std::max<int64_t>(1, tasks / (int64_t{want} * kChunksPerThread));
-#pragma omp parallel num_threads(want)
-  {
-    void* s = scratch(omp_get_thread_num());
-    for (int64_t begin = next.fetch_add(chunk); begin < tasks; begin = next.fetch_add(chunk))
-      k.fn(&a, begin, std::min(tasks, begin + chunk), s);
-  }
+  run_kernel_tasks(k, a, threads_, [this](int t) { return scratch(t); });
 }
 
 void Session::run_step(size_t step) {

@@ -22,5 +22,6 @@ Command add_target(CLI::App& app);
 Command add_compile(CLI::App& app);
 Command add_verify(CLI::App& app);
 Command add_equiv(CLI::App& app);
+Command add_time_kernels(CLI::App& app);
 
 }  // namespace orchid::cli

@@ -1,0 +1,134 @@
+#include "driver/tune.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/cpu/codegen.h"
+#include "codegen/cpu/compiler.h"
+#include "support/error.h"
+#include "support/subprocess.h"
+#include "tune/cpu_space.h"
+#include "tune/droplet.h"
+#include "tune/estimate.h"
+#include "tune/explore.h"
+
+namespace orchid::driver {
+
+namespace fs = std::filesystem;
+
+double median_ms(std::vector<double> s) {
+  if (s.empty()) return 0;
+  std::sort(s.begin(), s.end());
+  size_t n = s.size();
+  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+namespace {
+
+// One batch: its kernels in one shared object, timed by the helper. Empty samples (and a
+// failure) where it cannot be built or run.
+std::vector<std::vector<double>> time_batch(const std::vector<codegen::cpu::GeneratedKernel>& kernels,
+                                            const codegen::cpu::Compiler& compiler, const MeasureOptions& m,
+                                            int rounds, int runs, std::vector<std::string>* failures) {
+  std::vector<std::vector<double>> out(kernels.size());
+  std::string why;
+  try {
+    codegen::cpu::CompiledObject lib = compiler.compile(codegen::cpu::library_source(kernels));
+    SubprocessOptions so;
+    so.timeout_s = m.timeout_s;
+    so.address_space_limit = m.address_space_limit;
+    so.environment_overrides = {"OMP_WAIT_POLICY=PASSIVE"};  // as time_artifact (measure.cpp)
+    std::vector<std::string> argv = {m.orchid_exe, "time-kernels", lib.path.string(), "--json",
+                                     "--rounds", std::to_string(rounds), "--runs", std::to_string(runs)};
+    if (m.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(m.threads)});
+    SubprocessResult p = run_subprocess(argv, so);
+    if (!p.ok()) {
+      why = p.timed_out ? "timed out" : "exit " + std::to_string(p.exit_code) + ": " + p.err.substr(0, 300);
+    } else {
+      nlohmann::json j = nlohmann::json::parse(p.out);
+      const nlohmann::json& ks = j.at("kernels");
+      ORCHID_USER_CHECK(ks.size() == kernels.size()) << ks.size() << " timings of " << kernels.size() << " kernels";
+      for (size_t i = 0; i < ks.size(); ++i) out[i] = ks[i].at("times_ms").get<std::vector<double>>();
+      return out;
+    }
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (failures) failures->push_back("a batch of " + std::to_string(kernels.size()) + " schedules: " + why);
+  return std::vector<std::vector<double>>(kernels.size());
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> time_schedules(const ir::Graph& g, const tile::Kernel& k,
+                                                const std::vector<codegen::cpu::Schedule>& schedules,
+                                                const BuildOptions& build, const MeasureOptions& m, int rounds,
+                                                int runs, std::vector<std::string>* failures) {
+  ORCHID_CHECK(!m.orchid_exe.empty()) << "tuning measures kernels: no program to time them with";
+  codegen::cpu::Compiler compiler(build.compiler);
+  const size_t per = static_cast<size_t>(std::max(16, build.kernels_per_library));
+  std::vector<std::vector<double>> out;
+  for (size_t first = 0; first < schedules.size(); first += per) {
+    std::vector<codegen::cpu::GeneratedKernel> batch;
+    for (size_t i = first; i < std::min(schedules.size(), first + per); ++i)
+      batch.push_back(codegen::cpu::generate_kernel(g, k, schedules[i], "orc_tune" + std::to_string(i - first)));
+    std::vector<std::vector<double>> t = time_batch(batch, compiler, m, rounds, runs, failures);
+    out.insert(out.end(), t.begin(), t.end());
+  }
+  return out;
+}
+
+TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
+                       const MeasureOptions& m, const TuneOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  tune::CpuSpace space = tune::cpu_space(g, k, build.cores);
+  TuneResult r;
+  r.initial = space.base;
+  const tune::Point initial = space.point_of(space.base);
+  // Exploration, priced by the model.
+  auto cost = [&](const tune::Point& p) { return tune::estimate_cpu_schedule(g, k, space.schedule(p), t).seconds; };
+  Rng rng(o.seed);
+  tune::ExploreOptions eo;
+  eo.trials = o.explore_trials;
+  std::vector<tune::Ranked> explored = tune::explore(space.space, cost, {initial}, eo, rng);
+  // Measuring, each point once.
+  std::map<tune::Point, std::vector<double>> seen;
+  tune::MeasureFn measure = [&](const std::vector<tune::Point>& points) {
+    std::vector<tune::Point> fresh;
+    for (const tune::Point& p : points)
+      if (!seen.count(p) && std::find(fresh.begin(), fresh.end(), p) == fresh.end()) fresh.push_back(p);
+    std::vector<codegen::cpu::Schedule> scheds;
+    for (const tune::Point& p : fresh) scheds.push_back(space.schedule(p));
+    std::vector<std::vector<double>> t = time_schedules(g, k, scheds, build, m, o.rounds, o.runs, &r.failures);
+    for (size_t i = 0; i < fresh.size(); ++i) seen[fresh[i]] = t[i];
+    r.measured += static_cast<int>(fresh.size());
+    std::vector<std::vector<double>> out;
+    for (const tune::Point& p : points) out.push_back(seen.at(p));
+    return out;
+  };
+  std::vector<tune::Point> top{initial};
+  for (const tune::Ranked& e : explored)
+    if (static_cast<int>(top.size()) <= o.measure_top && e.point != initial) top.push_back(e.point);
+  std::vector<std::vector<double>> first = measure(top);
+  size_t fastest = 0;
+  for (size_t i = 1; i < top.size(); ++i)
+    if (tune::mean_of(first[i]) < tune::mean_of(first[fastest])) fastest = i;
+  // Exploitation from the fastest.
+  tune::DropletOptions d;
+  d.budget = std::max(1, o.budget - static_cast<int>(top.size()) + 1);  // its start is measured already
+  d.alpha = o.alpha;
+  tune::DropletResult dr = tune::droplet_search(space.space, top[fastest], measure, d);
+  r.best = space.schedule(dr.best);
+  r.best_ms = median_ms(dr.samples);
+  r.initial_ms = median_ms(seen[initial]);
+  r.moves = dr.moves();
+  r.converged = dr.converged;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace orchid::driver

@@ -1,0 +1,55 @@
+// Tuning the schedule of a generated CPU kernel on this machine (DPAnsor's combination,
+// ../shared/papers/droplet-dpansor.txt §2.3, with Orchid's parts): the kernel's space of
+// schedules (tune/cpu_space.h) is explored by the evolutionary search ranked by the analytic
+// model (tune/explore.h, tune/estimate.h); the best explored points are measured with the
+// default schedule; Droplet Search (tune/droplet.h) descends from the fastest of them.
+// Measuring compiles the schedules' kernels many to a shared object and times them together
+// in a helper process (`orchid time-kernels`): a crashing or hanging variant costs one batch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/schedule.h"
+#include "driver/measure.h"
+#include "driver/plan_builder.h"
+#include "ir/graph.h"
+#include "target/target.h"
+#include "tile/kernel.h"
+
+namespace orchid::driver {
+
+struct TuneOptions {
+  int explore_trials = 300;  // points priced by the model
+  int measure_top = 8;       // the cheapest explored points measured with the default
+  int budget = 48;           // points measured in all (the top and the descent's)
+  double alpha = 0.05;       // the descent's significance (Welch + Holm)
+  int rounds = 3, runs = 3;  // samples per point: rounds over a batch × runs in each
+  uint64_t seed = 1;
+};
+
+struct TuneResult {
+  codegen::cpu::Schedule best, initial;  // the fastest found; the default
+  double best_ms = 0, initial_ms = 0;    // their median times (0: not measured)
+  int measured = 0;                      // points measured
+  int moves = 0;                         // the descent's
+  bool converged = false;                // the descent stopped at a local optimum
+  double seconds = 0;                    // tuning time, wall clock
+  std::vector<std::string> failures;     // batches that failed to build or run
+};
+
+TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
+                       const MeasureOptions& measure, const TuneOptions& options);
+
+// The times of each schedule's kernel (rounds × runs samples, in ms; empty where its batch
+// failed), compiled build.kernels_per_library (at least 16) to a shared object, each timed in
+// a helper process on measure.threads threads. A failure is appended to `failures`.
+std::vector<std::vector<double>> time_schedules(const ir::Graph& g, const tile::Kernel& k,
+                                                const std::vector<codegen::cpu::Schedule>& schedules,
+                                                const BuildOptions& build, const MeasureOptions& measure, int rounds,
+                                                int runs, std::vector<std::string>* failures);
+
+double median_ms(std::vector<double> samples);  // 0 for none
+
+}  // namespace orchid::driver

@@ -1,0 +1,98 @@
+// Tuning a generated kernel's schedule (driver/tune.h): schedules are timed many to a shared
+// object by `orchid time-kernels` in a helper process, rounds × runs samples each, in the
+// order given; a batch that cannot run gives empty samples and a failure, not an error; and a
+// tuned softmax kernel keeps to its budget and its best schedule computes what the
+// interpreter computes.
+#include <gtest/gtest.h>
+
+#include "codegen/kernel_cases.h"
+#include "codegen/kernel_graphs.h"
+#include "driver/tune.h"
+#include "target/host.h"
+#include "testlib/temp_dir.h"
+#include "testlib/tile_fixtures.h"
+
+namespace orchid::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using codegen::cpu::Schedule;
+
+struct Tuned {
+  ir::Graph g;
+  tile::Kernel k;
+  BuildOptions build;
+  MeasureOptions measure;
+};
+
+Tuned tuned_setup(const std::string& text, const testlib::TempDir& dir) {
+  Tuned s{ir::parse_graph(text), {}, {}, {}};
+  s.k = testlib::whole_graph_kernel(s.g);
+  s.build.compiler.cache_dir = fs::temp_directory_path() / "orchid-test-objects";
+  s.build.compiler.extra_flags = codegen::cpu::codegen_flags();
+  s.build.cores = 2;
+  s.measure.orchid_exe = ORCHID_BIN;
+  s.measure.work_dir = dir.file("candidates");
+  s.measure.threads = 2;
+  return s;
+}
+
+TEST(DriverTune, SchedulesAreTimedManyToALibraryInTheirOrder) {
+  testlib::TempDir dir;
+  Tuned s = tuned_setup(codegen::softmax_rows(64, 300), dir);
+  std::vector<Schedule> scheds;
+  for (int i = 0; i < 20; ++i) {
+    Schedule c = codegen::cpu::default_schedule(s.g, s.k, 2);
+    c.tile = {1 + i % 8, 0};
+    c.vector_width = i % 2 ? 16 : 1;
+    scheds.push_back(c);
+  }
+  std::vector<std::string> failures;
+  std::vector<std::vector<double>> t = time_schedules(s.g, s.k, scheds, s.build, s.measure, 2, 3, &failures);
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  ASSERT_EQ(t.size(), scheds.size());
+  for (const std::vector<double>& samples : t) {
+    EXPECT_EQ(samples.size(), 6u);
+    for (double ms : samples) EXPECT_GT(ms, 0);
+  }
+}
+
+TEST(DriverTune, ABatchThatCannotRunGivesNoSamplesAndAFailure) {
+  testlib::TempDir dir;
+  Tuned s = tuned_setup(codegen::softmax_rows(8, 64), dir);
+  s.measure.orchid_exe = "/bin/false";
+  std::vector<std::string> failures;
+  std::vector<std::vector<double>> t = time_schedules(s.g, s.k, {codegen::cpu::default_schedule(s.g, s.k, 2)},
+                                                      s.build, s.measure, 1, 1, &failures);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_TRUE(t[0].empty());
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("exit 1"), std::string::npos) << failures[0];
+}
+
+TEST(DriverTune, ATunedKernelKeepsToItsBudgetAndMatchesTheInterpreter) {
+  testlib::TempDir dir;
+  const std::string text = testlib::matmul_softmax(384);
+  Tuned s = tuned_setup(text, dir);
+  TuneOptions o;
+  o.explore_trials = 60;
+  o.measure_top = 4;
+  o.budget = 14;
+  o.rounds = 2;
+  o.runs = 2;
+  target::Target t = testlib::toy_cpu_target();
+  TuneResult r = tune_kernel(s.g, s.k, t, s.build, s.measure, o);
+  EXPECT_TRUE(r.failures.empty()) << r.failures.front();
+  EXPECT_GE(r.measured, 5);
+  EXPECT_LE(r.measured, o.budget);
+  EXPECT_GT(r.best_ms, 0);
+  EXPECT_GT(r.initial_ms, 0);
+  EXPECT_EQ(r.initial, codegen::cpu::default_schedule(s.g, s.k, 2));
+  std::vector<codegen::cpu::Case> cases;
+  cases.push_back(codegen::cpu::make_case(
+      5, text, [&](const ir::Graph&, const tile::Kernel&, Rng&) { return r.best; }, "orc_tuned"));
+  codegen::cpu::check_cases(cases);
+}
+
+}  // namespace
+}  // namespace orchid::driver
