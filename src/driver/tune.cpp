@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -95,20 +94,12 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
   tune::ExploreOptions eo;
   eo.trials = o.explore_trials;
   std::vector<tune::Ranked> explored = tune::explore(space.space, cost, {initial}, eo, rng);
-  // Measuring, each point once.
-  std::map<tune::Point, std::vector<double>> seen;
+  // Measuring a batch of points together.
   tune::MeasureFn measure = [&](const std::vector<tune::Point>& points) {
-    std::vector<tune::Point> fresh;
-    for (const tune::Point& p : points)
-      if (!seen.count(p) && std::find(fresh.begin(), fresh.end(), p) == fresh.end()) fresh.push_back(p);
     std::vector<codegen::cpu::Schedule> scheds;
-    for (const tune::Point& p : fresh) scheds.push_back(space.schedule(p));
-    std::vector<std::vector<double>> t = time_schedules(g, k, scheds, build, m, o.rounds, o.runs, &r.failures);
-    for (size_t i = 0; i < fresh.size(); ++i) seen[fresh[i]] = t[i];
-    r.measured += static_cast<int>(fresh.size());
-    std::vector<std::vector<double>> out;
-    for (const tune::Point& p : points) out.push_back(seen.at(p));
-    return out;
+    for (const tune::Point& p : points) scheds.push_back(space.schedule(p));
+    r.measured += static_cast<int>(points.size());
+    return time_schedules(g, k, scheds, build, m, o.rounds, o.runs, &r.failures);
   };
   std::vector<tune::Point> top{initial};
   for (const tune::Ranked& e : explored)
@@ -117,14 +108,14 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
   size_t fastest = 0;
   for (size_t i = 1; i < top.size(); ++i)
     if (tune::mean_of(first[i]) < tune::mean_of(first[fastest])) fastest = i;
+  r.initial_ms = median_ms(first[0]);
   // Exploitation from the fastest.
   tune::DropletOptions d;
-  d.budget = std::max(1, o.budget - static_cast<int>(top.size()) + 1);  // its start is measured already
+  d.budget = std::max(2, o.budget - static_cast<int>(top.size()));
   d.alpha = o.alpha;
   tune::DropletResult dr = tune::droplet_search(space.space, top[fastest], measure, d);
   r.best = space.schedule(dr.best);
-  r.best_ms = median_ms(dr.samples);
-  r.initial_ms = median_ms(seen[initial]);
+  r.best_ms = median_ms(dr.samples.empty() ? first[fastest] : dr.samples);
   r.moves = dr.moves();
   r.converged = dr.converged;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -23,7 +23,7 @@ namespace orchid::driver {
 struct TuneOptions {
   int explore_trials = 300;  // points priced by the model
   int measure_top = 8;       // the cheapest explored points measured with the default
-  int budget = 48;           // points measured in all (the top and the descent's)
+  int budget = 48;           // point measurements in all (the top's and the descent's)
   double alpha = 0.05;       // the descent's significance (Welch + Holm)
   int rounds = 3, runs = 3;  // samples per point: rounds over a batch × runs in each
   uint64_t seed = 1;
@@ -32,7 +32,7 @@ struct TuneOptions {
 struct TuneResult {
   codegen::cpu::Schedule best, initial;  // the fastest found; the default
   double best_ms = 0, initial_ms = 0;    // their median times (0: not measured)
-  int measured = 0;                      // points measured
+  int measured = 0;                      // point measurements
   int moves = 0;                         // the descent's
   bool converged = false;                // the descent stopped at a local optimum
   double seconds = 0;                    // tuning time, wall clock

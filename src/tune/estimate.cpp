@@ -7,7 +7,7 @@
 namespace orchid::tune {
 
 tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, const codegen::cpu::Schedule& s) {
-  codegen::cpu::KernelLowering kl = codegen::cpu::lower_kernel(g, k, s);
+  codegen::cpu::KernelLowering kl = codegen::cpu::lower_outline(g, k, s);
   tile::CostConfig c;
   c.grid.grid = kl.grid;
   c.grid.tilings = kl.tilings;

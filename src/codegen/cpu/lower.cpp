@@ -623,14 +623,20 @@ bool nested(const KernelLowering& kl, const TaskRegions& tasks, const TaskRegion
 // Splits the computed nodes from Schedule::split on into the inner loop of s.inner, with their
 // regions per sub-tile; the kernel stays one level where nothing would be computed there or
 // a sub-tile would read past its task's region.
-void split_levels(const ir::Graph& g, const tile::Kernel& k, KernelLowering& kl, TaskRegions& tr) {
+// The inner loop of the schedule and the nodes computed in it, where any is (a false return
+// leaves the kernel one level).
+bool mark_inner(const ir::Graph& g, const tile::Kernel& k, KernelLowering& kl) {
   std::optional<InnerLoop> in = inner_loop(g, k, kl, kl.schedule);
-  if (!in) return;
+  if (!in) return false;
   bool any = false;
   for (size_t i = static_cast<size_t>(std::max(0, kl.schedule.split)); i < kl.nodes.size(); ++i)
     any |= kl.nodes[i].inner = !kl.nodes[i].inlined;
-  if (!any) return;
-  kl.inner = std::move(in);
+  if (any) kl.inner = std::move(in);
+  return any;
+}
+
+void split_levels(const ir::Graph& g, const tile::Kernel& k, KernelLowering& kl, TaskRegions& tr) {
+  if (!mark_inner(g, k, kl)) return;
   TaskRegions subs = task_regions(g, k, kl, sub_grid(kl));
   if (!nested(kl, tr, subs)) {
     for (NodeLowering& nl : kl.nodes) nl.inner = false;
@@ -643,8 +649,17 @@ void split_levels(const ir::Graph& g, const tile::Kernel& k, KernelLowering& kl,
 
 // Lowering up to the regions, homes and fused reductions, with the regions it used.
 KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, TaskRegions* regions);
+KernelLowering lower_nodes(const ir::Graph& g, const tile::Kernel& k, const Schedule& s);
 
 }  // namespace
+
+KernelLowering lower_outline(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
+  KernelLowering kl = lower_nodes(g, k, s);
+  if (kl.tasks == 0) return kl;
+  mark_inner(g, k, kl);
+  for (NodeLowering& nl : kl.nodes) nl.gemm = !nl.inlined && uses_gemm(g, g.node(nl.node), s);
+  return kl;
+}
 
 std::vector<ValueId> packable_weights(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
   TaskRegions tr;
@@ -671,7 +686,8 @@ KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Sch
 
 namespace {
 
-KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, TaskRegions* regions) {
+// The grid and the nodes, inlined or computed: what needs no region.
+KernelLowering lower_nodes(const ir::Graph& g, const tile::Kernel& k, const Schedule& s) {
   ORCHID_CHECK(!k.outputs.empty()) << "a kernel without outputs";
   KernelLowering kl;
   kl.schedule = s;
@@ -693,6 +709,11 @@ KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Sc
     if (!nl.inlined) nl.transpose_dim = transposing_dim(g.node(nodes[i]));
     kl.nodes.push_back(nl);
   }
+  return kl;
+}
+
+KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, TaskRegions* regions) {
+  KernelLowering kl = lower_nodes(g, k, s);
   if (kl.tasks == 0) return kl;
   *regions = task_regions(g, k, kl, task_grid(kl));
   TaskRegions& tr = *regions;

@@ -184,6 +184,12 @@ size_t anchor_output(const ir::Graph& g, const tile::Kernel& k);
 KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,
                             const std::vector<ir::ValueId>& panels = {});
 
+// What a lowering decides without the tasks' regions, in a fraction of the time: the grid,
+// the inlined and the computed nodes, those of the inner loop (without checking that its
+// sub-tiles read inside their task's regions, where lower_kernel may keep one level), and
+// which the GEMM micro-kernel computes. No bounds, homes, scratch or tables. For the cost model.
+KernelLowering lower_outline(const ir::Graph& g, const tile::Kernel& k, const Schedule& s);
+
 // The kernel inputs that may be stored as the micro-kernel's B panels (panels16) under
 // schedule s: f32 graph constants [K, N], N a multiple of 16, that are the whole B factor of
 // a matmul the micro-kernel computes (read at [r0, n]: no transpose, no prologue), where every
