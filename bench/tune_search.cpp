@@ -71,16 +71,31 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Measures the points (3 x 2 samples each) and keeps the fastest by median.
-Outcome fastest_of(const std::string& name, const ir::Graph& g, const tile::Kernel& k, const tune::CpuSpace& space,
-                   const std::vector<Point>& points, const Context& cx) {
-  std::vector<Schedule> s;
-  for (const Point& p : points) s.push_back(space.schedule(p));
-  std::vector<std::vector<double>> t = driver::time_schedules(g, k, s, cx.build, cx.measure, 3, 2, nullptr);
+// The index of the fastest by median (the first where none measured).
+size_t fastest_index(const std::vector<std::vector<double>>& t) {
   size_t best = 0;
   for (size_t i = 0; i < t.size(); ++i)
     if (!t[i].empty() && (t[best].empty() || driver::median_ms(t[i]) < driver::median_ms(t[best]))) best = i;
-  return {name, s[best], static_cast<int>(points.size()), 0, 0};
+  return best;
+}
+
+// Measures the points (5 rounds of 3 runs, 16 to a batch) and keeps the fastest: each batch's
+// fastest timed again together, as times of different batches do not compare.
+Outcome fastest_of(const std::string& name, const ir::Graph& g, const tile::Kernel& k, const tune::CpuSpace& space,
+                   const std::vector<Point>& points, const Context& cx) {
+  std::vector<Schedule> s, winners;
+  for (const Point& p : points) s.push_back(space.schedule(p));
+  const size_t per = 16;
+  int measured = static_cast<int>(s.size());
+  for (size_t first = 0; first < s.size(); first += per) {
+    std::vector<Schedule> batch(s.begin() + first, s.begin() + std::min(s.size(), first + per));
+    winners.push_back(batch[fastest_index(driver::time_schedules(g, k, batch, cx.build, cx.measure, 5, 3, nullptr))]);
+  }
+  if (winners.size() > 1) {
+    measured += static_cast<int>(winners.size());
+    winners = {winners[fastest_index(driver::time_schedules(g, k, winners, cx.build, cx.measure, 5, 3, nullptr))]};
+  }
+  return {name, winners[0], measured, 0, 0};
 }
 
 Outcome evolution(const ir::Graph& g, const tile::Kernel& k, const tune::CpuSpace& space, const Context& cx) {
@@ -157,7 +172,7 @@ nlohmann::json tune_case(const KernelCase& kc, const Context& cx) {
   }
   std::vector<Schedule> finals{space.base};
   for (const Outcome& o : out) finals.push_back(o.best);
-  std::vector<std::vector<double>> t = driver::time_schedules(g, k, finals, cx.build, cx.measure, 7, 3, nullptr);
+  std::vector<std::vector<double>> t = driver::time_schedules(g, k, finals, cx.build, cx.measure, 9, 3, nullptr);
   nlohmann::json row{{"kernel", kc.name}, {"default_ms", driver::median_ms(t[0])}};
   for (size_t i = 0; i < out.size(); ++i)
     row["strategies"].push_back({{"name", out[i].strategy},

@@ -14,6 +14,7 @@
 #include "tune/droplet.h"
 #include "tune/estimate.h"
 #include "tune/explore.h"
+#include "tune/stats.h"
 
 namespace orchid::driver {
 
@@ -27,6 +28,17 @@ double median_ms(std::vector<double> s) {
 }
 
 namespace {
+
+// The fastest run of each round (the helper's times come round by round, `runs` to a round):
+// a burst of load from other processes slows whole rounds of every kernel, and the slower
+// runs within a round measure it.
+std::vector<double> round_minima(const std::vector<double>& ms, int runs) {
+  std::vector<double> out;
+  const size_t per = static_cast<size_t>(std::max(1, runs));
+  for (size_t first = 0; first < ms.size(); first += per)
+    out.push_back(*std::min_element(ms.begin() + first, ms.begin() + std::min(ms.size(), first + per)));
+  return out;
+}
 
 // One batch: its kernels in one shared object, timed by the helper. Empty samples (and a
 // failure) where it cannot be built or run.
@@ -51,7 +63,7 @@ std::vector<std::vector<double>> time_batch(const std::vector<codegen::cpu::Gene
       nlohmann::json j = nlohmann::json::parse(p.out);
       const nlohmann::json& ks = j.at("kernels");
       ORCHID_USER_CHECK(ks.size() == kernels.size()) << ks.size() << " timings of " << kernels.size() << " kernels";
-      for (size_t i = 0; i < ks.size(); ++i) out[i] = ks[i].at("times_ms").get<std::vector<double>>();
+      for (size_t i = 0; i < ks.size(); ++i) out[i] = round_minima(ks[i].at("times_ms").get<std::vector<double>>(), runs);
       return out;
     }
   } catch (const std::exception& e) {
@@ -105,9 +117,15 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
   for (const tune::Ranked& e : explored)
     if (static_cast<int>(top.size()) <= o.measure_top && e.point != initial) top.push_back(e.point);
   std::vector<std::vector<double>> first = measure(top);
+  // The descent starts from the fastest explored point only where it is faster than the
+  // default with significance (as a move of the descent is): the fastest of several by mean
+  // alone is as often the luckiest.
+  std::vector<double> p;
+  for (size_t i = 1; i < top.size(); ++i) p.push_back(first[0].empty() ? 0.0 : tune::welch_less(first[i], first[0]).p);
+  std::vector<bool> faster = tune::holm_reject(p, o.alpha);
   size_t fastest = 0;
   for (size_t i = 1; i < top.size(); ++i)
-    if (tune::mean_of(first[i]) < tune::mean_of(first[fastest])) fastest = i;
+    if (faster[i - 1] && !first[i].empty() && tune::mean_of(first[i]) < tune::mean_of(first[fastest])) fastest = i;
   r.initial_ms = median_ms(first[0]);
   // Exploitation from the fastest.
   tune::DropletOptions d;

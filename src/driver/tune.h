@@ -2,7 +2,9 @@
 // ../shared/papers/droplet-dpansor.txt §2.3, with Orchid's parts): the kernel's space of
 // schedules (tune/cpu_space.h) is explored by the evolutionary search ranked by the analytic
 // model (tune/explore.h, tune/estimate.h); the best explored points are measured with the
-// default schedule; Droplet Search (tune/droplet.h) descends from the fastest of them.
+// default schedule; Droplet Search (tune/droplet.h) descends from the fastest of them where
+// it is faster than the default with significance (Welch + Holm, as the descent's moves),
+// else from the default.
 // Measuring compiles the schedules' kernels many to a shared object and times them together
 // in a helper process (`orchid time-kernels`): a crashing or hanging variant costs one batch.
 #pragma once
@@ -25,7 +27,7 @@ struct TuneOptions {
   int measure_top = 8;       // the cheapest explored points measured with the default
   int budget = 48;           // point measurements in all (the top's and the descent's)
   double alpha = 0.05;       // the descent's significance (Welch + Holm)
-  int rounds = 3, runs = 3;  // samples per point: rounds over a batch × runs in each
+  int rounds = 5, runs = 3;  // samples per point: one per round over a batch, the fastest of its runs
   uint64_t seed = 1;
 };
 
@@ -42,9 +44,11 @@ struct TuneResult {
 TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
                        const MeasureOptions& measure, const TuneOptions& options);
 
-// The times of each schedule's kernel (rounds × runs samples, in ms; empty where its batch
-// failed), compiled build.kernels_per_library (at least 16) to a shared object, each timed in
-// a helper process on measure.threads threads. A failure is appended to `failures`.
+// The times of each schedule's kernel, one sample per round: the fastest of its `runs` runs
+// in that round, in ms (empty where its batch failed). The kernels are compiled
+// build.kernels_per_library (at least 16) to a shared object, each timed in a helper process
+// on measure.threads threads, round after round over the batch. A failure is appended to
+// `failures`.
 std::vector<std::vector<double>> time_schedules(const ir::Graph& g, const tile::Kernel& k,
                                                 const std::vector<codegen::cpu::Schedule>& schedules,
                                                 const BuildOptions& build, const MeasureOptions& measure, int rounds,
