@@ -37,6 +37,21 @@ constexpr const char* kCreateMeasurements =
     "median_ns REAL NOT NULL, spread REAL NOT NULL, runs INTEGER NOT NULL, created TEXT NOT NULL, "
     "PRIMARY KEY(target, kernel, schedule)) WITHOUT ROWID";
 
+// The schedule the tuner decided on for a kernel (schedule search, driver/tune.h), with its
+// time. Added to version 1 files as they are opened: older Orchids ignore the table.
+constexpr const char* kCreateDecisions =
+    "CREATE TABLE IF NOT EXISTS decisions("
+    "target TEXT NOT NULL, kernel TEXT NOT NULL, schedule TEXT NOT NULL, "
+    "median_ns REAL NOT NULL, spread REAL NOT NULL, runs INTEGER NOT NULL, created TEXT NOT NULL, "
+    "PRIMARY KEY(target, kernel)) WITHOUT ROWID";
+constexpr const char* kDecision =
+    "SELECT schedule, median_ns, spread, runs, created FROM decisions WHERE target = ?1 AND kernel = ?2";
+constexpr const char* kDecide =
+    "INSERT INTO decisions(target, kernel, schedule, median_ns, spread, runs, created) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))) "
+    "ON CONFLICT(target, kernel) DO UPDATE SET schedule = excluded.schedule, median_ns = excluded.median_ns, "
+    "spread = excluded.spread, runs = excluded.runs, created = excluded.created";
+
 constexpr const char* kLookup =
     "SELECT median_ns, spread, runs, created FROM measurements "
     "WHERE target = ?1 AND kernel = ?2 AND schedule = ?3";
@@ -149,6 +164,7 @@ class Use {
   Use(const Use&) = delete;
   Use& operator=(const Use&) = delete;
   Statement* operator->() { return &s_; }
+  Statement& operator*() { return s_; }
 
  private:
   Statement& s_;
@@ -231,6 +247,7 @@ void ensure_schema(sqlite3* db, const fs::path& path) {
                    std::to_string(TuningDb::kSchemaVersion));
   }
   exec(db, kCreateMeasurements, path);
+  exec(db, kCreateDecisions, path);
   t.commit();
 }
 
@@ -322,7 +339,7 @@ struct TuningDb::Impl {
   fs::path path;
   std::string note;  // what opening did beyond the ordinary (a damaged file moved aside)
   Connection db;
-  Statement lookup, record, schedules_for, size;
+  Statement lookup, record, schedules_for, size, decision, decide;
 
   explicit Impl(const fs::path& p)
       : path(p),
@@ -330,7 +347,9 @@ struct TuningDb::Impl {
         lookup(db.get(), kLookup, path),
         record(db.get(), kRecord, path),
         schedules_for(db.get(), kSchedulesFor, path),
-        size(db.get(), kSize, path) {}
+        size(db.get(), kSize, path),
+        decision(db.get(), kDecision, path),
+        decide(db.get(), kDecide, path) {}
 };
 
 fs::path default_tuning_db_path(const CacheEnvironment& env) {
@@ -351,6 +370,20 @@ Measurement read_measurement(const Statement& s, int first_col) {
   return {s.real(first_col), s.real(first_col + 1), s.integer(first_col + 2), s.text(first_col + 3)};
 }
 
+void bind_measurement(Statement& q, int first, const Measurement& m) {
+  // SQLite stores NaN as NULL; a time that is not a finite non-negative number is a bug.
+  ORCHID_CHECK(std::isfinite(m.median_ns) && m.median_ns >= 0 && std::isfinite(m.spread) && m.runs >= 0)
+      << "bad measurement: median_ns " << m.median_ns << ", spread " << m.spread << ", runs " << m.runs;
+  q.bind(first, m.median_ns);
+  q.bind(first + 1, m.spread);
+  q.bind(first + 2, m.runs);
+  if (m.created.empty())
+    q.bind_null(first + 3);
+  else
+    q.bind(first + 3, m.created);
+}
+
+
 }  // namespace
 
 std::optional<Measurement> TuningDb::lookup(const std::string& target, const std::string& kernel,
@@ -365,20 +398,11 @@ std::optional<Measurement> TuningDb::lookup(const std::string& target, const std
 
 void TuningDb::record(const std::string& target, const std::string& kernel, const std::string& schedule,
                       const Measurement& m) {
-  // SQLite stores NaN as NULL; a time that is not a finite non-negative number is a bug.
-  ORCHID_CHECK(std::isfinite(m.median_ns) && m.median_ns >= 0 && std::isfinite(m.spread) && m.runs >= 0)
-      << "bad measurement: median_ns " << m.median_ns << ", spread " << m.spread << ", runs " << m.runs;
   Use q(impl_->record);
   q->bind(1, target);
   q->bind(2, kernel);
   q->bind(3, schedule);
-  q->bind(4, m.median_ns);
-  q->bind(5, m.spread);
-  q->bind(6, m.runs);
-  if (m.created.empty())
-    q->bind_null(7);
-  else
-    q->bind(7, m.created);
+  bind_measurement(*q, 4, m);
   q->step();
 }
 
@@ -390,6 +414,26 @@ std::vector<std::pair<std::string, Measurement>> TuningDb::schedules_for(const s
   std::vector<std::pair<std::string, Measurement>> out;
   while (q->step()) out.emplace_back(impl_->schedules_for.text(0), read_measurement(impl_->schedules_for, 1));
   return out;
+}
+
+
+std::optional<std::pair<std::string, Measurement>> TuningDb::decision(const std::string& target,
+                                                                      const std::string& kernel) {
+  Use q(impl_->decision);
+  q->bind(1, target);
+  q->bind(2, kernel);
+  if (!q->step()) return std::nullopt;
+  return std::make_pair(impl_->decision.text(0), read_measurement(impl_->decision, 1));
+}
+
+void TuningDb::decide(const std::string& target, const std::string& kernel, const std::string& schedule,
+                      const Measurement& m) {
+  Use q(impl_->decide);
+  q->bind(1, target);
+  q->bind(2, kernel);
+  q->bind(3, schedule);
+  bind_measurement(*q, 4, m);
+  q->step();
 }
 
 int64_t TuningDb::size() {

@@ -8,6 +8,8 @@
 //   kernel   — the canonical kernel signature (its text or a hash of it);
 //   schedule — the canonical text of the schedule (the decisions, not the generated code:
 //              code is regenerated from them, as in TVM's database).
+// Beside the measurements, one decision per (target, kernel): the schedule tuning chose, which
+// a later compile of the same kernel on the same target uses without measuring.
 //
 // Several processes may share a file: it runs in WAL mode (readers never block the writer)
 // with a busy timeout, so a writer waits for another's transaction instead of failing.
@@ -75,6 +77,11 @@ class TuningDb {
   // Every schedule measured for (target, kernel), fastest first; ties by schedule text.
   std::vector<std::pair<std::string, Measurement>> schedules_for(const std::string& target,
                                                                  const std::string& kernel);
+  // The schedule decided on for (target, kernel) by tuning, with its time; one per kernel.
+  std::optional<std::pair<std::string, Measurement>> decision(const std::string& target, const std::string& kernel);
+  // Inserts, or replaces the decision stored for (target, kernel).
+  void decide(const std::string& target, const std::string& kernel, const std::string& schedule,
+              const Measurement& m);
   // The number of measurements stored, over all targets.
   int64_t size();
 

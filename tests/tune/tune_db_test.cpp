@@ -1,4 +1,4 @@
-// The tuning database: round trips, upserts, persistence, sharing one file between
+// The tuning database: round trips, upserts, decisions, persistence, sharing one file between
 // connections and processes, strings that would break string-built SQL, ordering, damaged
 // files moved aside, and error messages.
 #include <gtest/gtest.h>
@@ -55,6 +55,24 @@ TEST(TuningDb, RecordReplacesTheMeasurementUnderTheSameKeys) {
   db.record("t", "k", "s", m(80, 0.5, 7, "2026-02-02T00:00:00Z"));
   EXPECT_EQ(db.size(), 1);
   EXPECT_EQ(db.lookup("t", "k", "s"), m(80, 0.5, 7, "2026-02-02T00:00:00Z"));
+}
+
+// One decision per (target, kernel): replaced, kept apart from the measurements, and read back
+// after reopening.
+TEST(TuningDb, DecisionsAreOnePerKernelAndPersist) {
+  testlib::TempDir dir("orchid_tune_db");
+  {
+    TuningDb db(dir.file("tuning.db"));
+    EXPECT_EQ(db.decision("t", "k"), std::nullopt);
+    db.decide("t", "k", "tile=8x0 vec=16", m(100));
+    db.decide("t", "k", "tile=4x0 vec=8", m(90));
+    db.decide("t", "k2", "tile=1 vec=1", m(5));
+    EXPECT_EQ(db.size(), 0);  // no measurement
+  }
+  TuningDb db(dir.file("tuning.db"));
+  EXPECT_EQ(db.decision("t", "k"), std::make_pair(std::string("tile=4x0 vec=8"), m(90)));
+  EXPECT_EQ(db.decision("t", "k2"), std::make_pair(std::string("tile=1 vec=1"), m(5)));
+  EXPECT_EQ(db.decision("t2", "k"), std::nullopt);
 }
 
 TEST(TuningDb, PersistsAcrossReopening) {
