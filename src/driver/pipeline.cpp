@@ -154,11 +154,19 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     check_choices_on_plans(g, before, chosen, o.build, o.measure, &result.choices);
     return chosen;
   });
-  // 6. Code generation and compilation; the plan, weights and graph of the artifact.
+  // 6. Tuning (with a budget): each generated kernel's schedule searched on this machine —
+  //    exploration ranked by the analytic model, then Droplet Search on measured times — or
+  //    read from the tuning database's earlier decisions.
+  std::vector<std::optional<codegen::cpu::Schedule>> tuned;
+  if (!cuda && o.tune.minutes > 0)
+    tuned = stages.run("tune", [&] {
+      return tune_steps(g, steps, o.target, o.build, o.measure, o.tune, o.progress, &result.tuning);
+    });
+  // 7. Code generation and compilation; the plan, weights and graph of the artifact.
   BuiltArtifact built = stages.run("codegen + compile", [&] {
-    return cuda ? build_cuda_artifact(g, steps, o.build) : build_artifact(g, steps, o.build);
+    return cuda ? build_cuda_artifact(g, steps, o.build) : build_artifact(g, steps, o.build, tuned);
   });
-  // 7. Write to a staging directory, check against the interpreter, then publish.
+  // 8. Write to a staging directory, check against the interpreter, then publish.
   std::string staging = result.out_dir + ".staging";
   std::filesystem::remove_all(staging);
   RemovedUnlessPublished guard{staging};
@@ -172,10 +180,10 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     }
     result.verified = true;
   }
-  // 8. The report: every step, its primitives, bytes, FLOPs and measured time.
+  // 9. The report: every step, its primitives, bytes, FLOPs and measured time.
   ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
                      result.verified, result.not_verified, stages.times(), result.choices, result.orchestration,
-                     result.rewrites, o.gpu_description};
+                     result.rewrites, result.tuning, o.gpu_description};
   result.report_summary = stages.run("report", [&] {
     return write_reports(staging, report, o.host_target && !cuda ? o.measure_seconds : 0);
   });

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "driver/artifact.h"
 #include "driver/measure.h"
 #include "driver/plan_builder.h"
+#include "driver/tune.h"
 #include "frontend/onnx_loader.h"
 #include "orchestrate/strategies.h"
 #include "target/target.h"
@@ -21,6 +23,11 @@ struct CompileOptions {
   std::string out_dir;
   BuildOptions build;
   MeasureOptions measure;         // choosing between implementations by timing them
+  // Tuning the schedules of generated kernels by measuring (tune.h); off by default. Where a
+  // budget is given, decisions already in the tuning database are used without measuring.
+  PlanTuneOptions tune;
+  // Progress of long stages (tuning), a line at a time; empty: none.
+  std::function<void(const std::string&)> progress;
   // The machine: the optimal strategy's and the rewrite search's analytic costs (for CUDA, the
   // GPU's: cuda_plan_builder.h, gpu_target).
   target::Target target;
@@ -62,6 +69,7 @@ struct CompileResult {
   std::vector<std::string> choices;  // implementation choices made by measuring
   std::vector<std::string> orchestration;  // the optimal strategy's solve, for the report
   std::vector<std::string> rewrites;       // the rewrite search, for the report
+  std::vector<std::string> tuning;         // schedule tuning, for the report
 };
 
 // UserError for bad input (the model, options) and for an artifact that fails verification

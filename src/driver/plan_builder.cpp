@@ -21,11 +21,15 @@ using ir::ValueId;
 
 namespace {
 
-// The schedule of each generated step (others: a default value).
-std::vector<codegen::cpu::Schedule> schedules(const ir::Graph& g, const std::vector<StepChoice>& steps, int cores) {
+// The schedule of each generated step: the tuned one where there is one, else the default
+// (other steps: a default value).
+std::vector<codegen::cpu::Schedule> schedules(const ir::Graph& g, const std::vector<StepChoice>& steps, int cores,
+                                              const std::vector<std::optional<codegen::cpu::Schedule>>& tuned) {
   std::vector<codegen::cpu::Schedule> out(steps.size());
-  for (size_t i = 0; i < steps.size(); ++i)
-    if (steps[i].kind == StepKind::Generated) out[i] = codegen::cpu::default_schedule(g, steps[i].kernel, cores);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != StepKind::Generated) continue;
+    out[i] = i < tuned.size() && tuned[i] ? *tuned[i] : codegen::cpu::default_schedule(g, steps[i].kernel, cores);
+  }
   return out;
 }
 
@@ -123,8 +127,8 @@ void lay_out_plan(const ir::Graph& g, const std::vector<StepChoice>& steps, Plan
   for (ValueId v : g.outputs()) a.plan.outputs.push_back(buffers.read(v));
 }
 
-BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                             const BuildOptions& o) {
+BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& o,
+                             const std::vector<std::optional<codegen::cpu::Schedule>>& tuned) {
   BuiltArtifact a;
   a.plan.isa = o.isa;
   a.plan.target = o.target;
@@ -138,7 +142,7 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
     }
     return std::string();
   });
-  std::vector<codegen::cpu::Schedule> sched = schedules(g, steps, o.cores);
+  std::vector<codegen::cpu::Schedule> sched = schedules(g, steps, o.cores, tuned);
   std::set<ValueId> panels = o.layouts ? panel_weights(g, steps, sched) : std::set<ValueId>{};
   compile_generated(g, steps, sched, panels, a.choice_steps, o, a);
   if (o.layouts) a.layouts = assign_layouts(a.plan);

@@ -5,11 +5,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "codegen/cpu/compiler.h"
+#include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
 #include "driver/layouts.h"
 #include "ir/graph.h"
@@ -52,8 +54,10 @@ struct BuiltArtifact {
   LayoutSummary layouts;
 };
 
-BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                             const BuildOptions& options);
+// `tuned`: the schedule of a generated step where one was tuned (tune.h), per step; the
+// default schedule elsewhere.
+BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& options,
+                             const std::vector<std::optional<codegen::cpu::Schedule>>& tuned = {});
 
 class PlanBuffers;
 

@@ -129,6 +129,11 @@ std::string markdown(const ReportInput& in, const Timing& t, const std::string& 
     for (const std::string& c : in.orchestration) s += "- " + markdown_cell(c) + "\n";
     s += "\n";
   }
+  if (!in.tuning.empty()) {
+    s += "## Schedules tuned\n\n";
+    for (const std::string& c : in.tuning) s += "- " + markdown_cell(c) + "\n";
+    s += "\n";
+  }
   if (!in.choices.empty()) {
     s += "## Implementations chosen by measuring\n\n";
     for (const std::string& c : in.choices) s += "- " + markdown_cell(c) + "\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -113,9 +114,11 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
     r.measured += static_cast<int>(points.size());
     return time_schedules(g, k, scheds, build, m, o.rounds, o.runs, &r.failures);
   };
+  // The default and the cheapest explored points, leaving the descent room for a step.
+  const int explored_top = std::max(0, std::min(o.measure_top, o.budget - 3));
   std::vector<tune::Point> top{initial};
   for (const tune::Ranked& e : explored)
-    if (static_cast<int>(top.size()) <= o.measure_top && e.point != initial) top.push_back(e.point);
+    if (static_cast<int>(top.size()) <= explored_top && e.point != initial) top.push_back(e.point);
   std::vector<std::vector<double>> first = measure(top);
   // The descent starts from the fastest explored point only where it is faster than the
   // default with significance (as a move of the descent is): the fastest of several by mean
@@ -138,6 +141,82 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
   r.converged = dr.converged;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+namespace {
+
+std::string ms_text(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4f ms", ms);
+  return b;
+}
+
+// What the tuner decided for one kernel, for the database: the tuned schedule where it
+// measured faster than the default with significance, else the default.
+std::pair<codegen::cpu::Schedule, double> decided(const TuneResult& r) {
+  bool better = r.best_ms > 0 && !(r.best == r.initial) && (r.initial_ms <= 0 || r.best_ms < r.initial_ms);
+  return better ? std::make_pair(r.best, r.best_ms) : std::make_pair(r.initial, r.initial_ms);
+}
+
+}  // namespace
+
+std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                                                              const target::Target& t, const BuildOptions& build,
+                                                              const MeasureOptions& m, const PlanTuneOptions& o,
+                                                              const std::function<void(const std::string&)>& progress,
+                                                              std::vector<std::string>* notes) {
+  std::vector<std::optional<codegen::cpu::Schedule>> out(steps.size());
+  if (o.minutes <= 0) return out;
+  // Decisions already made; the rest, the slowest (by the model) first.
+  std::vector<std::pair<double, size_t>> queue;
+  std::vector<std::string> keys(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != StepKind::Generated) continue;
+    keys[i] = "tune " + kernel_key(g, steps[i]);
+    if (m.db)
+      if (auto d = m.db->decision(m.target, keys[i])) {
+        out[i] = codegen::cpu::parse_schedule(d->first);
+        if (notes) notes->push_back("step " + std::to_string(i) + ": " + d->first + " (tuned before, " +
+                                    ms_text(d->second.median_ns * 1e-6) + ")");
+        continue;
+      }
+    codegen::cpu::Schedule s = codegen::cpu::default_schedule(g, steps[i].kernel, build.cores);
+    queue.emplace_back(-tune::estimate_cpu_schedule(g, steps[i].kernel, s, t).seconds, i);
+  }
+  std::stable_sort(queue.begin(), queue.end());
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const double budget = o.minutes * 60;
+  size_t done = 0;
+  for (const auto& [cost, i] : queue) {
+    if (elapsed() >= budget) {
+      if (notes) notes->push_back("step " + std::to_string(i) + ": default schedule (the tuning time ran out)");
+      continue;
+    }
+    if (progress) {
+      double per = done > 0 ? elapsed() / double(done) : 0;
+      double eta = std::min(budget - elapsed(), per * double(queue.size() - done));
+      char line[160];
+      std::snprintf(line, sizeof line, "tuning kernel %zu of %zu (step %zu)%s", done + 1, queue.size(), i,
+                    done > 0 ? (", about " + std::to_string(static_cast<int>(eta + 0.5)) + " s left").c_str() : "");
+      progress(line);
+    }
+    TuneOptions ko = o.kernel;
+    ko.seed = o.kernel.seed + i;
+    TuneResult r = tune_kernel(g, steps[i].kernel, t, build, m, ko);
+    auto [schedule, ms] = decided(r);
+    out[i] = schedule;
+    ++done;
+    if (m.db && ms > 0) m.db->decide(m.target, keys[i], codegen::cpu::schedule_str(schedule), {ms * 1e6, 0, ko.rounds, ""});
+    if (notes) {
+      std::string line = "step " + std::to_string(i) + ": " + codegen::cpu::schedule_str(schedule) + ", " +
+                         ms_text(ms) + " (default " + ms_text(r.initial_ms) + "; " + std::to_string(r.measured) +
+                         " measured in " + std::to_string(static_cast<int>(r.seconds + 0.5)) + " s)";
+      for (const std::string& f : r.failures) line += "; " + f;
+      notes->push_back(line);
+    }
+  }
+  return out;
 }
 
 }  // namespace orchid::driver

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,25 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
 // build.kernels_per_library (at least 16) to a shared object, each timed in a helper process
 // on measure.threads threads, round after round over the batch. A failure is appended to
 // `failures`.
+// Tuning the generated steps of a plan (the compile's tuning stage, `--tune-minutes`): each
+// generated kernel's decision is read from the tuning database where it has one; the others
+// are tuned, the slowest first by the analytic model's time of their default schedule, while
+// the time budget lasts (a kernel begun is finished), each decision recorded (the default
+// where nothing measured faster with significance). A progress line with the time left goes
+// to `progress`, per kernel. Returns each step's schedule (none: not generated, or not tuned:
+// the default); `notes` get a line per generated step for the report.
+struct PlanTuneOptions {
+  TuneOptions kernel;
+  double minutes = 0;  // 0: no tuning, decisions in the database unused
+};
+
+std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                                                              const target::Target& t, const BuildOptions& build,
+                                                              const MeasureOptions& measure,
+                                                              const PlanTuneOptions& options,
+                                                              const std::function<void(const std::string&)>& progress,
+                                                              std::vector<std::string>* notes);
+
 std::vector<std::vector<double>> time_schedules(const ir::Graph& g, const tile::Kernel& k,
                                                 const std::vector<codegen::cpu::Schedule>& schedules,
                                                 const BuildOptions& build, const MeasureOptions& measure, int rounds,

@@ -1,11 +1,13 @@
 // `orchid compile`, `orchid run DIR` and `orchid verify DIR` through the built binary: the
 // artifact directory, output summaries and .npy files, --bench --json, --profile traces,
-// verification and bisection of a tampered graph.oir, measuring with a tuning database, and
+// verification and bisection of a tampered graph.oir, measuring with a tuning database,
+// tuning schedules, and
 // the messages of bad flags and paths (exit code 1).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -343,6 +345,52 @@ TEST(CliCompile, MeasuringChoosesAnImplementationAndCachesTheTimes) {
     std::string name = e.path().filename().string();
     EXPECT_TRUE(name == "a" || name == "b" || name == "model.onnx" || name.rfind("t.db", 0) == 0) << name;
   }
+}
+
+// Every file of an artifact directory but its reports, by name.
+std::map<std::string, std::string> artifact_files(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename().string().rfind("report", 0) != 0)
+      out[fs::relative(e.path(), dir).string()] = read_file(e.path());
+  return out;
+}
+
+// --tune-minutes tunes the generated kernels' schedules, with a progress line per kernel and
+// the decisions in the report; a second compile with the same database reads them back,
+// measures nothing and writes the same artifact, byte for byte (but for the reports).
+TEST(CliCompile, TuningIsReportedAndAWarmDatabaseMeasuresNothing) {
+  TempDir dir("orchid_cli_tune");
+  std::string model = write_model(dir), db = dir.file("t.db");
+  std::vector<std::string> flags = {"--db", db, "--cache-dir", object_cache(), "--tune-minutes", "5", "--tune-budget", "6"};
+  std::vector<std::string> a = {"compile", model, "-o", dir.file("a")}, b = {"compile", model, "-o", dir.file("b")};
+  a.insert(a.end(), flags.begin(), flags.end());
+  b.insert(b.end(), flags.begin(), flags.end());
+  auto first = orchid_cli(a);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_TRUE(contains(first.output, "orchid: tuning kernel 1 of "));
+  std::string report = read_file(dir.file("a") + "/report.md");
+  EXPECT_TRUE(contains(report, "## Schedules tuned\n\n- step "));
+  EXPECT_TRUE(contains(report, " measured in "));
+  EXPECT_TRUE(contains(report, "| tune | "));
+
+  auto second = orchid_cli(b);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(second.output.find("tuning kernel"), std::string::npos) << second.output;
+  std::string again = read_file(dir.file("b") + "/report.md");
+  EXPECT_TRUE(contains(again, "(tuned before, "));
+  EXPECT_EQ(again.find(" measured in "), std::string::npos) << again;
+  std::map<std::string, std::string> fa = artifact_files(dir.file("a")), fb = artifact_files(dir.file("b"));
+  EXPECT_GE(fa.size(), 3u);
+  for (const auto& [name, bytes] : fa) {
+    ASSERT_TRUE(fb.count(name)) << name;
+    EXPECT_TRUE(fb.at(name) == bytes) << name << " differs";
+  }
+  EXPECT_EQ(fa.size(), fb.size());
+
+  auto refused = orchid_cli({"compile", model, "-o", dir.file("c"), "--tune-minutes", "1", "--no-measure"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(contains(refused.output, "--tune-minutes measures kernels"));
 }
 
 // A model's names reach the terminal escaped and bounded: an unsupported op named with an

@@ -14,6 +14,7 @@
 #include "model_options.h"
 #include "support/cache_paths.h"
 #include "support/error.h"
+#include "target/host.h"
 #include "target/presets.h"
 
 namespace orchid::cli {
@@ -36,6 +37,8 @@ struct CompileFlags {
   std::string precision = "fp32";
   std::string gpu;  // a CUDA preset; empty: the GPU present, or h100
   double measure_seconds = 0.2;
+  double tune_minutes = 0;  // 0: no tuning
+  int tune_budget = 48;
 };
 
 std::filesystem::path default_cache_root() {
@@ -58,6 +61,16 @@ int compile(const CompileFlags& f) {
   o.build.precision = f.precision == "tf32" ? runtime::PlanPrecision::Tf32 : runtime::PlanPrecision::Fp32;
   o.tolerance = std::isnan(f.tolerance) ? runtime::default_tolerance(o.build.precision) : f.tolerance;
   o.measure_seconds = f.measure_seconds;
+  if (f.tune_minutes > 0) {
+    ORCHID_USER_CHECK(!cuda) << "--tune-minutes tunes CPU kernels; --target cuda schedules are not tuned yet";
+    ORCHID_USER_CHECK(f.measure) << "--tune-minutes measures kernels: it cannot go with --no-measure";
+    // The search is ranked by the analytic model, which needs the host's measured rates.
+    if (o.target.peak_gflops_f32 <= 0)
+      o.target = target::host_target({}, (default_cache_root() / "target.json").string()).target;
+    o.tune.minutes = f.tune_minutes;
+    o.tune.kernel.budget = f.tune_budget;
+    o.progress = [](const std::string& line) { std::fprintf(stderr, "orchid: %s\n", for_terminal(line).c_str()); };
+  }
   std::string exe = f.measure && !cuda ? std::filesystem::read_symlink("/proc/self/exe").string() : std::string();
   driver::CompileResult r =
       driver::compile_measured(o, exe, f.db.empty() ? default_cache_root() / "tuning.db" : std::filesystem::path(f.db),
@@ -109,6 +122,13 @@ Command add_compile(CLI::App& app) {
                       "); default: the GPU present, its bandwidth and f32 rate measured, else h100")
       ->transform(CLI::IsMember(presets, CLI::ignore_case));
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");
+  cmd->add_option("--tune-minutes", f->tune_minutes,
+                  "tune the schedules of generated kernels for up to this many minutes, the slowest kernels "
+                  "first; decisions are kept in the tuning database and reused (default 0: no tuning)")
+      ->check(CLI::Range(0.0, 10000.0));
+  cmd->add_option("--tune-budget", f->tune_budget,
+                  "--tune-minutes: kernel timings per kernel (the explored points and the descent's; default 48)")
+      ->check(CLI::Range(2, 100000));
   return {cmd, [f] { return compile(*f); }};
 }
 
