@@ -90,7 +90,7 @@ BENCH_ARGS ?=
 BENCH_EXPORT = OMP_NUM_THREADS=$(JOBS) /usr/bin/python3 -m bench.models.export --cache $(BENCH_CACHE) --orchid $(ORCHID)
 BENCH_RUN = $(BENCH_VENV)/bin/python -m bench.harness.run --cache $(BENCH_CACHE) --orchid $(ORCHID)
 
-.PHONY: bench bench-full bench-deps bench-tune-tvm bench-micro bench-cost-model
+.PHONY: bench bench-full bench-deps bench-tune-tvm bench-micro bench-cost-model bench-tune
 
 bench-deps: build
 	@scripts/install-deps.sh --torch
@@ -127,3 +127,9 @@ bench-micro: build
 # consecutive kernels (bench/tile_rank.cpp; writes bench/results/<date>-cost-model.md).
 bench-cost-model: build
 	$(BUILD)/bench/tile_rank_bench --threads $(JOBS) --markdown bench/results/$$(date +%F)-cost-model.md
+
+# Schedule search strategies on ten kernels, DPAnsor's experiment (bench/tune_search.cpp;
+# about 40 minutes, resumable: kernels already in the state file are not tuned again).
+bench-tune: build
+	$(BUILD)/bench/tune_search_bench --threads $(JOBS) --state $(BUILD)/tune-search.jsonl \
+	  --markdown bench/results/$$(date +%F)-tune-search.md
