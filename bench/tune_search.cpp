@@ -2,10 +2,11 @@
 // Orchid's kernels): for each kernel, five strategies search its space of CPU schedules
 // (tune/cpu_space.h), every measurement through the tuner's own path (driver/tune.h: many
 // schedules to a shared object, timed by `orchid time-kernels` in a helper process):
-//   (a) evolution    the evolutionary search with 10x (b)'s model trials, its 80 cheapest
+//   (a) evolution    the evolutionary search with 10x (b)'s model trials, its 120 cheapest
 //                    measured, the fastest kept;
-//   (b) 300 + Droplet 300 model trials, the 8 cheapest measured with the default, Droplet
-//                    Search from the fastest (48 points measured at most);
+//   (b) 300 + Droplet 300 model trials, 12 of the cheapest (each kind of schedule first:
+//                    tune::diverse_top) measured with the default, Droplet Search from the
+//                    fastest (48 timings at most);
 //   (c) Droplet      Droplet Search from the default schedule (48 at most);
 //   (d) random       48 random points measured, the fastest kept;
 //   (e) grid         48 points spread over the grid of tile sizes (other knobs the default's),
@@ -51,7 +52,7 @@ const char* const kKernels[] = {"softmax 1024x1000", "layernorm 1576x384",     "
                                 "matmul relu 197x1536x384", "matmul softmax 8192x128x64", "conv3x3 relu 64@28",
                                 "conv relu maxpool 32@56"};
 
-constexpr int kBudget = 48, kTop = 8, kTrials = 300;
+constexpr int kBudget = 48, kTop = 12, kTrials = 300;
 
 struct Context {
   const target::Target& target;
@@ -65,6 +66,7 @@ struct Outcome {
   int measured = 0;
   double seconds = 0;
   double final_ms = 0;  // the side-by-side re-measurement
+  int failures = 0;     // batches that failed to build or run
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -84,18 +86,20 @@ size_t fastest_index(const std::vector<std::vector<double>>& t) {
 Outcome fastest_of(const std::string& name, const ir::Graph& g, const tile::Kernel& k, const tune::CpuSpace& space,
                    const std::vector<Point>& points, const Context& cx) {
   std::vector<Schedule> s, winners;
+  std::vector<std::string> failures;
   for (const Point& p : points) s.push_back(space.schedule(p));
   const size_t per = 16;
   int measured = static_cast<int>(s.size());
   for (size_t first = 0; first < s.size(); first += per) {
     std::vector<Schedule> batch(s.begin() + first, s.begin() + std::min(s.size(), first + per));
-    winners.push_back(batch[fastest_index(driver::time_schedules(g, k, batch, cx.build, cx.measure, 5, 3, nullptr))]);
+    winners.push_back(batch[fastest_index(driver::time_schedules(g, k, batch, cx.build, cx.measure, 5, 3, &failures))]);
   }
   if (winners.size() > 1) {
     measured += static_cast<int>(winners.size());
-    winners = {winners[fastest_index(driver::time_schedules(g, k, winners, cx.build, cx.measure, 5, 3, nullptr))]};
+    winners = {winners[fastest_index(driver::time_schedules(g, k, winners, cx.build, cx.measure, 5, 3, &failures))]};
   }
-  return {name, winners[0], measured, 0, 0};
+  for (const std::string& f : failures) std::fprintf(stderr, "  %s: %s\n", name.c_str(), f.c_str());
+  return {name, winners[0], measured, 0, 0, static_cast<int>(failures.size())};
 }
 
 Outcome evolution(const ir::Graph& g, const tile::Kernel& k, const tune::CpuSpace& space, const Context& cx) {
@@ -116,7 +120,8 @@ Outcome tuned(const std::string& name, const ir::Graph& g, const tile::Kernel& k
   o.measure_top = top;
   o.budget = kBudget;
   driver::TuneResult r = driver::tune_kernel(g, k, cx.target, cx.build, cx.measure, o);
-  return {name, r.best, r.measured, 0, 0};
+  for (const std::string& f : r.failures) std::fprintf(stderr, "  %s: %s\n", name.c_str(), f.c_str());
+  return {name, r.best, r.measured, 0, 0, static_cast<int>(r.failures.size())};
 }
 
 Outcome random_search(const ir::Graph& g, const tile::Kernel& k, const tune::CpuSpace& space, const Context& cx) {
@@ -179,6 +184,7 @@ nlohmann::json tune_case(const KernelCase& kc, const Context& cx) {
                                  {"ms", driver::median_ms(t[i + 1])},
                                  {"seconds", out[i].seconds},
                                  {"measured", out[i].measured},
+                                 {"failed_batches", out[i].failures},
                                  {"schedule", codegen::cpu::schedule_str(out[i].best)}});
   return row;
 }

@@ -114,11 +114,12 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
     r.measured += static_cast<int>(points.size());
     return time_schedules(g, k, scheds, build, m, o.rounds, o.runs, &r.failures);
   };
-  // The default and the cheapest explored points, leaving the descent room for a step.
+  // The default and the cheapest explored points of each kind, leaving the descent room for a
+  // step.
   const int explored_top = std::max(0, std::min(o.measure_top, o.budget - 3));
   std::vector<tune::Point> top{initial};
-  for (const tune::Ranked& e : explored)
-    if (static_cast<int>(top.size()) <= explored_top && e.point != initial) top.push_back(e.point);
+  for (const tune::Point& p : tune::diverse_top(space.space, explored, static_cast<size_t>(explored_top), initial))
+    top.push_back(p);
   std::vector<std::vector<double>> first = measure(top);
   // The descent starts from the fastest explored point only where it is faster than the
   // default with significance (as a move of the descent is): the fastest of several by mean

@@ -1,8 +1,9 @@
 // Tuning the schedule of a generated CPU kernel on this machine (DPAnsor's combination,
 // ../shared/papers/droplet-dpansor.txt §2.3, with Orchid's parts): the kernel's space of
 // schedules (tune/cpu_space.h) is explored by the evolutionary search ranked by the analytic
-// model (tune/explore.h, tune/estimate.h); the best explored points are measured with the
-// default schedule; Droplet Search (tune/droplet.h) descends from the fastest of them where
+// model (tune/explore.h, tune/estimate.h); the best explored points (the cheapest of each
+// combination of categorical knobs first: tune::diverse_top) are measured with the default
+// schedule; Droplet Search (tune/droplet.h) descends from the fastest of them where
 // it is faster than the default with significance (Welch + Holm, as the descent's moves),
 // else from the default.
 // Measuring compiles the schedules' kernels many to a shared object and times them together
@@ -26,7 +27,7 @@ namespace orchid::driver {
 
 struct TuneOptions {
   int explore_trials = 300;  // points priced by the model
-  int measure_top = 8;       // the cheapest explored points measured with the default
+  int measure_top = 12;      // explored points measured with the default (diverse_top)
   int budget = 48;           // point measurements in all (the top's and the descent's)
   double alpha = 0.05;       // the descent's significance (Welch + Holm)
   int rounds = 5, runs = 3;  // samples per point: one per round over a batch, the fastest of its runs

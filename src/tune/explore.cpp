@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace orchid::tune {
 
@@ -61,6 +62,26 @@ const Point& tournament(const std::vector<Ranked>& pop, Rng& rng) {
 }
 
 }  // namespace
+
+std::vector<Point> diverse_top(const Space& space, const std::vector<Ranked>& ranked, size_t n, const Point& skip) {
+  std::vector<Point> out;
+  std::set<std::vector<int>> kinds;
+  std::vector<bool> taken(ranked.size(), false);
+  auto kind = [&](const Point& p) {
+    std::vector<int> k;
+    for (size_t i = 0; i < p.size(); ++i)
+      if (!space.knobs[i].ordered) k.push_back(p[i]);
+    return k;
+  };
+  for (size_t i = 0; i < ranked.size() && out.size() < n; ++i)
+    if (ranked[i].point != skip && kinds.insert(kind(ranked[i].point)).second) {
+      out.push_back(ranked[i].point);
+      taken[i] = true;
+    }
+  for (size_t i = 0; i < ranked.size() && out.size() < n; ++i)
+    if (!taken[i] && ranked[i].point != skip) out.push_back(ranked[i].point);
+  return out;
+}
 
 std::vector<Ranked> explore(const Space& space, const std::function<double(const Point&)>& cost,
                             const std::vector<Point>& seeds, const ExploreOptions& o, Rng& rng) {

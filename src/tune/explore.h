@@ -29,6 +29,12 @@ struct Ranked {
   double cost = 0;
 };
 
+// Up to n of `ranked` (cheapest first) to measure, none equal to `skip`: the cheapest of each
+// combination of categorical knob values first, in cost order, then the cheapest of the rest —
+// a model blind to what a categorical knob does (streaming stores, say) still has each kind of
+// schedule measured.
+std::vector<Point> diverse_top(const Space& space, const std::vector<Ranked>& ranked, size_t n, const Point& skip);
+
 // The points priced, cheapest first (ties in the order priced); seeds outside the space are
 // skipped.
 std::vector<Ranked> explore(const Space& space, const std::function<double(const Point&)>& cost,

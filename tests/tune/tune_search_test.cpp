@@ -198,6 +198,16 @@ TEST(Explore, SeedsComeFirstAndInvalidPointsAreNeverPriced) {
   EXPECT_EQ(r[0].point, (Point{0, 1}));
 }
 
+// The cheapest point of each combination of categorical values comes first, then the rest by
+// cost; the skipped point never.
+TEST(Explore, DiverseTopTakesEachKindOfPointFirst) {
+  Space s{{{"size", 8, true}, {"kind", 3, false}}, {}, {}};
+  std::vector<Ranked> ranked = {{{1, 0}, 1}, {{2, 0}, 2}, {{3, 0}, 3}, {{4, 1}, 4}, {{5, 0}, 5}, {{6, 2}, 6}};
+  EXPECT_EQ(diverse_top(s, ranked, 4, {1, 0}), (std::vector<Point>{{2, 0}, {4, 1}, {6, 2}, {3, 0}}));
+  EXPECT_EQ(diverse_top(s, ranked, 2, {9, 9}), (std::vector<Point>{{1, 0}, {4, 1}}));
+  EXPECT_EQ(diverse_top(s, ranked, 10, {9, 9}).size(), 6u);
+}
+
 constexpr auto whole = testlib::whole_graph_kernel;
 
 TEST(CpuSpace, HoldsTheDefaultScheduleAndLowersItsNeighboursAndRandomPoints) {
