@@ -436,6 +436,38 @@ void TuningDb::decide(const std::string& target, const std::string& kernel, cons
   q->step();
 }
 
+namespace {
+
+std::vector<TuningDb::Row> all_rows(sqlite3* db, const fs::path& path, const char* table) {
+  std::string sql = std::string("SELECT target, kernel, schedule, median_ns, spread, runs, created FROM ") + table +
+                    " ORDER BY target, kernel, schedule";
+  Statement q(db, sql.c_str(), path);
+  std::vector<TuningDb::Row> out;
+  while (q.step()) out.push_back({q.text(0), q.text(1), q.text(2), read_measurement(q, 3)});
+  return out;
+}
+
+}  // namespace
+
+std::vector<TuningDb::Row> TuningDb::measurements() { return all_rows(impl_->db.get(), impl_->path, "measurements"); }
+std::vector<TuningDb::Row> TuningDb::decisions() { return all_rows(impl_->db.get(), impl_->path, "decisions"); }
+
+int64_t TuningDb::prune(const std::string& keep_target, const std::string& before) {
+  int64_t removed = 0;
+  Transaction t(impl_->db.get(), impl_->path);
+  for (const char* table : {"measurements", "decisions"}) {
+    std::string sql = std::string("DELETE FROM ") + table +
+                      " WHERE (?1 <> '' AND target <> ?1) OR (?2 <> '' AND created < ?2)";
+    Statement q(impl_->db.get(), sql.c_str(), impl_->path);
+    q.bind(1, keep_target);
+    q.bind(2, before);
+    q.step();
+    removed += sqlite3_changes(impl_->db.get());
+  }
+  t.commit();
+  return removed;
+}
+
 int64_t TuningDb::size() {
   Use q(impl_->size);
   return q->step() ? impl_->size.integer(0) : 0;

@@ -85,6 +85,19 @@ class TuningDb {
   // The number of measurements stored, over all targets.
   int64_t size();
 
+  // Every row of either table, ordered by target, kernel and schedule: for export and stats.
+  struct Row {
+    std::string target, kernel, schedule;
+    Measurement m;
+    bool operator==(const Row&) const = default;
+  };
+  std::vector<Row> measurements();
+  std::vector<Row> decisions();
+  // Removes the rows (measurements and decisions) of targets other than `keep_target` (empty:
+  // every target kept) and those created before `before` ("YYYY-MM-DD..." compared as text;
+  // empty: none); returns how many went.
+  int64_t prune(const std::string& keep_target, const std::string& before);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

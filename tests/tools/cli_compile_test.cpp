@@ -358,7 +358,8 @@ std::map<std::string, std::string> artifact_files(const fs::path& dir) {
 
 // --tune-minutes tunes the generated kernels' schedules, with a progress line per kernel and
 // the decisions in the report; a second compile with the same database reads them back,
-// measures nothing and writes the same artifact, byte for byte (but for the reports).
+// measures nothing and writes the same artifact, byte for byte (but for the reports). The
+// database's rows go to JSON and into another database, and are pruned there.
 TEST(CliCompile, TuningIsReportedAndAWarmDatabaseMeasuresNothing) {
   TempDir dir("orchid_cli_tune");
   std::string model = write_model(dir), db = dir.file("t.db");
@@ -391,6 +392,24 @@ TEST(CliCompile, TuningIsReportedAndAWarmDatabaseMeasuresNothing) {
   auto refused = orchid_cli({"compile", model, "-o", dir.file("c"), "--tune-minutes", "1", "--no-measure"});
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_TRUE(contains(refused.output, "--tune-minutes measures kernels"));
+
+  // `orchid tune-db`: the rows carried to another database through JSON, then pruned.
+  auto stats = orchid_cli({"tune-db", "stats", "--db", db});
+  ASSERT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_TRUE(contains(stats.output, " decisions\n"));
+  std::string json = dir.file("rows.json"), other = dir.file("other.db");
+  ASSERT_EQ(orchid_cli({"tune-db", "export", json, "--db", db}).exit_code, 0);
+  auto imported = orchid_cli({"tune-db", "import", json, "--db", other});
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  auto copied = orchid_cli({"tune-db", "stats", "--db", other});
+  EXPECT_EQ(copied.output.substr(copied.output.find('\n')), stats.output.substr(stats.output.find('\n')));
+  auto pruned = orchid_cli({"tune-db", "prune", "--db", other, "--keep-target", "another machine"});
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.output;
+  EXPECT_TRUE(contains(orchid_cli({"tune-db", "stats", "--db", other}).output, "0 measurements, 0 decisions"));
+  std::string bad = dir.file("bad.json", "{\"measurements\": [{\"target\": 1}], \"decisions\": []}");
+  auto rejected = orchid_cli({"tune-db", "import", bad, "--db", other});
+  EXPECT_EQ(rejected.exit_code, 1);
+  EXPECT_TRUE(contains(rejected.output, "bad.json': a row of measurements"));
 }
 
 // A model's names reach the terminal escaped and bounded: an unsupported op named with an

@@ -1,6 +1,6 @@
 // The tuning database: round trips, upserts, decisions, persistence, sharing one file between
-// connections and processes, strings that would break string-built SQL, ordering, damaged
-// files moved aside, and error messages.
+// connections and processes, a writer killed mid-write, strings that would break string-built
+// SQL, ordering, damaged files moved aside, and error messages.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -268,6 +268,31 @@ TEST(TuningDb, ProcessesFindingOneCorruptFileMoveItAsideOnce) {
   run_writers_at_once(path, 3, 100);
   EXPECT_EQ(files_with(dir.str(), ".corrupt-").size(), 1u);
   EXPECT_EQ(TuningDb(path).size(), 300);
+}
+
+// A writer killed (SIGKILL) in the middle of its writes leaves a sound database: nothing is
+// moved aside on opening, every record it committed is there in full, the one it was writing
+// is there whole or not at all, and writing goes on.
+TEST(TuningDb, AWriterKilledMidWriteLeavesASoundDatabase) {
+  if (::access("/proc/self/exe", R_OK) != 0) GTEST_SKIP() << "no /proc/self/exe";
+  testlib::TempDir dir("orchid_tune_db");
+  std::string path = dir.file("tuning.db");
+  TuningDb(path).record("t", "before", "0", m(1));
+  SubprocessOptions options;
+  options.environment = std::vector<std::string>{"ORCHID_TUNE_DB_WRITER=" + path, "ORCHID_TUNE_DB_WHO=killed",
+                                                 "ORCHID_TUNE_DB_RECORDS=100000000"};
+  options.timeout_s = 1.0;  // then SIGKILL, mid-write
+  SubprocessResult r = run_subprocess({"/proc/self/exe", "--gtest_filter=TuningDb.ProcessWriter"}, options);
+  ASSERT_TRUE(r.timed_out) << r.out << r.err;
+  TuningDb db(path);
+  EXPECT_EQ(db.note(), "");
+  EXPECT_EQ(db.lookup("t", "before", "0"), m(1));
+  int64_t written = db.size() - 1;
+  EXPECT_GT(written, 0);
+  for (int64_t i = 0; i < written; ++i) ASSERT_EQ(db.lookup("t", "killed", std::to_string(i)), m(double(i))) << i;
+  EXPECT_EQ(db.lookup("t", "killed", std::to_string(written)), std::nullopt);
+  db.record("t", "after", "0", m(2));
+  EXPECT_EQ(TuningDb(path).lookup("t", "after", "0"), m(2));
 }
 
 // The other side of the two tests above: does nothing unless run by them.
