@@ -25,12 +25,10 @@ namespace {
 void check_batch(uint64_t first_seed, int count) {
   std::vector<Case> cases;
   for (uint64_t seed = first_seed; cases.size() < static_cast<size_t>(count); ++seed) {
-    testlib::RandomGraphOptions opts;
-    opts.max_nodes = 4 + static_cast<int>(seed % 9);
-    ir::Graph g = testlib::random_graph(seed, opts);
     Rng rng(seed * 7919 + 1);
-    tile::Kernel k = random_kernel(g, rng);
-    if (k.nodes.empty()) continue;
+    auto drawn = random_graph_kernel(seed, rng);
+    if (!drawn) continue;
+    auto& [g, k] = *drawn;
     Schedule s = random_schedule(g, k, rng);
     std::string sym = "orc_k" + std::to_string(cases.size());
     SCOPED_TRACE("seed " + std::to_string(seed));

@@ -102,12 +102,10 @@ TEST(TwoLevel, RandomKernelsMatchInterpreter) {
   std::vector<Case> cases;
   int two_level = 0;
   for (uint64_t seed = 51000; cases.size() < 40; ++seed) {
-    testlib::RandomGraphOptions opts;
-    opts.max_nodes = 4 + static_cast<int>(seed % 9);
-    ir::Graph g = testlib::random_graph(seed, opts);
     Rng rng(seed * 31 + 7);
-    tile::Kernel k = random_kernel(g, rng);
-    if (k.nodes.empty()) continue;
+    auto drawn = random_graph_kernel(seed, rng);
+    if (!drawn) continue;
+    auto& [g, k] = *drawn;
     Schedule s = random_schedule(g, k, rng);
     const ir::Dims& shape = g.type(k.outputs[anchor_output(g, k)]).shape;
     s.inner.clear();

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "ir/parser.h"
 #include "ir/subgraph.h"
 #include "support/random.h"
+#include "testlib/random_graph.h"
 
 namespace orchid::codegen::cpu {
 
@@ -59,6 +61,17 @@ inline tile::Kernel random_kernel(const ir::Graph& g, Rng& rng) {
     }
   if (k.outputs.empty()) k.outputs = g.node(k.nodes.back()).outputs;
   return k;
+}
+
+// The seeded random graph of 4 to 12 nodes and a random kernel of it drawn with `rng`
+// (random_kernel); none where the kernel came out empty.
+inline std::optional<std::pair<ir::Graph, tile::Kernel>> random_graph_kernel(uint64_t seed, Rng& rng) {
+  testlib::RandomGraphOptions opts;
+  opts.max_nodes = 4 + static_cast<int>(seed % 9);
+  ir::Graph g = testlib::random_graph(seed, opts);
+  tile::Kernel k = random_kernel(g, rng);
+  if (k.nodes.empty()) return std::nullopt;
+  return std::make_pair(std::move(g), std::move(k));
 }
 
 struct Case {
