@@ -129,7 +129,7 @@ bench-cost-model: build
 	$(BUILD)/bench/tile_rank_bench --threads $(JOBS) --markdown bench/results/$$(date +%F)-cost-model.md
 
 # Schedule search strategies on ten kernels, DPAnsor's experiment (bench/tune_search.cpp;
-# about 40 minutes, resumable: kernels already in the state file are not tuned again).
+# about 20 minutes, resumable: kernels already in the state file are not tuned again).
 bench-tune: build
 	$(BUILD)/bench/tune_search_bench --threads $(JOBS) --state $(BUILD)/tune-search.jsonl \
 	  --markdown bench/results/$$(date +%F)-tune-search.md
