@@ -405,6 +405,10 @@ Estimate estimate_kernel(const ir::Graph& g, const Kernel& k, const CostConfig& 
   std::vector<int64_t> bytes(t.levels.size(), 0);
   size_t unique_level = level_holding(t, e.unique_bytes, Holder::AllCores);
   bytes[unique_level] += e.unique_bytes;
+  // Stores to lines not in a core's caches read them first (write-allocate), unless they
+  // stream past the caches: outputs served by a shared level move twice.
+  if (c.write_allocate && t.levels[unique_level].shared_across_cores)
+    for (ir::ValueId v : k.outputs) bytes[unique_level] += g.type(v).bytes();
   bytes[level_holding(t, reread_set, Holder::EachCore)] += reread_bytes;
   bytes[level_holding(t, e.footprint_bytes, Holder::OneCore)] += e.intermediate_bytes;
   bytes[level_holding(t, e.sub_footprint_bytes, Holder::OneCore)] += e.sub_intermediate_bytes;

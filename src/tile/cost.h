@@ -22,6 +22,8 @@
 //    private level that holds the task's footprint;
 //  - footprint: every region a task holds, allocated best-fit in topological order and freed
 //    after its last use (§3.1); kernel outputs are held to the end;
+//  - write-allocate (CostConfig::write_allocate): outputs stored through the caches, where a
+//    shared level serves the unique bytes, are read from it before they are written;
 //  - two-level kernels (InnerLevel): the nodes of the inner loop are priced per sub-tile (their
 //    work and the values they pass each other, from the level holding a sub-tile's
 //    footprint), the others per task; a task holds one sub-tile's values of the inner nodes;
@@ -82,6 +84,9 @@ struct CostConfig {
   std::set<ir::NodeId> full_width;  // computed at the full width whatever vector_lanes (a GEMM micro-kernel)
   std::set<ir::NodeId> serial;      // reductions folded a term at a time into one scalar accumulator
   std::map<ir::NodeId, RegisterBlock> blocks;  // computed in whole register blocks
+  // Outputs are stored through the caches (not streamed): where a shared level serves the
+  // kernel's unique bytes, each output line is read from it before it is written.
+  bool write_allocate = false;
 };
 
 struct CostOptions {

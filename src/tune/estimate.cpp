@@ -29,6 +29,7 @@ tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, cons
   // A loop without `omp simd` (vector_width 1) is still vectorized by the compiler at its own
   // width, unless it folds a reduction (floating-point folds are not reassociated).
   c.vector_lanes = s.vector_width <= 1 ? 0 : s.vector_width;
+  c.write_allocate = !s.stream;
   return c;
 }
 
