@@ -114,26 +114,28 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
     r.measured += static_cast<int>(points.size());
     return time_schedules(g, k, scheds, build, m, o.rounds, o.runs, &r.failures);
   };
-  // The default and the cheapest explored points of each kind, leaving the descent room for a
-  // step.
-  const int explored_top = std::max(0, std::min(o.measure_top, o.budget - 3));
+  // The default and the cheapest explored points of each kind, leaving room for the second
+  // timing of the fastest and a step of the descent.
+  const int explored_top = std::max(0, std::min(o.measure_top, o.budget - 5));
   std::vector<tune::Point> top{initial};
   for (const tune::Point& p : tune::diverse_top(space.space, explored, static_cast<size_t>(explored_top), initial))
     top.push_back(p);
   std::vector<std::vector<double>> first = measure(top);
-  // The descent starts from the fastest explored point only where it is faster than the
-  // default with significance (as a move of the descent is): the fastest of several by mean
-  // alone is as often the luckiest.
-  std::vector<double> p;
-  for (size_t i = 1; i < top.size(); ++i) p.push_back(first[0].empty() ? 0.0 : tune::welch_less(first[i], first[0]).p);
-  std::vector<bool> faster = tune::holm_reject(p, o.alpha);
+  // The descent starts from the fastest explored point by mean where a second timing, of it
+  // and the default alone together, finds it faster with significance (one hypothesis: no
+  // correction to pay); the fastest of several by mean alone is as often the luckiest.
   size_t fastest = 0;
   for (size_t i = 1; i < top.size(); ++i)
-    if (faster[i - 1] && !first[i].empty() && tune::mean_of(first[i]) < tune::mean_of(first[fastest])) fastest = i;
+    if (!first[i].empty() && tune::mean_of(first[i]) < tune::mean_of(first[fastest])) fastest = i;
+  if (fastest != 0) {
+    std::vector<std::vector<double>> pair = measure({initial, top[fastest]});
+    bool faster = pair[0].empty() ? !pair[1].empty() : tune::welch_less(pair[1], pair[0]).p <= o.alpha;
+    if (!faster) fastest = 0;
+  }
   r.initial_ms = median_ms(first[0]);
   // Exploitation from the fastest.
   tune::DropletOptions d;
-  d.budget = std::max(2, o.budget - static_cast<int>(top.size()));
+  d.budget = std::max(2, o.budget - r.measured);
   d.alpha = o.alpha;
   tune::DropletResult dr = tune::droplet_search(space.space, top[fastest], measure, d);
   r.best = space.schedule(dr.best);

@@ -4,8 +4,8 @@
 // model (tune/explore.h, tune/estimate.h); the best explored points (the cheapest of each
 // combination of categorical knobs first: tune::diverse_top) are measured with the default
 // schedule; Droplet Search (tune/droplet.h) descends from the fastest of them where
-// it is faster than the default with significance (Welch + Holm, as the descent's moves),
-// else from the default.
+// it is faster than the default with significance when the two are timed again together
+// (Welch's test), else from the default.
 // Measuring compiles the schedules' kernels many to a shared object and times them together
 // in a helper process (`orchid time-kernels`): a crashing or hanging variant costs one batch.
 #pragma once
@@ -28,7 +28,7 @@ namespace orchid::driver {
 struct TuneOptions {
   int explore_trials = 300;  // points priced by the model
   int measure_top = 12;      // explored points measured with the default (diverse_top)
-  int budget = 48;           // point measurements in all (the top's and the descent's)
+  int budget = 48;           // point measurements in all (the top's and the descent's; 3 at least)
   double alpha = 0.05;       // the descent's significance (Welch + Holm)
   int rounds = 5, runs = 3;  // samples per point: one per round over a batch, the fastest of its runs
   uint64_t seed = 1;

@@ -128,7 +128,7 @@ Command add_compile(CLI::App& app) {
       ->check(CLI::Range(0.0, 10000.0));
   cmd->add_option("--tune-budget", f->tune_budget,
                   "--tune-minutes: kernel timings per kernel (the explored points and the descent's; default 48)")
-      ->check(CLI::Range(2, 100000));
+      ->check(CLI::Range(3, 100000));
   return {cmd, [f] { return compile(*f); }};
 }
 
