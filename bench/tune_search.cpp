@@ -58,6 +58,7 @@ struct Context {
   const target::Target& target;
   driver::BuildOptions build;
   driver::MeasureOptions measure;
+  driver::ScheduleTimer timer;
 };
 
 struct Outcome {
@@ -92,11 +93,11 @@ Outcome fastest_of(const std::string& name, const ir::Graph& g, const tile::Kern
   int measured = static_cast<int>(s.size());
   for (size_t first = 0; first < s.size(); first += per) {
     std::vector<Schedule> batch(s.begin() + first, s.begin() + std::min(s.size(), first + per));
-    winners.push_back(batch[fastest_index(driver::time_schedules(g, k, batch, cx.build, cx.measure, 5, 3, &failures))]);
+    winners.push_back(batch[fastest_index(cx.timer.time(g, k, batch, 5, 3, &failures))]);
   }
   if (winners.size() > 1) {
     measured += static_cast<int>(winners.size());
-    winners = {winners[fastest_index(driver::time_schedules(g, k, winners, cx.build, cx.measure, 5, 3, &failures))]};
+    winners = {winners[fastest_index(cx.timer.time(g, k, winners, 5, 3, &failures))]};
   }
   for (const std::string& f : failures) std::fprintf(stderr, "  %s: %s\n", name.c_str(), f.c_str());
   return {name, winners[0], measured, 0, 0, static_cast<int>(failures.size())};
@@ -177,7 +178,7 @@ nlohmann::json tune_case(const KernelCase& kc, const Context& cx) {
   }
   std::vector<Schedule> finals{space.base};
   for (const Outcome& o : out) finals.push_back(o.best);
-  std::vector<std::vector<double>> t = driver::time_schedules(g, k, finals, cx.build, cx.measure, 9, 3, nullptr);
+  std::vector<std::vector<double>> t = cx.timer.time(g, k, finals, 9, 3, nullptr);
   nlohmann::json row{{"kernel", kc.name}, {"default_ms", driver::median_ms(t[0])}};
   for (size_t i = 0; i < out.size(); ++i)
     row["strategies"].push_back({{"name", out[i].strategy},
@@ -240,12 +241,14 @@ int run(int argc, char** argv) {
   }
   target::Target t = target::host_target(target::ProbeOptions{}, cache).target;
   t.cores = opt.threads;
-  Context cx{t, {}, {}};
-  cx.build.compiler.cache_dir = fs::temp_directory_path() / "orchid-bench-objects";
-  cx.build.compiler.extra_flags = codegen::cpu::codegen_flags();
-  cx.build.cores = opt.threads;
-  cx.measure.orchid_exe = ORCHID_BIN;
-  cx.measure.threads = opt.threads;
+  driver::BuildOptions build;
+  build.compiler.cache_dir = fs::temp_directory_path() / "orchid-bench-objects";
+  build.compiler.extra_flags = codegen::cpu::codegen_flags();
+  build.cores = opt.threads;
+  driver::MeasureOptions measure;
+  measure.orchid_exe = ORCHID_BIN;
+  measure.threads = opt.threads;
+  Context cx{t, build, measure, driver::ScheduleTimer(build, measure)};
   std::map<std::string, nlohmann::json> done;
   if (std::ifstream in(state); in)
     for (std::string line; std::getline(in, line);)

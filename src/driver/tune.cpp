@@ -9,6 +9,7 @@
 
 #include "codegen/cpu/codegen.h"
 #include "codegen/cpu/compiler.h"
+#include "runtime/profile.h"
 #include "support/error.h"
 #include "support/subprocess.h"
 #include "tune/cpu_space.h"
@@ -21,12 +22,7 @@ namespace orchid::driver {
 
 namespace fs = std::filesystem;
 
-double median_ms(std::vector<double> s) {
-  if (s.empty()) return 0;
-  std::sort(s.begin(), s.end());
-  size_t n = s.size();
-  return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
+double median_ms(std::vector<double> s) { return s.empty() ? 0 : runtime::timing_stats(std::move(s)).median; }
 
 namespace {
 
@@ -76,19 +72,23 @@ std::vector<std::vector<double>> time_batch(const std::vector<codegen::cpu::Gene
 
 }  // namespace
 
-std::vector<std::vector<double>> time_schedules(const ir::Graph& g, const tile::Kernel& k,
-                                                const std::vector<codegen::cpu::Schedule>& schedules,
-                                                const BuildOptions& build, const MeasureOptions& m, int rounds,
-                                                int runs, std::vector<std::string>* failures) {
-  ORCHID_CHECK(!m.orchid_exe.empty()) << "tuning measures kernels: no program to time them with";
-  codegen::cpu::Compiler compiler(build.compiler);
-  const size_t per = static_cast<size_t>(std::max(16, build.kernels_per_library));
+ScheduleTimer::ScheduleTimer(const BuildOptions& build, const MeasureOptions& measure)
+    : compiler_(build.compiler),
+      per_library_(static_cast<size_t>(std::max(16, build.kernels_per_library))),
+      measure_(measure) {
+  ORCHID_CHECK(!measure.orchid_exe.empty()) << "tuning measures kernels: no program to time them with";
+}
+
+std::vector<std::vector<double>> ScheduleTimer::time(const ir::Graph& g, const tile::Kernel& k,
+                                                     const std::vector<codegen::cpu::Schedule>& schedules, int rounds,
+                                                     int runs, std::vector<std::string>* failures) const {
+  const size_t per = per_library_;
   std::vector<std::vector<double>> out;
   for (size_t first = 0; first < schedules.size(); first += per) {
     std::vector<codegen::cpu::GeneratedKernel> batch;
     for (size_t i = first; i < std::min(schedules.size(), first + per); ++i)
       batch.push_back(codegen::cpu::generate_kernel(g, k, schedules[i], "orc_tune" + std::to_string(i - first)));
-    std::vector<std::vector<double>> t = time_batch(batch, compiler, m, rounds, runs, failures);
+    std::vector<std::vector<double>> t = time_batch(batch, compiler_, measure_, rounds, runs, failures);
     out.insert(out.end(), t.begin(), t.end());
   }
   return out;
@@ -97,6 +97,7 @@ std::vector<std::vector<double>> time_schedules(const ir::Graph& g, const tile::
 TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
                        const MeasureOptions& m, const TuneOptions& o) {
   auto start = std::chrono::steady_clock::now();
+  ScheduleTimer timer(build, m);
   tune::CpuSpace space = tune::cpu_space(g, k, build.cores);
   TuneResult r;
   r.initial = space.base;
@@ -112,7 +113,7 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
     std::vector<codegen::cpu::Schedule> scheds;
     for (const tune::Point& p : points) scheds.push_back(space.schedule(p));
     r.measured += static_cast<int>(points.size());
-    return time_schedules(g, k, scheds, build, m, o.rounds, o.runs, &r.failures);
+    return timer.time(g, k, scheds, o.rounds, o.runs, &r.failures);
   };
   // The default and the cheapest explored points of each kind, leaving room for the second
   // timing of the fastest and a step of the descent.

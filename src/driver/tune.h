@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cpu/compiler.h"
 #include "codegen/cpu/schedule.h"
 #include "driver/measure.h"
 #include "driver/plan_builder.h"
@@ -47,11 +48,6 @@ struct TuneResult {
 TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
                        const MeasureOptions& measure, const TuneOptions& options);
 
-// The times of each schedule's kernel, one sample per round: the fastest of its `runs` runs
-// in that round, in ms (empty where its batch failed). The kernels are compiled
-// build.kernels_per_library (at least 16) to a shared object, each timed in a helper process
-// on measure.threads threads, round after round over the batch. A failure is appended to
-// `failures`.
 // Tuning the generated steps of a plan (the compile's tuning stage, `--tune-minutes`): each
 // generated kernel's decision is read from the tuning database where it has one; the others
 // are tuned, the slowest first by the analytic model's time of their default schedule, while
@@ -71,10 +67,23 @@ std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g
                                                               const std::function<void(const std::string&)>& progress,
                                                               std::vector<std::string>* notes);
 
-std::vector<std::vector<double>> time_schedules(const ir::Graph& g, const tile::Kernel& k,
-                                                const std::vector<codegen::cpu::Schedule>& schedules,
-                                                const BuildOptions& build, const MeasureOptions& measure, int rounds,
-                                                int runs, std::vector<std::string>* failures);
+// Times schedules of kernels, holding the compiler (its identity is queried once). time():
+// each schedule's times, one sample per round — the fastest of its `runs` runs in that round —
+// in ms (empty where its batch failed). The kernels are compiled build.kernels_per_library (at
+// least 16) to a shared object, each timed in a helper process on measure.threads threads,
+// round after round over the batch. A failure is appended to `failures`.
+class ScheduleTimer {
+ public:
+  ScheduleTimer(const BuildOptions& build, const MeasureOptions& measure);
+  std::vector<std::vector<double>> time(const ir::Graph& g, const tile::Kernel& k,
+                                        const std::vector<codegen::cpu::Schedule>& schedules, int rounds, int runs,
+                                        std::vector<std::string>* failures) const;
+
+ private:
+  codegen::cpu::Compiler compiler_;
+  size_t per_library_;
+  MeasureOptions measure_;
+};
 
 double median_ms(std::vector<double> samples);  // 0 for none
 

@@ -238,16 +238,13 @@ void add_work(const ir::Graph& g, const CostConfig& c, ir::NodeId n, int64_t poi
   else tot.narrow_work += w * remainder_factor(g, n, st, lanes);
 }
 
-// The inner loop of the two-level task at `coords`, whose regions `st` holds: the inner nodes'
-// work and intermediates per sub-tile; the task's footprint, holding one sub-tile's values of
-// the inner nodes.
+// The inner loop of the two-level task at `coords`, whose regions `st` holds (`outer_nodes`:
+// those computed per task): the inner nodes' work and intermediates per sub-tile; the task's
+// footprint, holding one sub-tile's values of the inner nodes.
 void add_inner_loop(const ir::Graph& g, const Kernel& k, const CostConfig& c, const KernelUses& uses,
-                    const ir::Dims& coords, const TileStats& st, int64_t weight, int lanes, int full_lanes,
-                    GridTotals& tot) {
+                    const std::set<ir::NodeId>& outer_nodes, const ir::Dims& coords, const TileStats& st,
+                    int64_t weight, int lanes, int full_lanes, GridTotals& tot) {
   const InnerLevel& in = *c.inner;
-  std::set<ir::NodeId> outer;
-  for (ir::NodeId n : uses.order)
-    if (!in.nodes.count(n)) outer.insert(n);
   for (const auto& [n, points] : st.node_points)
     if (!in.nodes.count(n)) add_work(g, c, n, points, st, double(weight), lanes, full_lanes, tot);
   tot.intermediate_bytes += intermediate_traffic(g, uses, st, c.inlined, in.nodes) * weight;
@@ -257,7 +254,7 @@ void add_inner_loop(const ir::Graph& g, const Kernel& k, const CostConfig& c, co
     TileStats sst = propagate_kernel(g, k, task_tile(g, k, in.grid, at));
     for (const auto& [n, points] : sst.node_points)
       if (in.nodes.count(n)) add_work(g, c, n, points, sst, double(weight * sub_weight), lanes, full_lanes, tot);
-    tot.sub_intermediate_bytes += intermediate_traffic(g, uses, sst, c.inlined, outer) * weight * sub_weight;
+    tot.sub_intermediate_bytes += intermediate_traffic(g, uses, sst, c.inlined, outer_nodes) * weight * sub_weight;
     tot.sub_footprint = std::max(tot.sub_footprint, footprint(g, uses, sst, c.inlined, &in.nodes));
     for (ir::NodeId n : in.nodes)
       for (ir::ValueId v : g.node(n).outputs)
@@ -271,6 +268,10 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
                        int64_t transaction, int lanes, int full_lanes) {
   GridTotals tot;
   KernelUses uses = kernel_uses(g, k, c.inlined);
+  std::set<ir::NodeId> outer_nodes;  // two-level kernels: those computed per task
+  if (c.inner)
+    for (ir::NodeId n : uses.order)
+      if (!c.inner->nodes.count(n)) outer_nodes.insert(n);
   for_each_sample(c.grid.grid, [&](const ir::Dims& coords, int64_t weight) {
     KernelTile kt = task_tile(g, k, c.grid, coords);
     TileStats st = propagate_kernel(g, k, kt);
@@ -292,7 +293,7 @@ GridTotals grid_totals(const ir::Graph& g, const Kernel& k, const CostConfig& c,
     tot.streamed_bytes += streamed * weight;
     tot.flops += st.flops * weight;
     if (c.inner) {
-      add_inner_loop(g, k, c, uses, coords, st, weight, lanes, full_lanes, tot);
+      add_inner_loop(g, k, c, uses, outer_nodes, coords, st, weight, lanes, full_lanes, tot);
       return;
     }
     tot.intermediate_bytes += intermediate_traffic(g, uses, st, c.inlined, {}) * weight;

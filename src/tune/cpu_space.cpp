@@ -28,7 +28,6 @@ int nearest(const std::vector<int64_t>& values, int64_t x) {
   return at;
 }
 
-int64_t count(int64_t n, int64_t t) { return t <= 0 ? 1 : (n + t - 1) / t; }
 
 }  // namespace
 
@@ -105,10 +104,10 @@ CpuSpace cpu_space(const ir::Graph& g, const tile::Kernel& k, int cores) {
     bool finer = false;
     for (size_t d = 0; d < shape.size(); ++d) {
       int64_t t = tiles[d][static_cast<size_t>(p[d])];
-      tasks *= count(shape[d], t);
+      tasks *= codegen::cpu::ceil_div(shape[d], t);
       if (p[split] < nodes) {
         int64_t s = tiles[d][static_cast<size_t>(p[inner + d])];
-        subs *= count(shape[d], std::min(s, t));
+        subs *= codegen::cpu::ceil_div(shape[d], std::min(s, t));
         finer = finer || s < t;
       }
     }

@@ -93,9 +93,15 @@ std::vector<Ranked> explore(const Space& space, const std::function<double(const
     Point p = space.random_point(rng);
     if (!p.empty()) pricer.price(p);
   }
-  // Children that are not new or not valid are drawn again, up to a bound on the draws.
+  // Children that are not new or not valid are drawn again, up to a bound on the draws; the
+  // population is sorted again only when a point was priced.
+  std::vector<Ranked> pop;
+  size_t priced = 0;
   for (int draws = 0; !pricer.full() && draws < 20 * o.trials; ++draws) {
-    std::vector<Ranked> pop = pricer.best(static_cast<size_t>(std::max(2, o.population)));
+    if (pop.empty() || pricer.count() != priced) {
+      pop = pricer.best(static_cast<size_t>(std::max(2, o.population)));
+      priced = pricer.count();
+    }
     if (pop.empty()) break;
     Point child = space.canon(mutate(space, crossover(tournament(pop, rng), tournament(pop, rng), rng), o.mutation, rng));
     if (space.contains(child)) pricer.price(child);

@@ -48,7 +48,7 @@ TEST(DriverTune, SchedulesAreTimedManyToALibraryInTheirOrder) {
     scheds.push_back(c);
   }
   std::vector<std::string> failures;
-  std::vector<std::vector<double>> t = time_schedules(s.g, s.k, scheds, s.build, s.measure, 2, 3, &failures);
+  std::vector<std::vector<double>> t = ScheduleTimer(s.build, s.measure).time(s.g, s.k, scheds, 2, 3, &failures);
   EXPECT_TRUE(failures.empty()) << failures.front();
   ASSERT_EQ(t.size(), scheds.size());
   for (const std::vector<double>& samples : t) {
@@ -62,8 +62,7 @@ TEST(DriverTune, ABatchThatCannotRunGivesNoSamplesAndAFailure) {
   Tuned s = tuned_setup(codegen::softmax_rows(8, 64), dir);
   s.measure.orchid_exe = "/bin/false";
   std::vector<std::string> failures;
-  std::vector<std::vector<double>> t = time_schedules(s.g, s.k, {codegen::cpu::default_schedule(s.g, s.k, 2)},
-                                                      s.build, s.measure, 1, 1, &failures);
+  std::vector<std::vector<double>> t = ScheduleTimer(s.build, s.measure).time(s.g, s.k, {codegen::cpu::default_schedule(s.g, s.k, 2)}, 1, 1, &failures);
   ASSERT_EQ(t.size(), 1u);
   EXPECT_TRUE(t[0].empty());
   ASSERT_EQ(failures.size(), 1u);

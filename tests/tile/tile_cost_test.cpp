@@ -17,6 +17,13 @@ const std::string kWelderExample = testlib::matmul_softmax(98304);
 constexpr auto whole_graph = testlib::whole_graph_kernel;
 target::Target toy(int64_t dram_transaction = 64) { return testlib::toy_cpu_target(dram_transaction); }
 
+// y = x · x over f32[rows, cols].
+ir::Graph squares(int64_t rows, int64_t cols) {
+  std::string t = "f32[" + std::to_string(rows) + "," + std::to_string(cols) + "]";
+  return ir::parse_graph("graph @g {\n  input %x : " + t + "\n  %y : " + t +
+                         " = elementwise(%x) { mul(%x[i0, i1], %x[i0, i1]) }\n  output %y\n}\n");
+}
+
 CostConfig config(TaskGrid grid, std::set<ir::NodeId> inlined = {}, int lanes = 0) {
   CostConfig c;
   c.grid = std::move(grid);
@@ -103,12 +110,7 @@ TEST(TileCost, IntermediatesLiveInTheLevelHoldingATasksFootprint) {
 }
 
 TEST(TileCost, TooFewTasksAndNarrowVectorsArePenalised) {
-  ir::Graph g = ir::parse_graph(R"(
-graph @g {
-  input %x : f32[3,1024]
-  %y : f32[3,1024] = elementwise(%x) { mul(%x[i0, i1], %x[i0, i1]) }
-  output %y
-})");
+  ir::Graph g = squares(3, 1024);
   Kernel k = whole_graph(g);
   target::Target t = toy();
   t.peak_gflops_f32 = 0.001;  // compute bound, to see the lanes
@@ -126,12 +128,7 @@ graph @g {
 }
 
 TEST(TileCost, ElementsPastTheLastWholeVectorRunOneAtATime) {
-  ir::Graph g = ir::parse_graph(R"(
-graph @g {
-  input %x : f32[4,56]
-  %y : f32[4,56] = elementwise(%x) { mul(%x[i0, i1], %x[i0, i1]) }
-  output %y
-})");
+  ir::Graph g = squares(4, 56);
   Kernel k = whole_graph(g);
   target::Target t = toy();
   // Rows of 56: three vectors of 16 and 8 scalar iterations, or seven vectors of 8.

@@ -41,10 +41,11 @@ nlohmann::json rows_json(const std::vector<tune::TuningDb::Row>& rows) {
 int stats(const TuneDbOptions& o) {
   tune::TuningDb db(db_path(o));
   std::map<std::string, std::pair<int64_t, int64_t>> per_target;
+  std::vector<tune::TuningDb::Row> decisions = db.decisions();
   for (const auto& r : db.measurements()) ++per_target[r.target].first;
-  for (const auto& r : db.decisions()) ++per_target[r.target].second;
+  for (const auto& r : decisions) ++per_target[r.target].second;
   std::printf("tuning database %s\n", db.path().c_str());
-  std::printf("%lld measurements, %zu decisions\n", static_cast<long long>(db.size()), db.decisions().size());
+  std::printf("%lld measurements, %zu decisions\n", static_cast<long long>(db.size()), decisions.size());
   for (const auto& [target, n] : per_target)
     std::printf("  %s: %lld measurements, %lld decisions\n", for_terminal(target).c_str(),
                 static_cast<long long>(n.first), static_cast<long long>(n.second));
