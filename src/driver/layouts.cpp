@@ -1,5 +1,7 @@
 #include "driver/layouts.h"
 
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "ir/parser.h"
@@ -50,21 +52,27 @@ std::vector<bool> layout_candidates(const runtime::Plan& plan) {
 LayoutSummary assign_layouts(runtime::Plan& plan) {
   std::vector<bool> candidate = layout_candidates(plan);
   std::vector<int> uses(plan.buffers.size(), 0);
-  std::vector<bool> agree(plan.buffers.size(), true);
+  // The one activation layout every use of a buffer wants; plain once two uses differ or
+  // one wants plain.
+  std::vector<std::optional<BufferLayout>> agreed(plan.buffers.size());
   for (const runtime::PlanStep& s : plan.steps) {
     std::vector<BufferLayout> want = step_preferences(plan, s);
     ORCHID_CHECK(want.size() == s.args.size()) << s.name << ": " << want.size() << " layouts for " << s.args.size() << " args";
     for (size_t a = 0; a < s.args.size(); ++a) {
       auto b = static_cast<size_t>(s.args[a]);
       ++uses[b];
-      agree[b] = agree[b] && want[a] == BufferLayout::NChw8c;
+      bool same = !agreed[b] || *agreed[b] == want[a];
+      agreed[b] = same && runtime::is_activation_layout(want[a]) ? want[a] : BufferLayout::Plain;
     }
   }
   LayoutSummary summary;
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     runtime::PlanBuffer& buf = plan.buffers[b];
-    if (!candidate[b] || !agree[b] || !runtime::layout_fits(BufferLayout::NChw8c, buf.type)) continue;
-    buf.layout = BufferLayout::NChw8c;
+    BufferLayout l = agreed[b].value_or(BufferLayout::Plain);
+    if (!candidate[b] || !runtime::is_activation_layout(l) || !runtime::layout_fits(l, buf.type)) continue;
+    buf.layout = l;
+    if (std::find(summary.blocked_layouts.begin(), summary.blocked_layouts.end(), l) == summary.blocked_layouts.end())
+      summary.blocked_layouts.push_back(l);
     ++summary.blocked_buffers;
     summary.reorders_avoided += uses[b];
   }

@@ -88,9 +88,12 @@ std::string summary(const ReportInput& in, const Timing& t) {
   s += "- work: " + fmt("%.3g", static_cast<double>(flops)) + " FLOPs, " + fmt("%.3g", static_cast<double>(bytes)) +
        " bytes moved between steps\n";
   const LayoutSummary& l = in.built->layouts;
-  if (l.blocked_buffers > 0)
-    s += "- layouts: " + std::to_string(l.blocked_buffers) + " buffers kept in nChw8c between oneDNN convolutions (" +
+  if (l.blocked_buffers > 0) {
+    std::string names;
+    for (runtime::BufferLayout b : l.blocked_layouts) names += (names.empty() ? "" : " and ") + std::string(runtime::buffer_layout_name(b));
+    s += "- layouts: " + std::to_string(l.blocked_buffers) + " buffers kept in " + names + " between oneDNN convolutions (" +
          std::to_string(l.reorders_avoided) + " reorders avoided)\n";
+  }
   if (l.packed_weights > 0)
     s += "- weights: " + std::to_string(l.packed_weights) + " stored as GEMM B panels (packed when built, not per run)\n";
   if (t.total_ms > 0) {

@@ -118,13 +118,17 @@ dnnl::primitive_attr make_attr(const LinearPattern& p, Variant v, const memory::
 }
 
 // The layouts of the step's buffers: src, dst and the residual in their buffers' layouts
-// (dense row-major or nChw8c, layout.h), weights as stored; the bias (zero dims without one)
+// (dense row-major, nChw8c or nhwc, layout.h), weights as stored; the bias (zero dims without one)
 // as oneDNN reads it: [C] for a conv, [1.., N] for a matmul.
 struct Layouts {
   memory::desc src, weights, dst, bias, residual;
 };
 
-memory::desc blocked_desc(const ir::Dims& shape) { return memory::desc(to_dims(shape), kF32, memory::format_tag::nChw8c); }
+// The desc of a [N, C, H, W] f32 buffer in activation layout l (nChw8c or nhwc).
+memory::desc blocked_desc(const ir::Dims& shape, BufferLayout l) {
+  auto tag = l == BufferLayout::Nhwc ? memory::format_tag::nhwc : memory::format_tag::nChw8c;
+  return memory::desc(to_dims(shape), kF32, tag);
+}
 
 memory::desc bias_desc(const LinearPattern& p) {
   if (!p.bias) return {};
@@ -143,7 +147,7 @@ const onednn::SumPostOp* sum_post_op(const LinearPattern& p) {
 
 // The layout of each argument of the step's graph (inputs, then its one output), and which of
 // them the step reads as a conv's src or residual or writes as its dst: the roles in which an
-// argument may be nChw8c.
+// argument may be in an activation layout (nChw8c, nhwc).
 struct ArgLayouts {
   const ir::Graph& g;
   const std::vector<BufferLayout>& layouts;
@@ -159,11 +163,11 @@ struct ArgLayouts {
     const ir::Dims& stored = g.type(g.inputs()[static_cast<size_t>(o.input)]).shape;
     ORCHID_USER_CHECK(stored == o.shape && o.strides.empty()) << "onednn step: the " << role << " (input " << o.input << ") is "
                                          << buffer_layout_name(of(o)) << " but read through a view";
-    return blocked_desc(o.shape);
+    return blocked_desc(o.shape, of(o));
   }
 };
 
-// Rejects any argument in a layout other than plain, but nChw8c in the roles `blocked_ok`
+// Rejects any argument in a layout other than plain, but an activation layout in the roles `blocked_ok`
 // allows (a conv's src, dst and residual).
 void check_plain_roles(const LinearPattern& p, const ArgLayouts& a, std::vector<bool> blocked_ok) {
   auto require_plain = [&](const Operand& o, const char* role) {
@@ -175,7 +179,7 @@ void check_plain_roles(const LinearPattern& p, const ArgLayouts& a, std::vector<
   for (const PostOp& op : p.post_ops)
     if (const auto* b = std::get_if<BinaryPostOp>(&op)) require_plain(b->operand, "binary post-op operand");
   for (size_t k = 0; k < blocked_ok.size(); ++k)
-    ORCHID_USER_CHECK(a.layouts[k] == BufferLayout::Plain || (blocked_ok[k] && a.layouts[k] == BufferLayout::NChw8c))
+    ORCHID_USER_CHECK(a.layouts[k] == BufferLayout::Plain || (blocked_ok[k] && is_activation_layout(a.layouts[k])))
         << "onednn step: argument " << k << " is " << buffer_layout_name(a.layouts[k])
         << (p.op == ir::PrimOp::MatMul ? "; a matmul reads and writes plain buffers only" : "");
 }
@@ -207,7 +211,7 @@ Layouts conv_layouts(const LinearPattern& p, const ArgLayouts& a) {
   if (a.output() != BufferLayout::Plain) {
     ORCHID_USER_CHECK(a.g.type(a.g.outputs()[0]).shape == p.out && p.out_strides.empty())
         << "onednn step: the output is " << buffer_layout_name(a.output()) << " but written through a view";
-    dst = blocked_desc(p.out);
+    dst = blocked_desc(p.out, a.output());
   }
   return {a.desc(p.a, "src"), plain_desc(w), dst, bias_desc(p), sum ? a.desc(sum->operand, "residual") : memory::desc()};
 }
@@ -622,19 +626,21 @@ std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   Lowering low = lower(p, layouts(p, g, out), constant_weights, engine);
   if (!low.variant.blocked) return out;
-  auto computes_blocked = [](const memory::desc& chosen, const ir::Dims& shape) {
-    return layout_fits(BufferLayout::NChw8c, {ir::DType::F32, shape}) && chosen == blocked_desc(shape);
+  // The activation layout the primitive computes this argument in, or plain.
+  auto computes_in = [](const memory::desc& chosen, const ir::Dims& shape) {
+    for (BufferLayout l : {BufferLayout::NChw8c, BufferLayout::Nhwc})
+      if (layout_fits(l, {ir::DType::F32, shape}) && chosen == blocked_desc(shape, l)) return l;
+    return BufferLayout::Plain;
   };
   auto stored_as_read = [&](const Operand& o) {
     return o.input >= 0 && g.type(g.inputs()[static_cast<size_t>(o.input)]).shape == o.shape && o.strides.empty();
   };
   std::vector<BufferLayout> want = out;
-  if (stored_as_read(p.a) && computes_blocked(low.pd.src_desc(), p.a.shape))
-    want[static_cast<size_t>(p.a.input)] = BufferLayout::NChw8c;
-  if (computes_blocked(low.pd.dst_desc(), p.out)) {
-    if (g.type(g.outputs()[0]).shape == p.out && p.out_strides.empty()) want.back() = BufferLayout::NChw8c;
+  if (stored_as_read(p.a)) want[static_cast<size_t>(p.a.input)] = computes_in(low.pd.src_desc(), p.a.shape);
+  if (BufferLayout dst = computes_in(low.pd.dst_desc(), p.out); dst != BufferLayout::Plain) {
+    if (g.type(g.outputs()[0]).shape == p.out && p.out_strides.empty()) want.back() = dst;
     const onednn::SumPostOp* sum = sum_post_op(p);
-    if (sum && stored_as_read(sum->operand)) want[static_cast<size_t>(sum->operand.input)] = BufferLayout::NChw8c;
+    if (sum && stored_as_read(sum->operand)) want[static_cast<size_t>(sum->operand.input)] = dst;
   }
   // An input also read in a role that must stay plain (weights, bias, a binary operand) stays
   // plain: layouts() accepts exactly these.

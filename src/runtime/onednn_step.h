@@ -9,8 +9,8 @@
 // oneDNN choose their layouts and reorders src in and dst out (and the residual in) on every
 // run where they differ from the buffers' layouts: its fast convolutions want channel-blocked
 // activations and run dense row-major ones through im2col and gemm at about half the speed.
-// A plan keeps a buffer between two convolutions in nChw8c (layout.h) when both compute in
-// it; then neither reorders it. It keeps the dense row-major
+// A plan keeps a buffer between two convolutions in nChw8c or nhwc (layout.h) when both
+// compute in it; then neither reorders it. It keeps the dense row-major
 // layouts where a binary post-op operand other than a scalar or per-channel one would have
 // to be read next to a blocked output, and where oneDNN 2.6 has a bug (onednn_step.cpp).
 //
@@ -36,8 +36,9 @@ namespace orchid::runtime {
 std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vector<const void*>& constant_inputs,
                                               const std::vector<BufferLayout>& layouts);
 
-// preferred_layouts (library_step.h) for oneDNN: nChw8c for a convolution's src, dst and
-// residual where the primitive chosen computes in exactly that layout; plain elsewhere.
+// preferred_layouts (library_step.h) for oneDNN: nChw8c or nhwc for a convolution's src,
+// dst and residual where the primitive chosen computes in exactly that layout (oneDNN's choice
+// for the host's ISA: AVX2 nChw8c, AVX-512 nhwc); plain elsewhere.
 std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std::vector<bool>& constant_inputs);
 
 // Why g cannot run as a oneDNN step, or empty: the pattern must match and oneDNN must have

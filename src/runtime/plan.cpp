@@ -48,18 +48,23 @@ std::string_view buffer_layout_name(BufferLayout l) {
     case BufferLayout::Plain: return "plain";
     case BufferLayout::NChw8c: return "nChw8c";
     case BufferLayout::Panels16: return "panels16";
+    case BufferLayout::Nhwc: return "nhwc";
   }
   return "?";
 }
 
+bool is_activation_layout(BufferLayout l) { return l == BufferLayout::NChw8c || l == BufferLayout::Nhwc; }
+
 std::optional<BufferLayout> parse_buffer_layout(std::string_view text) {
-  return parse_named(text, {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::Panels16}, buffer_layout_name);
+  return parse_named(text, {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::Nhwc, BufferLayout::Panels16},
+                     buffer_layout_name);
 }
 
 bool layout_fits(BufferLayout l, const ir::TensorType& t) {
   switch (l) {
     case BufferLayout::Plain: return true;
     case BufferLayout::NChw8c: return t.dtype == ir::DType::F32 && t.shape.size() == 4 && t.shape[1] % 8 == 0;
+    case BufferLayout::Nhwc: return t.dtype == ir::DType::F32 && t.shape.size() == 4;
     case BufferLayout::Panels16: return t.dtype == ir::DType::F32 && t.shape.size() == 2 && t.shape[1] % 16 == 0;
   }
   return false;
@@ -75,6 +80,11 @@ int64_t stored_index(BufferLayout l, const ir::Dims& shape, int64_t i) {
       int64_t c = shape[1], hw = shape[2] * shape[3];
       int64_t n = i / (c * hw), ch = i / hw % c, p = i % hw;
       return ((n * (c / 8) + ch / 8) * hw + p) * 8 + ch % 8;
+    }
+    case BufferLayout::Nhwc: {
+      int64_t c = shape[1], hw = shape[2] * shape[3];
+      int64_t n = i / (c * hw), ch = i / hw % c, p = i % hw;
+      return (n * hw + p) * c + ch;
     }
     case BufferLayout::Panels16: {
       int64_t k = shape[0], row = i / shape[1], col = i % shape[1];
@@ -233,7 +243,7 @@ class Validator {
 
   // A buffer in another layout than plain owns its bytes (no view of it, not a view itself),
   // has a type that layout fits, and is of the one kind and read or written by the one kind
-  // of step the layout is for: nChw8c intermediates by onednn steps, panels16 constants by
+  // of step the layout is for: nChw8c and nhwc intermediates by onednn steps, panels16 constants by
   // generated ones.
   void check_layout(int32_t id, const std::string& where) {
     const PlanBuffer& b = at(id);
@@ -241,7 +251,7 @@ class Validator {
     std::string name(buffer_layout_name(b.layout));
     ORCHID_USER_CHECK(layout_fits(b.layout, b.type))
         << src_ << ": " << where << ".layout: " << name << " does not fit " << ir::type_str(b.type);
-    bool blocked = b.layout == BufferLayout::NChw8c;
+    bool blocked = is_activation_layout(b.layout);
     BufferKind kind = blocked ? BufferKind::Intermediate : BufferKind::Constant;
     StepImpl impl = blocked ? StepImpl::OneDnn : StepImpl::Generated;
     ORCHID_USER_CHECK(b.kind == kind && b.alias < 0)

@@ -1,6 +1,6 @@
 // Choices checked on whole plans and whole kernels (driver/measure.h, check_choices_on_plans,
 // choose_whole_over_split), through the built `orchid` binary: a generated step chosen inside a chain of oneDNN convolutions (whose
-// activations the plan keeps in nChw8c) has its whole plan measured against the plan without
+// activations the plan keeps in nChw8c or nhwc) has its whole plan measured against the plan without
 // it, the faster kept, and the times recorded so that a recompile decides alike; a generated
 // step that touches no blocked buffer is left as chosen, with nothing measured.
 #include <gtest/gtest.h>
@@ -63,8 +63,8 @@ std::vector<size_t> onednn_steps(const std::vector<StepChoice>& steps) {
   return out;
 }
 
-// Whether the host's oneDNN keeps the chain's activations in nChw8c (an AVX-512 host picks
-// nChw16c, and then nothing is blocked: layouts.h).
+// Whether the host's oneDNN keeps the chain's activations in nChw8c (AVX2) or nhwc
+// (AVX-512; a host without either computes plain: layouts.h).
 bool chain_is_blocked(const Case& s) {
   for (const runtime::PlanBuffer& b : build_artifact(s.g, s.before, s.build).plan.buffers)
     if (b.layout != runtime::BufferLayout::Plain) return true;

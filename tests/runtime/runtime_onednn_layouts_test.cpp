@@ -1,5 +1,5 @@
-// The oneDNN step with arguments in nChw8c (layout.h): convolutions whose src, dst and
-// residual are channel-blocked compute what the interpreter computes on the plain tensors;
+// The oneDNN step with arguments in nChw8c or nhwc (layout.h): convolutions whose src, dst and
+// residual are in those layouts compute what the interpreter computes on the plain tensors;
 // the layouts a step prefers; and the arguments a step refuses to take blocked.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ namespace {
 
 using ir::Tensor;
 using testutil::contains;
-constexpr BufferLayout P = BufferLayout::Plain, B = BufferLayout::NChw8c;
+constexpr BufferLayout P = BufferLayout::Plain, B = BufferLayout::NChw8c, L = BufferLayout::Nhwc;
 
 // Runs g's oneDNN step with its arguments in `layouts` (inputs given and outputs returned
 // plain, converted on the way by layout.h's conversions, whose element positions
@@ -33,7 +33,7 @@ void check_in_layouts(const ir::Graph& g, const std::vector<BufferLayout>& layou
   auto step = make_library_step("onednn", g, constants, layouts);
   std::vector<Tensor> args = inputs;
   for (size_t k = 0; k < inputs.size(); ++k)
-    if (layouts[k] == B) args[k] = to_layout(inputs[k], B);
+    if (layouts[k] != P) args[k] = to_layout(inputs[k], layouts[k]);
   args.emplace_back(g.type(g.outputs()[0]));
   std::vector<void*> ptrs;
   for (Tensor& t : args) ptrs.push_back(t.data());
@@ -42,10 +42,10 @@ void check_in_layouts(const ir::Graph& g, const std::vector<BufferLayout>& layou
   EXPECT_EQ(interp::compare_tensors(got, want[0], 1e-4, 2e-4), "");
 }
 
-// conv 3×3 (8 → 16 channels, or depthwise over 16) + bias + residual + relu.
+// conv 3×3 (16 → 16 channels, or depthwise over 16) + bias + residual + relu.
 ir::Graph conv_graph(bool depthwise) {
-  std::string w = depthwise ? "f32[16,1,3,3]" : "f32[16,8,3,3]";
-  std::string c = depthwise ? "16" : "8";
+  std::string w = depthwise ? "f32[16,1,3,3]" : "f32[16,16,3,3]";
+  std::string c = "16";
   std::string groups = depthwise ? "16" : "1";
   return ir::parse_graph(R"(graph @conv {
   input %x : f32[2,)" + c + R"(,9,7]
@@ -66,32 +66,30 @@ TEST(OnednnLayouts, BlockedArgumentsMatchTheInterpreter) {
     ir::Graph g = conv_graph(depthwise);
     SCOPED_TRACE(depthwise ? "depthwise" : "dense");
     uint64_t seed = 1;
-    // x, w, b, r, y: every combination of blocked src, residual and dst.
-    for (BufferLayout x : {P, B})
-      for (BufferLayout r : {P, B})
-        for (BufferLayout y : {P, B}) check_in_layouts(g, {x, P, P, r, y}, seed++);
+    // x, w, b, r, y: every combination of plain, nChw8c and nhwc src, residual and dst.
+    for (BufferLayout x : {P, B, L})
+      for (BufferLayout r : {P, B, L})
+        for (BufferLayout y : {P, B, L}) check_in_layouts(g, {x, P, P, r, y}, seed++);
   }
 }
 
-// oneDNN's f32 convolutions block channels by 8 on AVX2 hosts and by 16 on AVX-512 ones;
-// Orchid's layouts hold 8-channel blocks only (layout.h), so there every buffer stays plain.
-std::vector<BufferLayout> on_this_host(std::vector<BufferLayout> by_8) {
-  if (__builtin_cpu_supports("avx512f"))
-    for (BufferLayout& l : by_8) l = P;
-  return by_8;
+// oneDNN's f32 convolutions compute in nChw8c on AVX2 hosts and in nhwc on AVX-512 ones.
+std::vector<BufferLayout> on_this_host(std::vector<BufferLayout> avx2, std::vector<BufferLayout> avx512) {
+  return __builtin_cpu_supports("avx512f") ? avx512 : avx2;
 }
 
 TEST(OnednnLayouts, PreferredLayouts) {
-  // A conv computes in nChw8c where channels come in eights: src, residual and dst.
-  EXPECT_EQ(preferred_layouts("onednn", conv_graph(false), {false, true, false, false}), on_this_host({B, P, P, B, B}));
-  // Three input channels: the src stays plain; the dst is blocked.
+  // A conv computes blocked where channels come in blocks: src, residual and dst.
+  EXPECT_EQ(preferred_layouts("onednn", conv_graph(false), {false, true, false, false}), on_this_host({B, P, P, B, B}, {L, P, P, L, L}));
+  // Three input channels: the src stays plain in nChw8c's place, where the channels do not
+  // fill a block; nhwc takes any count.
   ir::Graph rgb = ir::parse_graph(R"(graph @rgb {
   input %x : f32[1,3,16,16]
-  input %w : f32[8,3,3,3]
-  %y : f32[1,8,16,16] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  input %w : f32[16,3,3,3]
+  %y : f32[1,16,16,16] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
   output %y
 })");
-  EXPECT_EQ(preferred_layouts("onednn", rgb, {false, true}), on_this_host({P, P, B}));
+  EXPECT_EQ(preferred_layouts("onednn", rgb, {false, true}), on_this_host({P, P, B}, {L, P, L}));
   // A matmul and the reference step keep everything plain.
   ir::Graph mm = ir::parse_graph(R"(graph @mm {
   input %a : f32[8,8]

@@ -63,7 +63,7 @@ TEST(RuntimePlan, JsonRoundTripIsExact) {
   EXPECT_NE(text.find("\"checksum\": \"0123456789abcdef\""), std::string::npos) << text;
 }
 
-// A buffer between two oneDNN steps in nChw8c: written as "layout", read back the same; plain
+// A buffer between two oneDNN steps in nChw8c or nhwc: written as "layout", read back the same; plain
 // buffers have no "layout" key.
 TEST(RuntimePlan, LayoutsRoundTrip) {
   Plan p = sample_plan();
@@ -76,6 +76,11 @@ TEST(RuntimePlan, LayoutsRoundTrip) {
   json j = json::parse(text);
   EXPECT_EQ(j["buffers"][2]["layout"], "nChw8c");
   EXPECT_FALSE(j["buffers"][3].contains("layout"));
+  p.buffers[2].type = {ir::DType::F32, {1, 3, 1, 1}};
+  p.buffers[2].layout = BufferLayout::Nhwc;
+  text = plan_to_json(p);
+  EXPECT_EQ(plan_from_json(text), p);
+  EXPECT_EQ(json::parse(text)["buffers"][2]["layout"], "nhwc");
 }
 
 // Element positions in each layout, and the way back.
@@ -96,6 +101,14 @@ TEST(RuntimePlan, LayoutConversions) {
   ir::Tensor blocked = to_layout(x, BufferLayout::NChw8c);
   EXPECT_EQ(blocked.get_f64(((1 * 2 + 1) * 3 + 2) * 8 + 3), x.get_f64((1 * 16 + 11) * 3 + 2));
   EXPECT_EQ(from_layout(blocked, BufferLayout::NChw8c), x);
+  // [N=2, C=5, H=2, W=3] as [N, H, W, C]: element (n, c, h, w) at ((n*2 + h)*3 + w)*5 + c.
+  ir::Tensor y = iota({2, 5, 2, 3});
+  ir::Tensor nhwc = to_layout(y, BufferLayout::Nhwc);
+  EXPECT_EQ(nhwc.get_f64(((1 * 2 + 1) * 3 + 2) * 5 + 4), y.get_f64(((1 * 5 + 4) * 2 + 1) * 3 + 2));
+  EXPECT_EQ(from_layout(nhwc, BufferLayout::Nhwc), y);
+  EXPECT_TRUE(layout_fits(BufferLayout::Nhwc, {ir::DType::F32, {1, 3, 2, 2}}));
+  EXPECT_FALSE(layout_fits(BufferLayout::Nhwc, {ir::DType::F32, {3, 2, 2}}));
+  EXPECT_FALSE(layout_fits(BufferLayout::Nhwc, {ir::DType::I32, {1, 3, 2, 2}}));
   EXPECT_FALSE(layout_fits(BufferLayout::Panels16, {ir::DType::F32, {3, 24}}));
   EXPECT_FALSE(layout_fits(BufferLayout::NChw8c, {ir::DType::F32, {1, 12, 2, 2}}));
 }
@@ -267,8 +280,8 @@ const Case kCases[] = {
      "steps[1] ('relu'): writes the memory of buffer 4 ('y_flat') twice"},
     {"never_written", [](json& j) { j["steps"].erase(2); },
      "buffer 5 ('z') is never written by any step"},
-    {"layout_name", [](json& j) { j["buffers"][2]["layout"] = "nhwc"; },
-     "buffers[2].layout: unknown layout 'nhwc' (expected plain, nChw8c or panels16)"},
+    {"layout_name", [](json& j) { j["buffers"][2]["layout"] = "chwn"; },
+     "buffers[2].layout: unknown layout 'chwn' (expected plain, nChw8c, nhwc or panels16)"},
     {"layout_fit", [](json& j) { j["buffers"][2]["layout"] = "nChw8c"; },
      "buffers[2] ('t').layout: nChw8c does not fit f32[2,3]"},
     {"layout_kind",
