@@ -93,6 +93,11 @@ std::vector<StepChoice> choose_whole_over_split(const ir::Graph& g, const std::v
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
                          const MeasureOptions& options, std::vector<std::string>* notes);
 
+// Whole plans of g, each built as an artifact of its steps, timed in alternating rounds
+// (time_alternating; cached in the database by the plan's kernels and implementations).
+std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<std::vector<StepChoice>>& plans,
+                                         const BuildOptions& build, const MeasureOptions& o);
+
 // Steps measured alone see their inputs and outputs plain: where choose_by_measuring made
 // generated steps of kernels that read or write buffers kept in nChw8c or nhwc between oneDNN
 // convolutions in the plan `before` (layouts.h), oneDNN's time alone included the reorders

@@ -48,6 +48,14 @@ TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps
 
 }  // namespace
 
+std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<std::vector<StepChoice>>& plans,
+                                         const BuildOptions& build, const MeasureOptions& o) {
+  fs::create_directories(o.work_dir);
+  std::vector<TimedArtifact> items;
+  for (const std::vector<StepChoice>& steps : plans) items.push_back(plan_item(g, steps, build));
+  return time_alternating(items, o, o.rounds);
+}
+
 void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& before, std::vector<StepChoice>& steps,
                             const BuildOptions& build, const MeasureOptions& o, std::vector<std::string>* notes) {
   if (o.orchid_exe.empty() || !build.layouts) return;

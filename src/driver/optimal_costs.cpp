@@ -1,9 +1,12 @@
 // The cost loop of the optimal orchestration (optimal_costs.h).
 #include "driver/optimal_costs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
+#include <set>
 
 #include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
@@ -63,24 +66,96 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-void describe(const OptimalPlan& p, std::vector<std::string>& notes) {
+// The subgraphs by execution states, most first: one line each, up to kMaxSubgraphLines.
+void describe_subgraphs(const ir::Graph& g, const orchestrate::OptimalResult& r, std::vector<std::string>& notes) {
+  constexpr size_t kMaxSubgraphLines = 16;
+  std::vector<const orchestrate::SubgraphStats*> by_states;
+  for (const orchestrate::SubgraphStats& s : r.subgraphs) by_states.push_back(&s);
+  std::stable_sort(by_states.begin(), by_states.end(), [](auto* a, auto* b) { return a->states > b->states; });
+  for (size_t i = 0; i < by_states.size() && i < kMaxSubgraphLines; ++i) {
+    const orchestrate::SubgraphStats& s = *by_states[i];
+    notes.push_back("subgraph from '" + g.node(s.first).name + "': " + std::to_string(s.nodes) + " primitives, " +
+                    std::to_string(s.states) + " states, " + std::to_string(s.candidates) + " candidates, " +
+                    std::to_string(s.rounds) + " solves, " + std::to_string(s.kernels) + " kernels, " +
+                    (s.optimal ? "optimal" : "not proven optimal") + ", solve " + fmt("%.3f", s.solve_seconds) + " s");
+  }
+  if (by_states.size() > kMaxSubgraphLines)
+    notes.push_back(std::to_string(by_states.size() - kMaxSubgraphLines) + " smaller subgraphs (at most " +
+                    std::to_string(by_states[kMaxSubgraphLines]->states) + " states each)");
+}
+
+void describe(const ir::Graph& g, const OptimalPlan& p, std::vector<std::string>& notes) {
   const orchestrate::OptimalResult& r = p.last;
   notes.push_back("optimal: " + std::to_string(p.rounds) + " rounds, " + std::to_string(p.measured) +
                   " kernels measured; plan cost " + fmt("%.4f", r.cost * 1e3) + " ms, " +
                   (r.optimal ? "proven optimal" : "gap " + fmt("%.2f", r.gap() * 100) + " %") + ", " +
                   std::to_string(r.cuts.size()) + " cuts, solve " + fmt("%.2f", r.seconds) + " s");
-  const orchestrate::SubgraphStats* largest = nullptr;
-  for (const orchestrate::SubgraphStats& s : r.subgraphs)
-    if (largest == nullptr || s.states > largest->states) largest = &s;
-  if (largest != nullptr)
-    notes.push_back("largest subgraph: " + std::to_string(largest->nodes) + " primitives, " +
-                    std::to_string(largest->states) + " states, " + std::to_string(largest->candidates) +
-                    " candidates, " + fmt("%.3f", largest->solve_seconds) + " s to solve");
+  describe_subgraphs(g, r, notes);
   for (const orchestrate::PruneRow& row : r.pruning)
     notes.push_back("pruning rule " + row.rule + ": " + std::to_string(row.before) + " → " + std::to_string(row.after));
 }
 
+// A kernel named by the model nodes its primitives come from, in graph order, at most three.
+std::string kernel_label(const ir::Graph& g, const tile::Kernel& k) {
+  std::vector<ir::NodeId> nodes = k.nodes;
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<std::string> names;
+  for (ir::NodeId n : nodes)
+    if (std::find(names.begin(), names.end(), g.node(n).name) == names.end()) names.push_back(g.node(n).name);
+  std::string out = "[";
+  for (size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? " + " : "") + names[i];
+  if (names.size() > 3) out += " + " + std::to_string(names.size() - 3) + " more";
+  return out + "]";
+}
+
 }  // namespace
+
+std::vector<std::string> plan_differences(const ir::Graph& g, const std::vector<tile::Kernel>& optimal,
+                                          const std::vector<tile::Kernel>& greedy,
+                                          const orchestrate::CostOracle& seconds) {
+  constexpr size_t kMaxLines = 12;
+  struct Side { const tile::Kernel* k; bool optimal; };
+  std::vector<Side> differ;
+  auto only_in = [&](const std::vector<tile::Kernel>& a, const std::vector<tile::Kernel>& b, bool is_optimal) {
+    std::set<std::string> other;
+    for (const tile::Kernel& k : b) other.insert(identity(k));
+    for (const tile::Kernel& k : a)
+      if (!other.count(identity(k))) differ.push_back({&k, is_optimal});
+  };
+  only_in(optimal, greedy, true);
+  only_in(greedy, optimal, false);
+  // Groups: kernels joined by a shared primitive (union-find over the differing kernels).
+  std::vector<size_t> parent(differ.size());
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  auto root = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::map<ir::NodeId, size_t> owner;
+  for (size_t i = 0; i < differ.size(); ++i)
+    for (ir::NodeId n : differ[i].k->nodes)
+      if (auto [it, fresh] = owner.try_emplace(n, i); !fresh) parent[root(i)] = root(it->second);
+  struct Group { std::string optimal, greedy; double t_optimal = 0, t_greedy = 0; };
+  std::map<size_t, Group> groups;  // by root: in the order of the first differing kernel
+  for (size_t i = 0; i < differ.size(); ++i) {
+    Group& grp = groups[root(i)];
+    std::string& names = differ[i].optimal ? grp.optimal : grp.greedy;
+    names += (names.empty() ? "" : ", ") + kernel_label(g, *differ[i].k);
+    (differ[i].optimal ? grp.t_optimal : grp.t_greedy) += seconds(*differ[i].k);
+  }
+  std::vector<Group> sorted;
+  for (auto& [r, grp] : groups) sorted.push_back(grp);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Group& a, const Group& b) { return a.t_greedy - a.t_optimal > b.t_greedy - b.t_optimal; });
+  auto or_none = [](const std::string& names) { return names.empty() ? std::string("no kernel") : names; };
+  std::vector<std::string> lines = {"the plans differ in " + std::to_string(sorted.size()) + " places" +
+                                    (sorted.empty() ? "" : " (optimal's kernels against greedy's):")};
+  for (size_t i = 0; i < sorted.size() && i < kMaxLines; ++i)
+    lines.push_back("optimal " + or_none(sorted[i].optimal) + " " + fmt("%.4f", sorted[i].t_optimal * 1e3) +
+                    " ms; greedy " + or_none(sorted[i].greedy) + " " + fmt("%.4f", sorted[i].t_greedy * 1e3) + " ms");
+  if (sorted.size() > kMaxLines) lines.push_back(std::to_string(sorted.size() - kMaxLines) + " more places");
+  return lines;
+}
 
 orchestrate::CostOracle analytic_cost(const ir::Graph& g, const target::Target& t, int cores,
                                       double launch_seconds) {
@@ -95,37 +170,102 @@ orchestrate::CostOracle analytic_cost(const ir::Graph& g, const target::Target& 
   };
 }
 
+double CostCalibration::scale(const std::string& cls) const {
+  auto it = ratios.find(cls);
+  if (it == ratios.end()) return 1.0;
+  std::vector<double> r = it->second;
+  auto mid = r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2);
+  std::nth_element(r.begin(), mid, r.end());
+  if (r.size() % 2 == 1) return *mid;
+  return (*mid + *std::max_element(r.begin(), mid)) / 2;
+}
+
+void CostCalibration::observe(const std::string& cls, double analytic_seconds, double measured_seconds) {
+  if (!(analytic_seconds > 0) || !std::isfinite(measured_seconds)) return;
+  ratios[cls].push_back(measured_seconds / analytic_seconds);
+}
+
+std::string CostCalibration::describe() const {
+  std::string out;
+  for (const auto& [cls, r] : ratios)
+    out += (out.empty() ? "" : ", ") + cls + " ×" + fmt("%.3g", scale(cls)) + " (" + std::to_string(r.size()) + ")";
+  return out;
+}
+
+std::string cost_class(const ir::Graph& g, const tile::Kernel& k) {
+  std::string out;
+  for (const StepChoice& s : implement(g, {k}))
+    if (s.kind != StepKind::Alias) out += (out.empty() ? "" : "+") + std::string(step_kind_name(s.kind));
+  for (ir::NodeId n : k.nodes)
+    if (g.node(n).kind() == ir::PrimKind::Linear) out += " " + std::string(ir::prim_op_name(g.node(n).op));
+  return out.empty() ? "alias" : out;
+}
+
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
                                  const MeasureOptions& measure, int max_rounds) {
   orchestrate::CostOracle analytic = analytic_cost(g, target, std::max(1, build.cores));
-  std::map<std::string, double> measured, estimated;
+  struct Estimate { double seconds; std::string cls; };
+  std::map<std::string, double> measured;
+  std::map<std::string, Estimate> estimated;
+  auto estimate = [&](const tile::Kernel& k, const std::string& id) -> const Estimate& {
+    auto it = estimated.find(id);
+    if (it == estimated.end()) it = estimated.emplace(id, Estimate{analytic(k), cost_class(g, k)}).first;
+    return it->second;
+  };
+  CostCalibration calibration;
+  std::set<std::string> observed;  // kernels whose measurement calibrated their class
   orchestrate::CostOracle cost = [&](const tile::Kernel& k) {
     std::string id = identity(k);
     if (auto it = measured.find(id); it != measured.end()) return it->second;
-    auto [it, fresh] = estimated.try_emplace(id, 0.0);
-    if (fresh) it->second = analytic(k);
-    return it->second;
+    const Estimate& e = estimate(k, id);
+    return e.seconds * calibration.scale(e.cls);
   };
   OptimalPlan p;
   bool measuring = !measure.orchid_exe.empty();
+  // Measures the plan's kernels not measured yet, each calibrating its class; how many were new.
+  auto measure_calibrating = [&](const std::vector<tile::Kernel>& plan) {
+    if (!measuring) return 0;
+    int fresh = measure_plan(g, plan, build, measure, measured);
+    for (const tile::Kernel& k : plan) {
+      std::string id = identity(k);
+      if (!observed.insert(id).second) continue;
+      const Estimate& e = estimate(k, id);
+      calibration.observe(e.cls, e.seconds, measured.at(id));
+    }
+    p.measured += fresh;
+    return fresh;
+  };
+  // Greedy's plan first: a measured plan for the BLP to beat, and the classes it uses
+  // calibrated before the first solve.
+  std::vector<tile::Kernel> greedy = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
+  measure_calibrating(greedy);
   for (p.rounds = 1;; ++p.rounds) {
     p.last = orchestrate::orchestrate_optimal(g, cost, {});
-    int fresh = measuring ? measure_plan(g, p.last.kernels, build, measure, measured) : 0;
-    p.measured += fresh;
-    if (fresh == 0 || p.rounds >= max_rounds) break;
+    if (measure_calibrating(p.last.kernels) == 0 || p.rounds >= max_rounds) break;
   }
   p.kernels = p.last.kernels;
-  describe(p, p.notes);
+  describe(g, p, p.notes);
+  if (!calibration.ratios.empty()) p.notes.push_back("analytic costs scaled by the median measured/analytic of their class (kernels measured): " + calibration.describe());
   if (!measuring) return p;
-  // The rounds may stop before every chosen kernel has a measured cost: the plan kept is the
-  // better, by measured time, of the last solve's and greedy's.
-  std::vector<tile::Kernel> greedy = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
-  p.measured += measure_plan(g, greedy, build, measure, measured);
   double t_opt = measured_cost(p.kernels, measured), t_greedy = measured_cost(greedy, measured);
-  p.notes.push_back("measured: optimal's plan " + fmt("%.4f", t_opt * 1e3) + " ms, greedy's " +
-                    fmt("%.4f", t_greedy * 1e3) + " ms" + (t_greedy < t_opt ? ": greedy's plan kept" : ""));
-  if (t_greedy < t_opt) p.kernels = greedy;
-  p.measured_seconds = std::min(t_opt, t_greedy);
+  p.notes.push_back("kernels measured alone: optimal's plan " + fmt("%.4f", t_opt * 1e3) + " ms in all, greedy's " +
+                    fmt("%.4f", t_greedy * 1e3) + " ms");
+  std::vector<std::string> differences =
+      plan_differences(g, p.kernels, greedy, [&](const tile::Kernel& k) { return measured.at(identity(k)); });
+  p.notes.insert(p.notes.end(), differences.begin(), differences.end());
+  p.measured_seconds = t_opt;
+  if (differences.size() == 1) return p;  // the same plan
+  // Kernels timed alone find their inputs in cache and run no neighbours: the plans are
+  // decided whole, built with the steps implement() makes and timed in alternating rounds.
+  // The rounds may also have stopped before every chosen kernel had a measured cost.
+  std::vector<CandidateTime> whole = measure_plans(g, {implement(g, p.kernels), implement(g, greedy)}, build, measure);
+  bool keep = whole[0].ms && (!whole[1].ms || *whole[0].ms <= *whole[1].ms);
+  p.notes.push_back("whole plans: optimal's " + show(whole[0]) + ", greedy's " + show(whole[1]) + " → " +
+                    (keep ? "optimal's kept" : "greedy's kept"));
+  if (!keep) {
+    p.kernels = greedy;
+    p.measured_seconds = t_greedy;
+  }
   return p;
 }
 

@@ -7,6 +7,7 @@
 // measured slower than `greedy`. Without measuring, the analytic costs decide alone.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,34 @@ struct OptimalPlan {
 // roofline bound. Both plus `launch_seconds`.
 orchestrate::CostOracle analytic_cost(const ir::Graph& g, const target::Target& t, int cores,
                                       double launch_seconds = 2e-6);
+
+// Where two plans of g cut it differently, for the report: the kernels of one that the other
+// lacks, grouped where they share a primitive, one line per group with each side's kernels
+// (named by their model nodes) and summed `seconds`; the groups where `optimal` gains most
+// first, at most 12 lines, after a line that counts them.
+std::vector<std::string> plan_differences(const ir::Graph& g, const std::vector<tile::Kernel>& optimal,
+                                          const std::vector<tile::Kernel>& greedy,
+                                          const orchestrate::CostOracle& seconds);
+
+// The cost loop's calibration. Analytic costs can lie far from what a kernel measures: a
+// convolution with a prologue runs as generated code, priced by the roofline at the GEMM
+// peak and measured 5 to 60 times slower; an elementwise kernel priced at DRAM bandwidth is
+// timed on inputs the cache holds. The BLP would then choose, measure and drop such kernels
+// one round at a time. Kernels of one class (cost_class) share the median ratio of measured
+// to analytic seconds among those of the class measured so far, and a kernel not measured
+// yet is priced at its analytic cost times its class's ratio (1 until one of the class is
+// measured): each measurement re-prices its class.
+struct CostCalibration {
+  std::map<std::string, std::vector<double>> ratios;  // by class, in the order observed
+
+  double scale(const std::string& cls) const;
+  void observe(const std::string& cls, double analytic_seconds, double measured_seconds);
+  std::string describe() const;  // "class ×ratio (count), ..." in class order
+};
+
+// A kernel's calibration class: the step kinds implement() makes of it and the op of its
+// linear primitive, if any ("onednn conv", "generated conv", "generated").
+std::string cost_class(const ir::Graph& g, const tile::Kernel& k);
 
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
                                  const MeasureOptions& measure, int max_rounds = 12);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <string>
 #include <iostream>
 
 #include "codegen/cpu/schedule.h"
@@ -13,6 +14,7 @@
 #include "driver/optimal_costs.h"
 #include "ir/parser.h"
 #include "orchestrate/optimal.h"
+#include "orchestrate/strategies.h"
 #include "testlib/random_graph.h"
 #include "testlib/tile_fixtures.h"
 #include "tune/estimate.h"
@@ -43,6 +45,33 @@ TEST(OptimalCosts, WithoutMeasuringTheTileModelChoosesAFusedSoftmax) {
   EXPECT_TRUE(std::isfinite(p.last.cost));
 }
 
+// Calibration: a class's ratio is the median measured/analytic seen; other classes keep 1; a
+// failed measurement (infinite) teaches nothing.
+TEST(OptimalCosts, CalibrationScalesByTheMedianRatioOfTheClass) {
+  CostCalibration c;
+  EXPECT_EQ(c.scale("generated conv"), 1.0);
+  c.observe("generated conv", 1e-3, 20e-3);
+  EXPECT_DOUBLE_EQ(c.scale("generated conv"), 20.0);
+  c.observe("generated conv", 2e-3, 10e-3);
+  EXPECT_DOUBLE_EQ(c.scale("generated conv"), 12.5);  // of 5 and 20
+  c.observe("generated conv", 1e-3, 30e-3);
+  c.observe("onednn conv", 1e-3, 1.25e-3);
+  c.observe("onednn matmul", 1e-3, INFINITY);
+  EXPECT_DOUBLE_EQ(c.scale("generated conv"), 20.0);
+  EXPECT_DOUBLE_EQ(c.scale("onednn conv"), 1.25);
+  EXPECT_EQ(c.scale("onednn matmul"), 1.0);
+  EXPECT_EQ(c.describe(), "generated conv ×20 (3), onednn conv ×1.25 (1)");
+}
+
+// The classes: how implement() runs the kernel and its linear primitive's op.
+TEST(OptimalCosts, CostClassesFollowTheImplementation) {
+  ir::Graph soft = ir::parse_graph(codegen::softmax_rows(64, 100));
+  EXPECT_EQ(cost_class(soft, whole(soft)), "generated");
+  ir::Graph mm = ir::parse_graph(codegen::gemm_graph(1, 64, 64, 64, false, false, false));
+  // The bias and relu in one elementwise body are no oneDNN post-op: a generated step after it.
+  EXPECT_EQ(cost_class(mm, whole(mm)), "onednn+generated matmul");
+}
+
 // Blocks of a transformer's MLP half over [197, 384] tokens: layernorm, a matmul with a bias
 // and GELU, a matmul back, the residual.
 std::string mlp_blocks(int blocks) {
@@ -60,6 +89,38 @@ std::string mlp_blocks(int blocks) {
     t += "  %h" + n + " : f32[197,384] = elementwise(%c" + k + ", %h" + k + ") { add(%c" + k + "[i0, i1], %h" + k + "[i0, i1]) }\n";
   }
   return t + "  output %h" + std::to_string(blocks) + "\n}\n";
+}
+
+// The report's comparison of two plans: one line per place where they cut the graph
+// differently, the places where the first plan gains most first.
+TEST(OptimalCosts, PlanDifferencesPairTheKernelsOfEachPlace) {
+  ir::Graph g = ir::parse_graph(mlp_blocks(2));
+  std::vector<tile::Kernel> alone = orchestrate::orchestrate(g, orchestrate::Strategy::Primitive);
+  ASSERT_EQ(alone.size(), 12u);
+  // Block 0's layernorm (its two primitives) in one kernel, block 1's matmul, GELU and matmul
+  // in another; the rest as in `alone`.
+  std::vector<tile::Kernel> fused;
+  auto join = [&](size_t first, size_t count) {
+    tile::Kernel k;
+    for (size_t i = first; i < first + count; ++i) k.nodes.insert(k.nodes.end(), alone[i].nodes.begin(), alone[i].nodes.end());
+    k.outputs = alone[first + count - 1].outputs;
+    fused.push_back(k);
+  };
+  join(0, 2);
+  for (size_t i = 2; i < 8; ++i) fused.push_back(alone[i]);
+  join(8, 3);
+  fused.push_back(alone[11]);
+  // Seconds: a kernel of n primitives costs 1 ms per primitive less 0.4 ms per extra one.
+  auto seconds = [](const tile::Kernel& k) { return (1.0 - 0.4 * static_cast<double>(k.nodes.size() - 1) / static_cast<double>(k.nodes.size())) * static_cast<double>(k.nodes.size()) * 1e-3; };
+  std::vector<std::string> lines = plan_differences(g, fused, alone, seconds);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "the plans differ in 2 places (optimal's kernels against greedy's):");
+  // The three-primitive kernel gains 0.8 ms, the two-primitive one 0.4 ms: that order.
+  EXPECT_NE(lines[1].find(" 2.2000 ms; greedy "), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find(" 3.0000 ms"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find(" 1.6000 ms; greedy "), std::string::npos) << lines[2];
+  EXPECT_EQ(plan_differences(g, alone, alone, seconds), std::vector<std::string>{"the plans differ in 0 places"});
+  for (const std::string& l : lines) std::cout << l << "\n";
 }
 
 // Every candidate of a 120-primitive graph priced by the model: the plan is valid (how long

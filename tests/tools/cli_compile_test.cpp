@@ -347,6 +347,25 @@ TEST(CliCompile, MeasuringChoosesAnImplementationAndCachesTheTimes) {
   }
 }
 
+// --orchestrate optimal measures the kernels it chooses and greedy's, and its report says how
+// the solve went and where the two plans differ; the artifact verifies.
+TEST(CliCompile, OptimalOrchestrationIsMeasuredAndComparedWithGreedy) {
+  TempDir dir("orchid_cli_optimal");
+  std::string model = write_model(dir), db = dir.file("t.db");
+  auto r = orchid_cli({"compile", model, "-o", dir.file("a"), "--orchestrate", "optimal", "--db", db, "--cache-dir",
+                       object_cache()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string report = read_file(dir.file("a") + "/report.md");
+  EXPECT_TRUE(contains(report, "- model: model.onnx, strategy optimal"));
+  EXPECT_TRUE(contains(report, "- verified against the interpreter: yes"));
+  EXPECT_TRUE(contains(report, "## Orchestration\n\n- optimal: "));
+  EXPECT_TRUE(contains(report, " kernels measured; plan cost "));
+  EXPECT_TRUE(contains(report, "- subgraph from '"));
+  EXPECT_TRUE(contains(report, "- analytic costs scaled by the median measured/analytic of their class"));
+  EXPECT_TRUE(contains(report, "- kernels measured alone: optimal's plan "));
+  EXPECT_TRUE(contains(report, "- the plans differ in "));
+}
+
 // Every file of an artifact directory but its reports, by name.
 std::map<std::string, std::string> artifact_files(const fs::path& dir) {
   std::map<std::string, std::string> out;
