@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "ir/movement.h"
 #include "ir/printer.h"
@@ -168,9 +169,33 @@ std::optional<PostOp> match_swish(const Expr& e, const BodyContext& c) {
   return std::nullopt;
 }
 
+// X·max(0, min(1, X·a + b)) with a = 1/6 and b = 1/2 (ONNX HardSwish's fission; the clip's
+// two bounds in either nesting): oneDNN's hardswish, whose constants are those.
+std::optional<PostOp> match_hardswish(const Expr& e, const BodyContext& c) {
+  if (e.op() != ExprOp::Mul) return std::nullopt;
+  auto unit_clip_of = [](const Expr& h) -> std::optional<Expr> {
+    for (auto [outer, inner, bound] : {std::tuple{ExprOp::Max, ExprOp::Min, 0.0f}, std::tuple{ExprOp::Min, ExprOp::Max, 1.0f}}) {
+      auto o = split_const(h, outer);
+      if (!o || o->second != bound) continue;
+      auto i = split_const(o->first, inner);
+      if (i && i->second == 1.0f - bound) return i->first;
+    }
+    return std::nullopt;
+  };
+  for (int side = 0; side < 2; ++side) {
+    if (!is_x(e.arg(side), c)) continue;
+    std::optional<Expr> lin = unit_clip_of(e.arg(1 - side));
+    auto shift = lin ? split_const(*lin, ExprOp::Add) : std::nullopt;
+    auto scale = shift ? split_const(shift->first, ExprOp::Mul) : std::nullopt;
+    if (scale && is_x(scale->first, c) && scale->second == 1.0f / 6 && shift->second == 0.5f)
+      return eltwise(EltwiseAlg::Hardswish);
+  }
+  return std::nullopt;
+}
+
 using Matcher = std::optional<PostOp> (*)(const Expr&, const BodyContext&);
-constexpr Matcher kMatchers[] = {match_binary, match_relu_clip, match_leaky_relu,
-                                 match_linear, match_unary,     match_swish};
+constexpr Matcher kMatchers[] = {match_binary, match_relu_clip, match_leaky_relu, match_linear,
+                                 match_unary,  match_swish,     match_hardswish};
 
 // ---- The graph walk ----
 
@@ -434,6 +459,7 @@ const char* alg_name(EltwiseAlg a) {
     case EltwiseAlg::Abs: return "abs";
     case EltwiseAlg::Sqrt: return "sqrt";
     case EltwiseAlg::Swish: return "swish";
+    case EltwiseAlg::Hardswish: return "hardswish";
   }
   return "?";
 }

@@ -63,7 +63,7 @@ struct Operand {
 ir::Dims strides_of(const Operand& o);
 
 enum class BinaryAlg : uint8_t { Add, Sub, Mul, Div, Max, Min };
-enum class EltwiseAlg : uint8_t { Relu, Clip, Linear, Logistic, Tanh, Exp, Log, Abs, Sqrt, Swish };
+enum class EltwiseAlg : uint8_t { Relu, Clip, Linear, Logistic, Tanh, Exp, Log, Abs, Sqrt, Swish, Hardswish };
 
 // dst = dst (alg) operand, the operand read in `dims`: its shape right-aligned to the output's
 // rank, padded with leading 1s (a dim of 1 broadcasts).

@@ -78,6 +78,7 @@ dnnl::algorithm eltwise_algorithm(EltwiseAlg a) {
     case EltwiseAlg::Abs: return dnnl::algorithm::eltwise_abs;
     case EltwiseAlg::Sqrt: return dnnl::algorithm::eltwise_sqrt;
     case EltwiseAlg::Swish: return dnnl::algorithm::eltwise_swish;
+    case EltwiseAlg::Hardswish: return dnnl::algorithm::eltwise_hardswish;
   }
   ORCHID_CHECK(false) << "unknown eltwise post-op";
   return dnnl::algorithm::undef;
@@ -311,16 +312,23 @@ bool has_padding_only_outputs(const LinearPattern& p) {
   return false;
 }
 
-// The variants worth trying, best first: blocked layouts for a conv whose binary operands
-// allow them, the sum post-op before a binary add.
+// The variants worth trying, best first: strided operands for a conv whose binary operands
+// are scalars, blocked layouts for one whose binary operands allow them, the sum post-op
+// before a binary add. (oneDNN 2.6's gemm convolution, which strided operands with packed
+// weights select, applies a per-channel or wider binary operand wrongly to a channels-last
+// dst: OnednnStep.StridedOutputWithABinaryOperand.)
 std::vector<Variant> variants(const LinearPattern& p) {
-  bool blocked = p.op == ir::PrimOp::Conv && !has_padding_only_outputs(p), sum = false;
+  bool blocked = p.op == ir::PrimOp::Conv && !has_padding_only_outputs(p), sum = false, scalar_binaries = true;
   for (const PostOp& op : p.post_ops) {
-    if (const auto* b = std::get_if<BinaryPostOp>(&op)) blocked = blocked && layout_free(b->dims, p);
+    if (const auto* b = std::get_if<BinaryPostOp>(&op)) {
+      blocked = blocked && layout_free(b->dims, p);
+      scalar_binaries = scalar_binaries && ir::numel(b->dims) == 1;
+    }
     sum = sum || std::holds_alternative<onednn::SumPostOp>(op);
   }
   std::vector<Variant> out;
-  if (p.op == ir::PrimOp::Conv && (!p.a.strides.empty() || !p.out_strides.empty())) out.push_back({false, true, true});
+  bool strided = !p.a.strides.empty() || !p.out_strides.empty();
+  if (p.op == ir::PrimOp::Conv && strided && scalar_binaries) out.push_back({false, true, true});
   if (blocked) out.push_back({true, true});
   out.push_back({false, true});
   if (sum) out.push_back({false, false});
@@ -335,6 +343,12 @@ struct Lowering {
 // The first variant oneDNN has a proper implementation of; UnsupportedError saying why the
 // last (the plainest) has none when none has.
 Lowering lower(const LinearPattern& p, const Layouts& l, bool any_weights, const dnnl::engine& engine) {
+  // oneDNN 2.6's brgemm matmul crashes (a fault in its JIT code) writing a strided dst with a
+  // binary post-op (OnednnStep.StridedMatMulWithABinaryPostOp).
+  bool binary = std::any_of(p.post_ops.begin(), p.post_ops.end(),
+                            [](const PostOp& op) { return std::holds_alternative<BinaryPostOp>(op); });
+  ORCHID_SUPPORTED(p.op != ir::PrimOp::MatMul || p.out_strides.empty() || !binary)
+      << "onednn: a matmul writing a strided result with a binary post-op (oneDNN 2.6's brgemm matmul faults on it)";
   std::string why;
   for (Variant v : variants(p))
     if (auto pd = try_pd(p, l, any_weights, v, engine, why)) return {v, *pd};
