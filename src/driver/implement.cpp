@@ -22,6 +22,7 @@ std::string_view step_kind_name(StepKind k) {
     case StepKind::Alias: return "alias";
     case StepKind::CublasLt: return "cublaslt";
     case StepKind::Cudnn: return "cudnn";
+    case StepKind::OneDnnWinograd: return "onednn_winograd";
   }
   return "?";
 }
@@ -64,7 +65,9 @@ namespace {
 // The libraries that run linear kernels: oneDNN (the CPU), cuBLASLt and cuDNN (a GPU), or none.
 enum class Libraries { OneDnn, Gpu, None };
 
-bool is_library(StepKind k) { return k == StepKind::OneDnn || k == StepKind::CublasLt || k == StepKind::Cudnn; }
+bool is_library(StepKind k) {
+  return k == StepKind::OneDnn || k == StepKind::OneDnnWinograd || k == StepKind::CublasLt || k == StepKind::Cudnn;
+}
 
 StepKind choose(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   int linear = 0;

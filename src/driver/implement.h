@@ -11,7 +11,9 @@
 
 namespace orchid::driver {
 
-enum class StepKind { Generated, OneDnn, Reference, Alias, CublasLt, Cudnn };
+// OneDnnWinograd: a oneDNN convolution by Winograd's algorithm (runtime/onednn_step.h), chosen
+// only by measuring it against the direct one (measure.h).
+enum class StepKind { Generated, OneDnn, Reference, Alias, CublasLt, Cudnn, OneDnnWinograd };
 std::string_view step_kind_name(StepKind k);
 
 struct StepChoice {

@@ -155,22 +155,43 @@ std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::ve
   return time_alternating(items, o, rounds);
 }
 
+namespace {
+
+// Whether the step's convolution multiplies by constant weights.
+bool constant_conv_weights(const ir::Graph& g, const StepChoice& s) {
+  for (ir::NodeId n : s.kernel.nodes)
+    if (g.node(n).op == ir::PrimOp::Conv) return g.value(g.node(n).inputs[1]).origin == ir::ValueOrigin::Constant;
+  return false;
+}
+
+}  // namespace
+
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
                          const MeasureOptions& o, std::vector<std::string>* notes) {
   if (o.orchid_exe.empty()) return;
   fs::create_directories(o.work_dir);
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != StepKind::OneDnn) continue;
-    StepChoice gen = steps[i];
-    gen.kind = StepKind::Generated;
-    std::vector<CandidateTime> t = measure_alternating(g, {steps[i], gen}, build, o, o.rounds);
-    const CandidateTime &t_dnn = t[0], &t_gen = t[1];
-    bool use_gen = t_gen.ms && (!t_dnn.ms || *t_gen.ms < *t_dnn.ms);
-    if (use_gen) steps[i].kind = StepKind::Generated;
+    // The candidates: oneDNN (direct), generated code, and oneDNN's Winograd where it runs the
+    // kernel (a convolution by constant weights).
+    std::vector<StepChoice> candidates(2, steps[i]);
+    candidates[1].kind = StepKind::Generated;
+    if (constant_conv_weights(g, steps[i]) &&
+        runtime::library_step_unsupported("onednn_winograd", kernel_graph(g, steps[i])).empty()) {
+      candidates.push_back(steps[i]);
+      candidates.back().kind = StepKind::OneDnnWinograd;
+    }
+    std::vector<CandidateTime> t = measure_alternating(g, candidates, build, o, o.rounds);
+    size_t best = 0;
+    for (size_t k = 1; k < t.size(); ++k)
+      if (t[k].ms && (!t[best].ms || *t[k].ms < *t[best].ms)) best = k;
+    steps[i].kind = candidates[best].kind;
     if (notes != nullptr) {
       const std::string& op = g.node(steps[i].kernel.nodes.front()).name;
-      notes->push_back("kernel " + std::to_string(i) + " (" + (op.empty() ? "?" : op) + "): oneDNN " + show(t_dnn) + ", generated " + show(t_gen) +
-                       " → " + (use_gen ? "generated" : "oneDNN"));
+      std::string line = "kernel " + std::to_string(i) + " (" + (op.empty() ? "?" : op) + "): oneDNN " + show(t[0]) +
+                         (t.size() > 2 ? ", Winograd " + show(t[2]) : "") + ", generated " + show(t[1]);
+      const char* names[] = {"oneDNN", "generated", "Winograd"};
+      notes->push_back(line + " → " + names[best]);
     }
   }
 }

@@ -88,8 +88,9 @@ std::vector<StepChoice> choose_whole_over_split(const ir::Graph& g, const std::v
                                                 const MeasureOptions& options, std::vector<std::string>* notes);
 
 // Where the choice between implementations can be measured (a linear kernel oneDNN can run),
-// measures generated code and oneDNN and keeps the faster; `notes` receives one line per
-// decision. Without measuring, oneDNN is kept.
+// measures oneDNN, generated code and, for a convolution oneDNN can run by Winograd's
+// algorithm, that too, in alternating rounds, and keeps the fastest; `notes` receives one line
+// per decision. Without measuring, oneDNN (direct) is kept.
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
                          const MeasureOptions& options, std::vector<std::string>* notes);
 

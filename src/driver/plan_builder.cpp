@@ -136,8 +136,10 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
   // Library steps are complete here; generated ones get their code from compile_generated.
   lay_out_plan(g, steps, buffers, a, [&](const StepChoice& s, runtime::PlanStep& step) {
-    if (s.kind == StepKind::OneDnn || s.kind == StepKind::Reference) {
-      step.impl = s.kind == StepKind::OneDnn ? runtime::StepImpl::OneDnn : runtime::StepImpl::Reference;
+    if (s.kind == StepKind::OneDnn || s.kind == StepKind::OneDnnWinograd || s.kind == StepKind::Reference) {
+      step.impl = s.kind == StepKind::OneDnn           ? runtime::StepImpl::OneDnn
+                  : s.kind == StepKind::OneDnnWinograd ? runtime::StepImpl::OneDnnWinograd
+                                                       : runtime::StepImpl::Reference;
       step.ir = ir::print_graph(kernel_graph(g, s));
     }
     return std::string();

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "interp/random_inputs.h"
 #include "runtime/model.h"
@@ -72,17 +73,19 @@ std::string join_ops(const std::vector<std::string>& ops) {
 std::string summary(const ReportInput& in, const Timing& t) {
   const runtime::Plan& plan = in.built->plan;
   int64_t flops = 0, bytes = 0;
-  int counts[6] = {0, 0, 0, 0, 0, 0};  // by StepKind
+  std::map<StepKind, int> counts;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     flops += plan.steps[i].flops;
     bytes += plan.steps[i].bytes;
-    ++counts[static_cast<int>(in.built->steps[i].kind)];
+    ++counts[in.built->steps[i].kind];
   }
   std::string s = "- model: " + markdown_cell(fs::path(in.model_path).filename().string()) + ", strategy " + in.strategy + "\n";
-  auto count = [&](StepKind k) { return std::to_string(counts[static_cast<int>(k)]); };
+  auto count = [&](StepKind k) { return std::to_string(counts[k]); };
+  std::string winograd = counts[StepKind::OneDnnWinograd] > 0 ? " (Winograd " + count(StepKind::OneDnnWinograd) + ")" : "";
   std::string libraries = plan.device == runtime::PlanDevice::Cuda
                               ? ", cuBLASLt " + count(StepKind::CublasLt) + ", cuDNN " + count(StepKind::Cudnn)
-                              : ", oneDNN " + count(StepKind::OneDnn) + ", reference " + count(StepKind::Reference);
+                              : ", oneDNN " + std::to_string(counts[StepKind::OneDnn] + counts[StepKind::OneDnnWinograd]) +
+                                    winograd + ", reference " + count(StepKind::Reference);
   s += "- steps: " + std::to_string(plan.steps.size()) + " (generated " + count(StepKind::Generated) + libraries +
        "), primitives " + std::to_string(in.graph->num_nodes()) + "\n";
   s += "- work: " + fmt("%.3g", static_cast<double>(flops)) + " FLOPs, " + fmt("%.3g", static_cast<double>(bytes)) +

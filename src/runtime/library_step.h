@@ -31,6 +31,7 @@ class LibraryStep {
 // Implementations by name, as plan.json spells them in a step's "impl".
 //   "onednn"    one matmul or conv primitive, optionally followed by elementwise primitives
 //               oneDNN can apply as post-ops; f32.
+//   "onednn_winograd"  the same for a 3×3 convolution by Winograd's algorithm (onednn_step.h).
 //   "reference" any graph, through the interpreter in the graph's own precision (copies its
 //               inputs and outputs; used for opaque routines).
 // constant_inputs[k] points to input k's data when that input is a weight of the model

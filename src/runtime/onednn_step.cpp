@@ -95,6 +95,7 @@ struct Variant {
   bool blocked = false;
   bool sum = true;
   bool strided = false;
+  ConvAlgorithm algorithm = ConvAlgorithm::Direct;
 };
 
 // `residual`: the residual's layout as stored, which a binary add (the variant without the sum
@@ -240,7 +241,8 @@ dnnl::primitive_desc conv_pd(const LinearPattern& p, const Layouts& l, const mem
   const auto& a = std::get<ir::ConvAttrs>(p.attrs);
   memory::desc src = v.blocked ? any_layout(l.src) : v.strided ? l.src : plain_desc(p.a.shape);
   memory::desc dst = v.blocked ? any_layout(l.dst) : v.strided ? l.dst : plain_desc(p.out);
-  auto direct = dnnl::algorithm::convolution_direct;
+  auto direct = v.algorithm == ConvAlgorithm::Winograd ? dnnl::algorithm::convolution_winograd
+                                                       : dnnl::algorithm::convolution_direct;
   auto inference = dnnl::prop_kind::forward_inference;
   if (!p.bias) {
     dnnl::convolution_forward::desc d(inference, direct, src, weights, dst, to_dims(a.strides),
@@ -317,7 +319,7 @@ bool has_padding_only_outputs(const LinearPattern& p) {
 // before a binary add. (oneDNN 2.6's gemm convolution, which strided operands with packed
 // weights select, applies a per-channel or wider binary operand wrongly to a channels-last
 // dst: OnednnStep.StridedOutputWithABinaryOperand.)
-std::vector<Variant> variants(const LinearPattern& p) {
+std::vector<Variant> variants(const LinearPattern& p, ConvAlgorithm algorithm) {
   bool blocked = p.op == ir::PrimOp::Conv && !has_padding_only_outputs(p), sum = false, scalar_binaries = true;
   for (const PostOp& op : p.post_ops) {
     if (const auto* b = std::get_if<BinaryPostOp>(&op)) {
@@ -327,6 +329,13 @@ std::vector<Variant> variants(const LinearPattern& p) {
     sum = sum || std::holds_alternative<onednn::SumPostOp>(op);
   }
   std::vector<Variant> out;
+  if (algorithm == ConvAlgorithm::Winograd) {
+    // Winograd computes in its own blocked layout: the activations reordered in and out, with
+    // the blocked layouts' conditions on binary operands.
+    if (blocked) out.push_back({true, true, false, algorithm});
+    if (blocked && sum) out.push_back({true, false, false, algorithm});
+    return out;
+  }
   bool strided = !p.a.strides.empty() || !p.out_strides.empty();
   if (p.op == ir::PrimOp::Conv && strided && scalar_binaries) out.push_back({false, true, true});
   if (blocked) out.push_back({true, true});
@@ -342,15 +351,20 @@ struct Lowering {
 
 // The first variant oneDNN has a proper implementation of; UnsupportedError saying why the
 // last (the plainest) has none when none has.
-Lowering lower(const LinearPattern& p, const Layouts& l, bool any_weights, const dnnl::engine& engine) {
+Lowering lower(const LinearPattern& p, const Layouts& l, bool any_weights, const dnnl::engine& engine,
+               ConvAlgorithm algorithm) {
   // oneDNN 2.6's brgemm matmul crashes (a fault in its JIT code) writing a strided dst with a
   // binary post-op (OnednnStep.StridedMatMulWithABinaryPostOp).
   bool binary = std::any_of(p.post_ops.begin(), p.post_ops.end(),
                             [](const PostOp& op) { return std::holds_alternative<BinaryPostOp>(op); });
   ORCHID_SUPPORTED(p.op != ir::PrimOp::MatMul || p.out_strides.empty() || !binary)
       << "onednn: a matmul writing a strided result with a binary post-op (oneDNN 2.6's brgemm matmul faults on it)";
+  ORCHID_SUPPORTED(algorithm == ConvAlgorithm::Direct || p.op == ir::PrimOp::Conv)
+      << "onednn: Winograd is for convolutions, not a " << ir::prim_op_name(p.op);
+  ORCHID_SUPPORTED(algorithm == ConvAlgorithm::Direct || any_weights)
+      << "onednn: Winograd needs constant weights (transformed once, when the step is made)";
   std::string why;
-  for (Variant v : variants(p))
+  for (Variant v : variants(p, algorithm))
     if (auto pd = try_pd(p, l, any_weights, v, engine, why)) return {v, *pd};
   ORCHID_SUPPORTED(false) << why;
   return {};
@@ -472,7 +486,7 @@ Runnable make_reorder(const memory::desc& from, const memory::desc& to, const dn
 class OnednnStep final : public LibraryStep {
  public:
   OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::vector<const void*>& constant_inputs,
-             const std::vector<BufferLayout>& arg_layouts);
+             const std::vector<BufferLayout>& arg_layouts, ConvAlgorithm algorithm);
   void run(void* const* args) const override;
 
  private:
@@ -507,7 +521,7 @@ class OnednnStep final : public LibraryStep {
 };
 
 OnednnStep::OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::vector<const void*>& constant_inputs,
-                       const std::vector<BufferLayout>& arg_layouts)
+                       const std::vector<BufferLayout>& arg_layouts, ConvAlgorithm algorithm)
     : layouts_(layouts(p, g, arg_layouts)), output_arg_(static_cast<int32_t>(g.inputs().size())) {
   ORCHID_CHECK(constant_inputs.empty() || constant_inputs.size() == g.inputs().size())
       << "constant_inputs has " << constant_inputs.size() << " entries for " << g.inputs().size() << " inputs";
@@ -516,7 +530,7 @@ OnednnStep::OnednnStep(const ir::Graph& g, const LinearPattern& p, const std::ve
   if (p.bias) bias_ = reference(g, *p.bias);
   const void* constant_weights = weights_.fixed;
   if (!constant_weights && !constant_inputs.empty()) constant_weights = constant_inputs[static_cast<size_t>(p.b.input)];
-  Lowering low = lower(p, layouts_, constant_weights != nullptr, engine_);
+  Lowering low = lower(p, layouts_, constant_weights != nullptr, engine_, algorithm);
   if (constant_weights) pack_weights(low.pd, constant_weights);
   for (size_t k = 0; k < p.post_ops.size(); ++k) {
     int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1;
@@ -626,11 +640,12 @@ void OnednnStep::run(void* const* args) const {
 }  // namespace
 
 std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vector<const void*>& constant_inputs,
-                                              const std::vector<BufferLayout>& layouts) {
-  return std::make_unique<OnednnStep>(g, step_pattern(g), constant_inputs, layouts);
+                                              const std::vector<BufferLayout>& layouts, ConvAlgorithm algorithm) {
+  return std::make_unique<OnednnStep>(g, step_pattern(g), constant_inputs, layouts, algorithm);
 }
 
-std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std::vector<bool>& constant_inputs) {
+std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std::vector<bool>& constant_inputs,
+                                                   ConvAlgorithm algorithm) {
   LinearPattern p = step_pattern(g);
   std::vector<BufferLayout> out = all_plain(g);
   if (p.op != ir::PrimOp::Conv) return out;
@@ -638,7 +653,7 @@ std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std
   // packed into the layout the primitive picks.
   bool constant_weights = p.b.input < 0 || constant_inputs[static_cast<size_t>(p.b.input)];
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  Lowering low = lower(p, layouts(p, g, out), constant_weights, engine);
+  Lowering low = lower(p, layouts(p, g, out), constant_weights, engine, algorithm);
   if (!low.variant.blocked) return out;
   // The activation layout the primitive computes this argument in, or plain.
   auto computes_in = [](const memory::desc& chosen, const ir::Dims& shape) {
@@ -666,22 +681,23 @@ std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std
   return want;
 }
 
-std::string onednn_step_unsupported(const ir::Graph& g) {
+std::string onednn_step_unsupported(const ir::Graph& g, ConvAlgorithm algorithm) {
   try {
     LinearPattern p = step_pattern(g);
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    lower(p, layouts(p, g, all_plain(g)), false, engine);
+    // Winograd's weights must be constant (transformed when the step is made): asked as if they were.
+    lower(p, layouts(p, g, all_plain(g)), algorithm == ConvAlgorithm::Winograd, engine, algorithm);
   } catch (const UnsupportedError& e) {
     return e.what();
   }
   return "";
 }
 
-std::string onednn_implementation(const ir::Graph& g, bool constant_weights) {
+std::string onednn_implementation(const ir::Graph& g, bool constant_weights, ConvAlgorithm algorithm) {
   LinearPattern p = step_pattern(g);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   Layouts l = layouts(p, g, all_plain(g));
-  Lowering low = lower(p, l, constant_weights, engine);
+  Lowering low = lower(p, l, constant_weights, engine, algorithm);
   bool reorders = low.pd.src_desc() != l.src || low.pd.dst_desc() != l.dst;
   return std::string(low.pd.impl_info_str()) + (reorders ? " (src/dst reordered)" : "");
 }

@@ -30,24 +30,34 @@
 
 namespace orchid::runtime {
 
+// How a oneDNN step computes a convolution: oneDNN's direct algorithm (its JIT or brgemm
+// kernels), or Winograd's F(2×2, 3×3) (3×3 kernels, stride 1, no dilation or groups; fewer
+// multiplications, so 1.5 to 2 times faster on AVX-512 hosts where oneDNN has it). The
+// library step "onednn" is direct, "onednn_winograd" Winograd; matmuls have only the first.
+enum class ConvAlgorithm : uint8_t { Direct, Winograd };
+
 // UnsupportedError (a UserError) with onednn_step_unsupported's reason when g does not fit;
 // a UserError when an argument's layout is not one the step can read or write there.
 // layouts: one per argument (inputs, then outputs).
 std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vector<const void*>& constant_inputs,
-                                              const std::vector<BufferLayout>& layouts);
+                                              const std::vector<BufferLayout>& layouts,
+                                              ConvAlgorithm algorithm = ConvAlgorithm::Direct);
 
 // preferred_layouts (library_step.h) for oneDNN: nChw8c or nhwc for a convolution's src,
 // dst and residual where the primitive chosen computes in exactly that layout (oneDNN's choice
 // for the host's ISA: AVX2 nChw8c, AVX-512 nhwc); plain elsewhere.
-std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std::vector<bool>& constant_inputs);
+std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std::vector<bool>& constant_inputs,
+                                                   ConvAlgorithm algorithm = ConvAlgorithm::Direct);
 
 // Why g cannot run as a oneDNN step, or empty: the pattern must match and oneDNN must have
-// an implementation of it other than its naive reference one.
-std::string onednn_step_unsupported(const ir::Graph& g);
+// an implementation of it other than its naive reference one. Winograd needs constant
+// weights: it is asked as if they were, and the step refuses others when made.
+std::string onednn_step_unsupported(const ir::Graph& g, ConvAlgorithm algorithm = ConvAlgorithm::Direct);
 
 // The oneDNN implementation that runs g ("gemm:jit", "brg:avx512_core", ..., followed by
 // " (src/dst reordered)" when it runs on blocked copies), with the weights packed or read as
 // stored; for logs and benchmarks. UnsupportedError as above.
-std::string onednn_implementation(const ir::Graph& g, bool constant_weights);
+std::string onednn_implementation(const ir::Graph& g, bool constant_weights,
+                                 ConvAlgorithm algorithm = ConvAlgorithm::Direct);
 
 }  // namespace orchid::runtime

@@ -118,15 +118,18 @@ std::string_view step_impl_name(StepImpl i) {
     case StepImpl::Cuda: return "cuda";
     case StepImpl::CublasLt: return "cublaslt";
     case StepImpl::Cudnn: return "cudnn";
+    case StepImpl::OneDnnWinograd: return "onednn_winograd";
   }
   return "?";
 }
 
+bool is_onednn_step(StepImpl i) { return i == StepImpl::OneDnn || i == StepImpl::OneDnnWinograd; }
+
 bool is_gpu_step(StepImpl i) { return i == StepImpl::Cuda || i == StepImpl::CublasLt || i == StepImpl::Cudnn; }
 
 std::optional<StepImpl> parse_step_impl(std::string_view text) {
-  return parse_named(text, {StepImpl::Generated, StepImpl::OneDnn, StepImpl::Reference, StepImpl::Cuda,
-                                 StepImpl::CublasLt, StepImpl::Cudnn},
+  return parse_named(text, {StepImpl::Generated, StepImpl::OneDnn, StepImpl::OneDnnWinograd, StepImpl::Reference,
+                                 StepImpl::Cuda, StepImpl::CublasLt, StepImpl::Cudnn},
                      step_impl_name);
 }
 
@@ -266,7 +269,8 @@ class Validator {
     for (size_t i = 0; i < p_.steps.size(); ++i) {
       const PlanStep& s = p_.steps[i];
       bool touches = std::find(s.args.begin(), s.args.end(), id) != s.args.end();
-      ORCHID_USER_CHECK(!touches || s.impl == impl)
+      bool allowed = blocked ? is_onednn_step(s.impl) : s.impl == impl;
+      ORCHID_USER_CHECK(!touches || allowed)
           << src_ << ": " << where << ".layout: " << name << ", yet steps[" << i << "] ('" << s.name
           << "'), a " << step_impl_name(s.impl) << " step, uses it (only " << step_impl_name(impl)
           << " steps may)";

@@ -20,7 +20,7 @@
 // Steps run in order. Each reads its first `num_inputs` args and writes the others. A
 // "generated" step calls kernel `kernel` of library `library` (kernel_abi.h) over `tasks`
 // tasks with `scratch_bytes` of scratch per thread — both must agree with the kernel's
-// descriptor. An "onednn" or "reference" step runs `ir`, the .oir text of a small graph with
+// descriptor. An "onednn", "onednn_winograd" or "reference" step runs `ir`, the .oir text of a small graph with
 // one input per step input and one output per step output (library_step.h).
 // `source_ops`, `flops` and `bytes` are for reports and profiles; execution ignores them.
 //
@@ -61,7 +61,8 @@ enum class BufferKind : uint8_t { Input, Output, Constant, Intermediate };
 std::string_view buffer_kind_name(BufferKind k);
 std::optional<BufferKind> parse_buffer_kind(std::string_view text);
 
-enum class StepImpl : uint8_t { Generated, OneDnn, Reference, Cuda, CublasLt, Cudnn };
+enum class StepImpl : uint8_t { Generated, OneDnn, Reference, Cuda, CublasLt, Cudnn, OneDnnWinograd };
+bool is_onednn_step(StepImpl i);  // onednn, onednn_winograd
 std::string_view step_impl_name(StepImpl i);
 std::optional<StepImpl> parse_step_impl(std::string_view text);
 bool is_gpu_step(StepImpl i);  // cuda, cublaslt, cudnn

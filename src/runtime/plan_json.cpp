@@ -154,7 +154,7 @@ PlanStep read_step(const json& j, size_t index, const std::string& source) {
   std::string impl = r.str("impl");
   auto i = parse_step_impl(impl);
   ORCHID_USER_CHECK(i) << source << ": " << r.at("impl") << ": unknown impl '" << impl
-                       << "' (expected generated, onednn, reference, cuda, cublaslt or cudnn)";
+                       << "' (expected generated, onednn, onednn_winograd, reference, cuda, cublaslt or cudnn)";
   s.impl = *i;
   s.args = ids(r, "args");
   s.num_inputs = static_cast<int32_t>(r.integer("num_inputs", 0, kMaxI32));

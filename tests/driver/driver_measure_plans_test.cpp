@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "driver/artifact.h"
 #include "driver/implement.h"
 #include "driver/measure.h"
 #include "driver/plan_builder.h"
@@ -100,6 +101,29 @@ TEST(MeasurePlans, AGeneratedStepInsideAConvChainIsMeasuredOnWholePlans) {
     EXPECT_TRUE(fs::is_empty(dir.file("candidates")));  // every plan directory removed
   }
   EXPECT_EQ(decided[0], decided[1]);  // a recompile with the database decides alike
+}
+
+// Measuring weighs oneDNN's Winograd convolution beside its direct one and generated code for
+// the 3×3 convolutions (where the host's oneDNN has it: AVX-512), not for the 1×1 one; the
+// fastest is kept and the plan built from the choices verifies.
+TEST(MeasurePlans, WinogradIsMeasuredForThreeByThreeConvolutions) {
+  testlib::TempDir dir("orchid_measure_winograd");
+  Case s = make_case(kChain, dir);
+  std::vector<StepChoice> steps = s.before;
+  std::vector<std::string> notes;
+  choose_by_measuring(s.g, steps, s.build, s.measure, &notes);
+  ASSERT_EQ(notes.size(), 3u);
+  bool winograd_here = __builtin_cpu_supports("avx512f");
+  for (size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE(notes[k]);
+    EXPECT_EQ(notes[k].find(", Winograd ") != std::string::npos, winograd_here && k < 2);
+    EXPECT_EQ(notes[k].find("failed"), std::string::npos);
+  }
+  for (const StepChoice& c : steps)
+    if (c.kind == StepKind::OneDnnWinograd) EXPECT_EQ(c.kernel.nodes.size(), 2u);  // a 3×3 conv and its post-op
+  BuiltArtifact a = build_artifact(s.g, steps, s.build);
+  write_artifact(a, dir.file("chosen"));
+  EXPECT_TRUE(verify_artifact(dir.file("chosen"), s.g, 3, 1e-4).ok());
 }
 
 TEST(MeasurePlans, AGeneratedStepOutsideChainsIsLeftAsChosen) {

@@ -58,10 +58,11 @@ std::vector<const void*> constants_for(const std::vector<Tensor>& inputs, const 
 
 // The oneDNN step against the f64 interpreter; f32 accumulation over `reduction` terms of
 // O(1) values is allowed an error growing with its square root.
-void check_onednn(const ir::Graph& g, uint64_t seed, int64_t reduction, const std::vector<bool>& constant) {
+void check_onednn(const ir::Graph& g, uint64_t seed, int64_t reduction, const std::vector<bool>& constant,
+                  std::string_view impl = "onednn") {
   std::vector<Tensor> inputs = interp::random_inputs(g, seed);
   std::vector<Tensor> want = interp::run(g, inputs);
-  auto step = make_library_step("onednn", g, constants_for(inputs, constant));
+  auto step = make_library_step(impl, g, constants_for(inputs, constant));
   std::vector<Tensor> got = run_step(*step, g, inputs);
   ASSERT_EQ(got.size(), want.size());
   double atol = 2e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(reduction, 1)));
@@ -541,6 +542,46 @@ TEST(OnednnStep, StridedMatMulWithABinaryPostOp) {
       EXPECT_EQ(why, "");
       for (bool constant_b : {false, true}) check_onednn(g, 24, 3, {false, constant_b});
     }
+}
+
+// Winograd's algorithm ("onednn_winograd") for 3×3 convolutions by constant weights with a
+// bias, a residual and a relu matches the interpreter where the host's oneDNN has it
+// (AVX-512); weights that are not constant, a strided convolution and a matmul are refused.
+TEST(OnednnStep, WinogradConvolutionsMatchTheInterpreter) {
+  struct Shape { int64_t n, c, k, hw, pad; };
+  for (Shape sh : {Shape{1, 16, 16, 10, 1}, Shape{2, 32, 48, 13, 1}, Shape{1, 64, 16, 7, 0}}) {
+    int64_t out = sh.hw + 2 * sh.pad - 2;
+    Dims y{sh.n, sh.k, out, out};
+    ChainText c;
+    c.input("a", {sh.n, sh.c, sh.hw, sh.hw});
+    c.input("b", {sh.k, sh.c, 3, 3});
+    c.input("bias", {sh.k, 1, 1});
+    c.input("r", y);
+    c.linear(conv_rhs({{1, 1}, {1, 1}, {sh.pad, sh.pad}, {sh.pad, sh.pad}, 1}), y);
+    c.post(", %bias", "add(X, %bias[i1, 0, 0])");
+    c.post(", %r", "add(X, %r[i0, i1, i2, i3])");
+    c.post("", "max(X, 0:f32)");
+    SCOPED_TRACE(c.text());
+    std::string why = library_step_unsupported("onednn_winograd", c.graph());
+    if (!__builtin_cpu_supports("avx512f") && !why.empty()) continue;  // oneDNN 2.6 has it for AVX-512 only
+    ASSERT_EQ(why, "");
+    EXPECT_NE(onednn_implementation(c.graph(), true, ConvAlgorithm::Winograd).find("wino"), std::string::npos);
+    check_onednn(c.graph(), 40 + sh.c, 9 * sh.c, {false, true}, "onednn_winograd");
+    std::vector<const void*> none(4, nullptr);
+    EXPECT_NE(testlib::error_of([&] { make_library_step("onednn_winograd", c.graph(), none); })
+                  .find("Winograd needs constant weights"),
+              std::string::npos);
+  }
+  ChainText strided;
+  strided.input("a", {1, 16, 9, 9});
+  strided.input("b", {16, 16, 3, 3});
+  strided.linear(conv_rhs({{2, 2}, {1, 1}, {1, 1}, {1, 1}, 1}), {1, 16, 5, 5});
+  EXPECT_NE(library_step_unsupported("onednn_winograd", strided.graph()), "");
+  ChainText mm;
+  mm.input("a", {8, 8});
+  mm.input("b", {8, 8});
+  mm.linear(matmul_rhs(false, false), {8, 8});
+  EXPECT_NE(library_step_unsupported("onednn_winograd", mm.graph()).find("Winograd is for convolutions"), std::string::npos);
 }
 
 // A matmul whose B has no batch runs as one GEMM over all of A's rows (the step folds the

@@ -235,7 +235,7 @@ const Case kCases[] = {
      "libraries[0].checksum: 'xyz' is not a checksum (16 hex digits)"},
     {"isa_flag", [](json& j) { j["isa"] = {""}; }, "isa: an empty flag"},
     {"impl", [](json& j) { j["steps"][0]["impl"] = "metal"; },
-     "steps[0].impl: unknown impl 'metal' (expected generated, onednn, reference, cuda, cublaslt or cudnn)"},
+     "steps[0].impl: unknown impl 'metal' (expected generated, onednn, onednn_winograd, reference, cuda, cublaslt or cudnn)"},
     {"cuda_step_in_cpu_plan", [](json& j) {
        j["steps"][0] = {{"name", "k"}, {"impl", "cuda"}, {"args", j["steps"][0]["args"]},
                         {"num_inputs", j["steps"][0]["num_inputs"]}, {"kernel", 0}, {"tasks", 1}, {"threads", 32},
