@@ -8,6 +8,8 @@
 //            convolutions compute in. The byte size is the plain one. Only oneDNN conv steps
 //            read or write such a buffer, so chains of convolutions skip the reorders to and
 //            from row-major between them.
+//   nChw16c  the same in blocks of sixteen channels (C a multiple of 16), the layout oneDNN's
+//            AVX-512 Winograd convolutions compute in.
 //   nhwc     an f32 [N, C, H, W] buffer stored as [N, H, W, C]: channels-last, the layout
 //            oneDNN's AVX-512 convolutions (brgconv) compute in, for any channel count.
 //   panels16 an f32 [K, N] constant with N a multiple of 16, stored as [N/16, K, 16]: the B
@@ -24,10 +26,10 @@
 
 namespace orchid::runtime {
 
-enum class BufferLayout : uint8_t { Plain, NChw8c, Panels16, Nhwc };
+enum class BufferLayout : uint8_t { Plain, NChw8c, Panels16, Nhwc, NChw16c };
 
-// The layouts of activations between oneDNN convolutions (nChw8c, nhwc): only oneDNN conv
-// steps read or write them.
+// The layouts of activations between oneDNN convolutions (nChw8c, nChw16c, nhwc): only oneDNN
+// conv steps read or write them.
 bool is_activation_layout(BufferLayout l);
 
 std::string_view buffer_layout_name(BufferLayout l);

@@ -126,9 +126,11 @@ struct Layouts {
   memory::desc src, weights, dst, bias, residual;
 };
 
-// The desc of a [N, C, H, W] f32 buffer in activation layout l (nChw8c or nhwc).
+// The desc of a [N, C, H, W] f32 buffer in activation layout l (nChw8c, nChw16c or nhwc).
 memory::desc blocked_desc(const ir::Dims& shape, BufferLayout l) {
-  auto tag = l == BufferLayout::Nhwc ? memory::format_tag::nhwc : memory::format_tag::nChw8c;
+  auto tag = l == BufferLayout::Nhwc      ? memory::format_tag::nhwc
+             : l == BufferLayout::NChw16c ? memory::format_tag::nChw16c
+                                          : memory::format_tag::nChw8c;
   return memory::desc(to_dims(shape), kF32, tag);
 }
 
@@ -657,7 +659,7 @@ std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std
   if (!low.variant.blocked) return out;
   // The activation layout the primitive computes this argument in, or plain.
   auto computes_in = [](const memory::desc& chosen, const ir::Dims& shape) {
-    for (BufferLayout l : {BufferLayout::NChw8c, BufferLayout::Nhwc})
+    for (BufferLayout l : {BufferLayout::NChw8c, BufferLayout::NChw16c, BufferLayout::Nhwc})
       if (layout_fits(l, {ir::DType::F32, shape}) && chosen == blocked_desc(shape, l)) return l;
     return BufferLayout::Plain;
   };

@@ -49,21 +49,33 @@ std::string_view buffer_layout_name(BufferLayout l) {
     case BufferLayout::NChw8c: return "nChw8c";
     case BufferLayout::Panels16: return "panels16";
     case BufferLayout::Nhwc: return "nhwc";
+    case BufferLayout::NChw16c: return "nChw16c";
   }
   return "?";
 }
 
-bool is_activation_layout(BufferLayout l) { return l == BufferLayout::NChw8c || l == BufferLayout::Nhwc; }
+bool is_activation_layout(BufferLayout l) {
+  return l == BufferLayout::NChw8c || l == BufferLayout::NChw16c || l == BufferLayout::Nhwc;
+}
+
+namespace {
+
+// Channels per block of a channel-blocked layout (nChw8c, nChw16c); 0 for the others.
+int64_t channel_block(BufferLayout l) { return l == BufferLayout::NChw8c ? 8 : l == BufferLayout::NChw16c ? 16 : 0; }
+
+}  // namespace
 
 std::optional<BufferLayout> parse_buffer_layout(std::string_view text) {
-  return parse_named(text, {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::Nhwc, BufferLayout::Panels16},
+  return parse_named(text, {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::NChw16c, BufferLayout::Nhwc, BufferLayout::Panels16},
                      buffer_layout_name);
 }
 
 bool layout_fits(BufferLayout l, const ir::TensorType& t) {
   switch (l) {
     case BufferLayout::Plain: return true;
-    case BufferLayout::NChw8c: return t.dtype == ir::DType::F32 && t.shape.size() == 4 && t.shape[1] % 8 == 0;
+    case BufferLayout::NChw8c:
+    case BufferLayout::NChw16c:
+      return t.dtype == ir::DType::F32 && t.shape.size() == 4 && t.shape[1] % channel_block(l) == 0;
     case BufferLayout::Nhwc: return t.dtype == ir::DType::F32 && t.shape.size() == 4;
     case BufferLayout::Panels16: return t.dtype == ir::DType::F32 && t.shape.size() == 2 && t.shape[1] % 16 == 0;
   }
@@ -76,10 +88,11 @@ namespace {
 int64_t stored_index(BufferLayout l, const ir::Dims& shape, int64_t i) {
   switch (l) {
     case BufferLayout::Plain: return i;
-    case BufferLayout::NChw8c: {
-      int64_t c = shape[1], hw = shape[2] * shape[3];
+    case BufferLayout::NChw8c:
+    case BufferLayout::NChw16c: {
+      int64_t c = shape[1], hw = shape[2] * shape[3], block = channel_block(l);
       int64_t n = i / (c * hw), ch = i / hw % c, p = i % hw;
-      return ((n * (c / 8) + ch / 8) * hw + p) * 8 + ch % 8;
+      return ((n * (c / block) + ch / block) * hw + p) * block + ch % block;
     }
     case BufferLayout::Nhwc: {
       int64_t c = shape[1], hw = shape[2] * shape[3];
@@ -246,7 +259,7 @@ class Validator {
 
   // A buffer in another layout than plain owns its bytes (no view of it, not a view itself),
   // has a type that layout fits, and is of the one kind and read or written by the one kind
-  // of step the layout is for: nChw8c and nhwc intermediates by onednn steps, panels16 constants by
+  // of step the layout is for: nChw8c, nChw16c and nhwc intermediates by onednn steps, panels16 constants by
   // generated ones.
   void check_layout(int32_t id, const std::string& where) {
     const PlanBuffer& b = at(id);

@@ -90,6 +90,27 @@ TEST(OnednnLayouts, PreferredLayouts) {
   output %y
 })");
   EXPECT_EQ(preferred_layouts("onednn", rgb, {false, true}), on_this_host({P, P, B}, {L, P, L}));
+  // Winograd computes in nChw16c on AVX-512 hosts (and does not exist on others).
+  if (library_step_unsupported("onednn_winograd", conv_graph(false)).empty()) {
+    constexpr BufferLayout B16 = BufferLayout::NChw16c;
+    EXPECT_EQ(preferred_layouts("onednn_winograd", conv_graph(false), {false, true, false, false}),
+              (std::vector<BufferLayout>{B16, P, P, B16, B16}));
+    for (BufferLayout x : {P, B16})
+      for (BufferLayout y : {P, B16}) {
+        std::vector<BufferLayout> layouts = {x, P, P, x, y};
+        std::vector<Tensor> inputs = interp::random_inputs(conv_graph(false), 9);
+        std::vector<Tensor> want = interp::run(conv_graph(false), inputs);
+        auto step = make_library_step("onednn_winograd", conv_graph(false), {nullptr, inputs[1].data(), nullptr, nullptr}, layouts);
+        std::vector<Tensor> args = inputs;
+        for (size_t k = 0; k < inputs.size(); ++k)
+          if (layouts[k] != P) args[k] = to_layout(inputs[k], layouts[k]);
+        args.emplace_back(conv_graph(false).type(conv_graph(false).outputs()[0]));
+        std::vector<void*> ptrs;
+        for (Tensor& t : args) ptrs.push_back(t.data());
+        step->run(ptrs.data());
+        EXPECT_EQ(interp::compare_tensors(from_layout(args.back(), y), want[0], 1e-4, 2e-4), "");
+      }
+  }
   // A matmul and the reference step keep everything plain.
   ir::Graph mm = ir::parse_graph(R"(graph @mm {
   input %a : f32[8,8]

@@ -101,6 +101,12 @@ TEST(RuntimePlan, LayoutConversions) {
   ir::Tensor blocked = to_layout(x, BufferLayout::NChw8c);
   EXPECT_EQ(blocked.get_f64(((1 * 2 + 1) * 3 + 2) * 8 + 3), x.get_f64((1 * 16 + 11) * 3 + 2));
   EXPECT_EQ(from_layout(blocked, BufferLayout::NChw8c), x);
+  // [N=2, C=32, H=1, W=3] as [N, C/16, H, W, 16]: element (n, c, 0, w) at ((n*2 + c/16)*3 + w)*16 + c%16.
+  ir::Tensor x16 = iota({2, 32, 1, 3});
+  ir::Tensor blocked16 = to_layout(x16, BufferLayout::NChw16c);
+  EXPECT_EQ(blocked16.get_f64(((1 * 2 + 1) * 3 + 2) * 16 + 13), x16.get_f64((1 * 32 + 29) * 3 + 2));
+  EXPECT_EQ(from_layout(blocked16, BufferLayout::NChw16c), x16);
+  EXPECT_FALSE(layout_fits(BufferLayout::NChw16c, {ir::DType::F32, {1, 24, 2, 2}}));
   // [N=2, C=5, H=2, W=3] as [N, H, W, C]: element (n, c, h, w) at ((n*2 + h)*3 + w)*5 + c.
   ir::Tensor y = iota({2, 5, 2, 3});
   ir::Tensor nhwc = to_layout(y, BufferLayout::Nhwc);
@@ -281,7 +287,7 @@ const Case kCases[] = {
     {"never_written", [](json& j) { j["steps"].erase(2); },
      "buffer 5 ('z') is never written by any step"},
     {"layout_name", [](json& j) { j["buffers"][2]["layout"] = "chwn"; },
-     "buffers[2].layout: unknown layout 'chwn' (expected plain, nChw8c, nhwc or panels16)"},
+     "buffers[2].layout: unknown layout 'chwn' (expected plain, nChw8c, nChw16c, nhwc or panels16)"},
     {"layout_fit", [](json& j) { j["buffers"][2]["layout"] = "nChw8c"; },
      "buffers[2] ('t').layout: nChw8c does not fit f32[2,3]"},
     {"layout_kind",
