@@ -158,7 +158,7 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
     shapes: the dims of inputs that have dynamic ones, by input name ({"x": (1, 3, 224, 224)}).
     orchestrate: "greedy" (default), "per-op", "primitive" or "optimal".
     rewrite: run the rewrite search.
-    measure: choose between oneDNN and generated code by timing both, as `orchid compile` does (the
+    measure: choose between oneDNN (and its Winograd convolutions) and generated code by timing them, as `orchid compile` does (the
     `orchid` program installed with the package runs the candidates); False prefers oneDNN.
     db: the tuning database those times are kept in (default: tuning.db in Orchid's cache).
     cache_dir: Orchid's cache (default ~/.cache/orchid).

@@ -100,7 +100,7 @@ std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<s
                                          const BuildOptions& build, const MeasureOptions& o);
 
 // Steps measured alone see their inputs and outputs plain: where choose_by_measuring made
-// generated steps of kernels that read or write buffers kept in nChw8c or nhwc between oneDNN
+// generated steps of kernels that read or write buffers kept in nChw8c, nChw16c or nhwc between oneDNN
 // convolutions in the plan `before` (layouts.h), oneDNN's time alone included the reorders
 // that the chain avoids, and the generated step breaks the chain. Then whole plans are
 // measured, in alternating rounds: the choices as measured, `before`, and the choices

@@ -91,7 +91,7 @@ void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& b
     if (t[k].ms && (!t[best].ms || *t[k].ms < *t[best].ms)) best = k;
   steps = options[best].second;
   if (notes == nullptr) return;
-  std::string line = "whole plans (generated steps chosen alone break layout chains):";
+  std::string line = "whole plans (steps chosen alone break layout chains):";
   for (size_t k = 0; k < options.size(); ++k) line += std::string(k ? "," : "") + " " + options[k].first + " " + show(t[k]);
   notes->push_back(line + " → " + options[best].first);
 }

@@ -136,7 +136,7 @@ std::vector<std::string> plan_differences(const ir::Graph& g, const std::vector<
     for (ir::NodeId n : differ[i].k->nodes)
       if (auto [it, fresh] = owner.try_emplace(n, i); !fresh) parent[root(i)] = root(it->second);
   struct Group { std::string optimal, greedy; double t_optimal = 0, t_greedy = 0; };
-  std::map<size_t, Group> groups;  // by root: in the order of the first differing kernel
+  std::map<size_t, Group> groups;  // by union-find root
   for (size_t i = 0; i < differ.size(); ++i) {
     Group& grp = groups[root(i)];
     std::string& names = differ[i].optimal ? grp.optimal : grp.greedy;
@@ -204,12 +204,15 @@ std::string cost_class(const ir::Graph& g, const tile::Kernel& k) {
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
                                  const MeasureOptions& measure, int max_rounds) {
   orchestrate::CostOracle analytic = analytic_cost(g, target, std::max(1, build.cores));
+  bool measuring = !measure.orchid_exe.empty();
   struct Estimate { double seconds; std::string cls; };
   std::map<std::string, double> measured;
   std::map<std::string, Estimate> estimated;
   auto estimate = [&](const tile::Kernel& k, const std::string& id) -> const Estimate& {
     auto it = estimated.find(id);
-    if (it == estimated.end()) it = estimated.emplace(id, Estimate{analytic(k), cost_class(g, k)}).first;
+    // The class (implement()'s steps: a oneDNN query per linear kernel) only matters once
+    // something is measured.
+    if (it == estimated.end()) it = estimated.emplace(id, Estimate{analytic(k), measuring ? cost_class(g, k) : ""}).first;
     return it->second;
   };
   CostCalibration calibration;
@@ -221,7 +224,6 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     return e.seconds * calibration.scale(e.cls);
   };
   OptimalPlan p;
-  bool measuring = !measure.orchid_exe.empty();
   // Measures the plan's kernels not measured yet, each calibrating its class; how many were new.
   auto measure_calibrating = [&](const std::vector<tile::Kernel>& plan) {
     if (!measuring) return 0;

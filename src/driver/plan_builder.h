@@ -25,7 +25,7 @@ struct BuildOptions {
   std::vector<std::string> isa;  // written into the plan: the artifact needs them
   std::string target;            // fingerprint, for the plan and reports
   int kernels_per_library = 16;  // several kernels per shared object save compile time
-  // Buffers in other layouts than plain: nChw8c or nhwc between oneDNN convolutions (layouts.h),
+  // Buffers in other layouts than plain: nChw8c, nChw16c or nhwc between oneDNN convolutions (layouts.h),
   // weights as GEMM B panels (panels16).
   bool layouts = true;
   // CUDA plans: what library steps may compute f32 products in (runtime/plan.h), and the

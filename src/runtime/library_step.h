@@ -44,7 +44,7 @@ std::unique_ptr<LibraryStep> make_library_step(std::string_view impl, const ir::
 
 // The layout each argument of g (inputs, then outputs) is best kept in for `impl`: plain
 // except where the implementation computes in another layout anyway (a oneDNN convolution's
-// src, dst and residual in nChw8c or nhwc), so that a buffer between two steps that agree on a layout
+// src, dst and residual in nChw8c, nChw16c or nhwc), so that a buffer between two steps that agree on a layout
 // can stay in it. Which implementation runs g is as make_library_step decides with inputs
 // constant where constant_inputs says so (one flag per graph input, as make_library_step's
 // constant_inputs are non-null). UnsupportedError when impl cannot run g.

@@ -120,7 +120,7 @@ dnnl::primitive_attr make_attr(const LinearPattern& p, Variant v, const memory::
 }
 
 // The layouts of the step's buffers: src, dst and the residual in their buffers' layouts
-// (dense row-major, nChw8c or nhwc, layout.h), weights as stored; the bias (zero dims without one)
+// (dense row-major, nChw8c, nChw16c or nhwc, layout.h), weights as stored; the bias (zero dims without one)
 // as oneDNN reads it: [C] for a conv, [1.., N] for a matmul.
 struct Layouts {
   memory::desc src, weights, dst, bias, residual;
@@ -151,7 +151,7 @@ const onednn::SumPostOp* sum_post_op(const LinearPattern& p) {
 
 // The layout of each argument of the step's graph (inputs, then its one output), and which of
 // them the step reads as a conv's src or residual or writes as its dst: the roles in which an
-// argument may be in an activation layout (nChw8c, nhwc).
+// argument may be in an activation layout (nChw8c, nChw16c, nhwc).
 struct ArgLayouts {
   const ir::Graph& g;
   const std::vector<BufferLayout>& layouts;
@@ -342,7 +342,8 @@ std::vector<Variant> variants(const LinearPattern& p, ConvAlgorithm algorithm) {
   if (p.op == ir::PrimOp::Conv && strided && scalar_binaries) out.push_back({false, true, true});
   if (blocked) out.push_back({true, true});
   out.push_back({false, true});
-  if (sum) out.push_back({false, false});
+  // The sum as a binary add on a matmul's strided dst is what faults (lower()).
+  if (sum && (p.op == ir::PrimOp::Conv || p.out_strides.empty())) out.push_back({false, false});
   return out;
 }
 
@@ -365,8 +366,11 @@ Lowering lower(const LinearPattern& p, const Layouts& l, bool any_weights, const
       << "onednn: Winograd is for convolutions, not a " << ir::prim_op_name(p.op);
   ORCHID_SUPPORTED(algorithm == ConvAlgorithm::Direct || any_weights)
       << "onednn: Winograd needs constant weights (transformed once, when the step is made)";
+  std::vector<Variant> tried = variants(p, algorithm);
+  ORCHID_SUPPORTED(!tried.empty()) << "onednn: Winograd computes blocked, which this conv's binary operands (other than "
+                                      "scalars or per channel) or outputs reading only padding rule out";
   std::string why;
-  for (Variant v : variants(p, algorithm))
+  for (Variant v : tried)
     if (auto pd = try_pd(p, l, any_weights, v, engine, why)) return {v, *pd};
   ORCHID_SUPPORTED(false) << why;
   return {};

@@ -9,8 +9,8 @@
 // oneDNN choose their layouts and reorders src in and dst out (and the residual in) on every
 // run where they differ from the buffers' layouts: its fast convolutions want channel-blocked
 // activations and run dense row-major ones through im2col and gemm at about half the speed.
-// A plan keeps a buffer between two convolutions in nChw8c or nhwc (layout.h) when both
-// compute in it; then neither reorders it. It keeps the dense row-major
+// A plan keeps a buffer between two convolutions in nChw8c, nChw16c or nhwc (layout.h) when
+// both compute in it; then neither reorders it. It keeps the dense row-major
 // layouts where a binary post-op operand other than a scalar or per-channel one would have
 // to be read next to a blocked output, and where oneDNN 2.6 has a bug (onednn_step.cpp).
 //
@@ -31,7 +31,7 @@
 namespace orchid::runtime {
 
 // How a oneDNN step computes a convolution: oneDNN's direct algorithm (its JIT or brgemm
-// kernels), or Winograd's F(2×2, 3×3) (3×3 kernels, stride 1, no dilation or groups; fewer
+// kernels), or oneDNN's Winograd (3×3 kernels, stride 1, no dilation or groups; fewer
 // multiplications, so 1.5 to 2 times faster on AVX-512 hosts where oneDNN has it). The
 // library step "onednn" is direct, "onednn_winograd" Winograd; matmuls have only the first.
 enum class ConvAlgorithm : uint8_t { Direct, Winograd };
@@ -43,9 +43,10 @@ std::unique_ptr<LibraryStep> make_onednn_step(const ir::Graph& g, const std::vec
                                               const std::vector<BufferLayout>& layouts,
                                               ConvAlgorithm algorithm = ConvAlgorithm::Direct);
 
-// preferred_layouts (library_step.h) for oneDNN: nChw8c or nhwc for a convolution's src,
-// dst and residual where the primitive chosen computes in exactly that layout (oneDNN's choice
-// for the host's ISA: AVX2 nChw8c, AVX-512 nhwc); plain elsewhere.
+// preferred_layouts (library_step.h) for oneDNN: nChw8c, nChw16c or nhwc for a convolution's
+// src, dst and residual where the primitive chosen computes in exactly that layout (oneDNN's
+// choice for the host's ISA and algorithm: AVX2 nChw8c; AVX-512 nhwc, Winograd nChw16c);
+// plain elsewhere.
 std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std::vector<bool>& constant_inputs,
                                                    ConvAlgorithm algorithm = ConvAlgorithm::Direct);
 

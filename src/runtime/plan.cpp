@@ -285,8 +285,8 @@ class Validator {
       bool allowed = blocked ? is_onednn_step(s.impl) : s.impl == impl;
       ORCHID_USER_CHECK(!touches || allowed)
           << src_ << ": " << where << ".layout: " << name << ", yet steps[" << i << "] ('" << s.name
-          << "'), a " << step_impl_name(s.impl) << " step, uses it (only " << step_impl_name(impl)
-          << " steps may)";
+          << "'), a " << step_impl_name(s.impl) << " step, uses it (only "
+          << (blocked ? std::string("onednn and onednn_winograd") : std::string(step_impl_name(impl))) << " steps may)";
     }
   }
 

@@ -10,7 +10,8 @@
 //   intermediate  computed by the steps, not a graph output
 //   output        computed by the steps and listed in `outputs`
 // A buffer's `layout` (layout.h) says how its bytes are ordered: plain (dense row-major, the
-// default); nChw8c or nhwc, which only intermediates may have and only onednn steps read or write; or
+// default); nChw8c, nChw16c or nhwc, which only intermediates may have and only onednn or
+// onednn_winograd steps read or write; or
 // panels16, which only constants may have and only generated steps read. Neither is a view, is
 // viewed, or is listed in `outputs`. A buffer with an `alias` is a view: it reinterprets the bytes of the buffer it names (of the
 // same byte size, in another shape or dtype) and has no storage of its own; its kind is

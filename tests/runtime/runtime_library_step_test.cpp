@@ -572,6 +572,13 @@ TEST(OnednnStep, WinogradConvolutionsMatchTheInterpreter) {
                   .find("Winograd needs constant weights"),
               std::string::npos);
   }
+  ChainText wide;  // a binary operand neither scalar nor per channel: blocked layouts are ruled out
+  wide.input("a", {1, 16, 9, 9});
+  wide.input("b", {16, 16, 3, 3});
+  wide.input("m", {1, 16, 9, 9});
+  wide.linear(conv_rhs({{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1}), {1, 16, 9, 9});
+  wide.post(", %m", "mul(X, %m[i0, i1, i2, i3])");
+  EXPECT_NE(library_step_unsupported("onednn_winograd", wide.graph()).find("Winograd computes blocked"), std::string::npos);
   ChainText strided;
   strided.input("a", {1, 16, 9, 9});
   strided.input("b", {16, 16, 3, 3});

@@ -63,7 +63,7 @@ TEST(RuntimePlan, JsonRoundTripIsExact) {
   EXPECT_NE(text.find("\"checksum\": \"0123456789abcdef\""), std::string::npos) << text;
 }
 
-// A buffer between two oneDNN steps in nChw8c or nhwc: written as "layout", read back the same; plain
+// A buffer between two oneDNN steps in nChw8c, nhwc or nChw16c: written as "layout", read back the same; plain
 // buffers have no "layout" key.
 TEST(RuntimePlan, LayoutsRoundTrip) {
   Plan p = sample_plan();
@@ -81,6 +81,14 @@ TEST(RuntimePlan, LayoutsRoundTrip) {
   text = plan_to_json(p);
   EXPECT_EQ(plan_from_json(text), p);
   EXPECT_EQ(json::parse(text)["buffers"][2]["layout"], "nhwc");
+  // A Winograd step reads a buffer in nChw16c.
+  p.buffers[2].type = {ir::DType::F32, {1, 16, 1, 1}};
+  p.buffers[2].layout = BufferLayout::NChw16c;
+  p.steps[1].impl = StepImpl::OneDnnWinograd;
+  text = plan_to_json(p);
+  EXPECT_EQ(plan_from_json(text), p);
+  EXPECT_EQ(json::parse(text)["buffers"][2]["layout"], "nChw16c");
+  EXPECT_EQ(json::parse(text)["steps"][1]["impl"], "onednn_winograd");
 }
 
 // Element positions in each layout, and the way back.
@@ -301,7 +309,7 @@ const Case kCases[] = {
      "buffers[2] ('t').layout: nChw8c, yet buffer 4 ('y_flat') is a view of it"},
     {"layout_generated_step",
      [](json& j) { set_layout(j, 2, {1, 8, 1, 1}, "nChw8c"); },
-     "buffers[2] ('t').layout: nChw8c, yet steps[0] ('add_w'), a generated step, uses it (only onednn steps may)"},
+     "buffers[2] ('t').layout: nChw8c, yet steps[0] ('add_w'), a generated step, uses it (only onednn and onednn_winograd steps may)"},
     {"layout_panels_fit", [](json& j) { j["buffers"][1]["layout"] = "panels16"; },
      "buffers[1] ('w').layout: panels16 does not fit f32[3]"},
     {"layout_panels_kind",

@@ -99,7 +99,7 @@ Command add_compile(CLI::App& app) {
   cmd->add_option("--db", f->db, "tuning database of measured times (default ~/.cache/orchid/tuning.db)");
   cmd->add_flag("!--no-measure", f->measure, "do not time oneDNN against generated code; prefer oneDNN");
   cmd->add_flag("!--plain-layouts", f->layouts,
-                "keep every buffer dense row-major (no nChw8c or nhwc activations between oneDNN convolutions, no weights "
+                "keep every buffer dense row-major (no nChw8c, nChw16c or nhwc activations between oneDNN convolutions, no weights "
                 "stored as GEMM panels)");
   cmd->add_flag("!--no-rewrite", f->rewrite,
                 "skip the rewrite search (algebraic rewrites chosen by their orchestrated cost)");
