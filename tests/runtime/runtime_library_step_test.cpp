@@ -198,7 +198,7 @@ void random_post_ops(ChainText& c, size_t channel, Rng& rng) {
 
 TEST(OnednnStep, RandomMatMulsWithPostOpsMatchTheInterpreter) {
   int ran = 0;
-  for (uint64_t seed = 1; seed <= 60; ++seed) {
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
     Rng rng(seed * 7919);
     MatMulCase mc = random_matmul(rng);
     ChainText c;
@@ -220,7 +220,7 @@ TEST(OnednnStep, RandomMatMulsWithPostOpsMatchTheInterpreter) {
 
 TEST(OnednnStep, RandomConvolutionsWithPostOpsMatchTheInterpreter) {
   int ran = 0;
-  for (uint64_t seed = 1; seed <= 60; ++seed) {
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
     Rng rng(seed * 104729);
     ConvCase cc = random_conv(rng);
     TensorType out = ir::conv_result_type({ir::DType::F32, cc.x}, {ir::DType::F32, cc.w}, cc.attrs);
@@ -294,7 +294,7 @@ void expect_bias_and_sum(const ir::Graph& g, bool residual) {
 
 TEST(OnednnStep, RandomBiasAndResidualMatchTheInterpreter) {
   int ran = 0;
-  for (uint64_t seed = 1; seed <= 60; ++seed) {
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
     Rng rng(seed * 15485863);
     bool conv = seed % 2 == 1, constant_bias = rng.coin(), constant_w = rng.coin(0.7);
     ChainText c;
@@ -367,7 +367,7 @@ std::vector<size_t> inverse_of(const std::vector<size_t>& q) {
 // reads and writes them in place through strides and matches the interpreter.
 TEST(OnednnStep, PermutedOperandsMatchTheInterpreter) {
   int ran = 0, strided_src = 0, strided_out = 0;
-  for (uint64_t seed = 1; seed <= 40; ++seed) {
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
     Rng rng(seed * 7727);
     bool conv = seed % 4 != 0, flatten = rng.coin();
     ChainText c;
