@@ -3,8 +3,9 @@
 // kernel it chooses is implemented and measured (in a helper process, through the tuning
 // database), and it is solved again,
 // until every chosen kernel has a measured cost (or a round limit). The plan kept is then the
-// faster, by measured time, of the last solve's and greedy's, so that `optimal` is never
-// measured slower than `greedy`. Without measuring, the analytic costs decide alone.
+// faster of the last solve's and greedy's, both built whole and timed in alternating rounds,
+// so that `optimal` is never measured slower than `greedy`. Without measuring, the analytic
+// costs decide alone.
 #pragma once
 
 #include <map>
@@ -23,7 +24,7 @@ struct OptimalPlan {
   orchestrate::OptimalResult last;  // the last solve
   int rounds = 0;
   int measured = 0;                 // kernels measured (or found in the tuning database)
-  double measured_seconds = 0;      // the kept plan's measured time (0: nothing measured)
+  double measured_seconds = 0;      // the kept plan's kernels timed alone, summed (0: nothing measured)
   std::vector<std::string> notes;   // for the report
 };
 
