@@ -143,6 +143,13 @@ CandidateTime faster(const CandidateTime& a, const CandidateTime& b) {
   return *b.ms < *a.ms ? b : a;
 }
 
+size_t fastest(const std::vector<CandidateTime>& times) {
+  size_t best = 0;
+  for (size_t k = 1; k < times.size(); ++k)
+    if (times[k].ms && (!times[best].ms || *times[k].ms < *times[best].ms)) best = k;
+  return best;
+}
+
 CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                                 const MeasureOptions& o) {
   return time_alternating({candidate_item(g, s, build)}, o, 1)[0];
@@ -182,9 +189,7 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
       candidates.back().kind = StepKind::OneDnnWinograd;
     }
     std::vector<CandidateTime> t = measure_alternating(g, candidates, build, o, o.rounds);
-    size_t best = 0;
-    for (size_t k = 1; k < t.size(); ++k)
-      if (t[k].ms && (!t[best].ms || *t[k].ms < *t[best].ms)) best = k;
+    size_t best = fastest(t);
     steps[i].kind = candidates[best].kind;
     if (notes != nullptr) {
       const std::string& op = g.node(steps[i].kernel.nodes.front()).name;

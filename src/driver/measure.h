@@ -72,6 +72,8 @@ CandidateTime time_artifact(const std::filesystem::path& dir, const MeasureOptio
 std::string show(const CandidateTime& t);
 // The faster of two measurements (a failure only where both failed).
 CandidateTime faster(const CandidateTime& a, const CandidateTime& b);
+// The index of the fastest measurement (the first of equals; 0 where all failed).
+size_t fastest(const std::vector<CandidateTime>& times);
 
 // A matmul kernel that implement() split around a oneDNN step (the product with the post-ops
 // oneDNN takes, then the rest generated: a product and its GELU) is measured whole as well,

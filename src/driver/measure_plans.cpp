@@ -86,9 +86,7 @@ void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& b
   for (const auto& [what, choice] : options) items.push_back(plan_item(g, choice, build));
   items[1].write = [&built_before](const fs::path& dir) { write_artifact(built_before, dir.string()); };
   std::vector<CandidateTime> t = time_alternating(items, o, o.rounds);
-  size_t best = 0;
-  for (size_t k = 1; k < options.size(); ++k)
-    if (t[k].ms && (!t[best].ms || *t[k].ms < *t[best].ms)) best = k;
+  size_t best = fastest(t);
   steps = options[best].second;
   if (notes == nullptr) return;
   std::string line = "whole plans (steps chosen alone break layout chains):";

@@ -11,6 +11,7 @@
 #include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
 #include "orchestrate/strategies.h"
+#include "runtime/profile.h"
 #include "tune/estimate.h"
 
 namespace orchid::driver {
@@ -42,16 +43,24 @@ double measure_kernel(const ir::Graph& g, const tile::Kernel& k, const BuildOpti
   return total;
 }
 
-// Measures every kernel of a plan not measured yet; returns how many were new.
-int measure_plan(const ir::Graph& g, const std::vector<tile::Kernel>& plan, const BuildOptions& build,
-                 const MeasureOptions& m, std::map<std::string, double>& measured) {
-  int fresh = 0;
+// Measures every kernel of a plan not measured yet; returns those it measured.
+std::vector<const tile::Kernel*> measure_plan(const ir::Graph& g, const std::vector<tile::Kernel>& plan,
+                                              const BuildOptions& build, const MeasureOptions& m,
+                                              std::map<std::string, double>& measured) {
+  std::vector<const tile::Kernel*> fresh;
   for (const tile::Kernel& k : plan)
-    if (!measured.count(identity(k))) {
-      measured[identity(k)] = measure_kernel(g, k, build, m);
-      ++fresh;
+    if (auto [it, added] = measured.try_emplace(identity(k), 0.0); added) {
+      it->second = measure_kernel(g, k, build, m);
+      fresh.push_back(&k);
     }
   return fresh;
+}
+
+// The kernels' identities, each once.
+std::set<std::string> identities(const std::vector<tile::Kernel>& plan) {
+  std::set<std::string> out;
+  for (const tile::Kernel& k : plan) out.insert(identity(k));
+  return out;
 }
 
 double measured_cost(const std::vector<tile::Kernel>& plan, const std::map<std::string, double>& measured) {
@@ -117,8 +126,7 @@ std::vector<std::string> plan_differences(const ir::Graph& g, const std::vector<
   struct Side { const tile::Kernel* k; bool optimal; };
   std::vector<Side> differ;
   auto only_in = [&](const std::vector<tile::Kernel>& a, const std::vector<tile::Kernel>& b, bool is_optimal) {
-    std::set<std::string> other;
-    for (const tile::Kernel& k : b) other.insert(identity(k));
+    std::set<std::string> other = identities(b);
     for (const tile::Kernel& k : a)
       if (!other.count(identity(k))) differ.push_back({&k, is_optimal});
   };
@@ -171,23 +179,20 @@ orchestrate::CostOracle analytic_cost(const ir::Graph& g, const target::Target& 
 }
 
 double CostCalibration::scale(const std::string& cls) const {
-  auto it = ratios.find(cls);
-  if (it == ratios.end()) return 1.0;
-  std::vector<double> r = it->second;
-  auto mid = r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2);
-  std::nth_element(r.begin(), mid, r.end());
-  if (r.size() % 2 == 1) return *mid;
-  return (*mid + *std::max_element(r.begin(), mid)) / 2;
+  auto it = medians_.find(cls);
+  return it == medians_.end() ? 1.0 : it->second;
 }
 
 void CostCalibration::observe(const std::string& cls, double analytic_seconds, double measured_seconds) {
   if (!(analytic_seconds > 0) || !std::isfinite(measured_seconds)) return;
-  ratios[cls].push_back(measured_seconds / analytic_seconds);
+  std::vector<double>& r = ratios_[cls];
+  r.push_back(measured_seconds / analytic_seconds);
+  medians_[cls] = runtime::timing_stats(r).median;
 }
 
 std::string CostCalibration::describe() const {
   std::string out;
-  for (const auto& [cls, r] : ratios)
+  for (const auto& [cls, r] : ratios_)
     out += (out.empty() ? "" : ", ") + cls + " ×" + fmt("%.3g", scale(cls)) + " (" + std::to_string(r.size()) + ")";
   return out;
 }
@@ -216,7 +221,6 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     return it->second;
   };
   CostCalibration calibration;
-  std::set<std::string> observed;  // kernels whose measurement calibrated their class
   orchestrate::CostOracle cost = [&](const tile::Kernel& k) {
     std::string id = identity(k);
     if (auto it = measured.find(id); it != measured.end()) return it->second;
@@ -225,17 +229,16 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   };
   OptimalPlan p;
   // Measures the plan's kernels not measured yet, each calibrating its class; how many were new.
-  auto measure_calibrating = [&](const std::vector<tile::Kernel>& plan) {
+  auto measure_calibrating = [&](const std::vector<tile::Kernel>& plan) -> size_t {
     if (!measuring) return 0;
-    int fresh = measure_plan(g, plan, build, measure, measured);
-    for (const tile::Kernel& k : plan) {
-      std::string id = identity(k);
-      if (!observed.insert(id).second) continue;
-      const Estimate& e = estimate(k, id);
+    std::vector<const tile::Kernel*> fresh = measure_plan(g, plan, build, measure, measured);
+    for (const tile::Kernel* k : fresh) {
+      std::string id = identity(*k);
+      const Estimate& e = estimate(*k, id);
       calibration.observe(e.cls, e.seconds, measured.at(id));
     }
-    p.measured += fresh;
-    return fresh;
+    p.measured += static_cast<int>(fresh.size());
+    return fresh.size();
   };
   // Greedy's plan first: a measured plan for the BLP to beat, and the classes it uses
   // calibrated before the first solve.
@@ -247,7 +250,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   }
   p.kernels = p.last.kernels;
   describe(g, p, p.notes);
-  if (!calibration.ratios.empty()) p.notes.push_back("analytic costs scaled by the median measured/analytic of their class (kernels measured): " + calibration.describe());
+  if (!calibration.empty()) p.notes.push_back("analytic costs scaled by the median measured/analytic of their class (kernels measured): " + calibration.describe());
   if (!measuring) return p;
   double t_opt = measured_cost(p.kernels, measured), t_greedy = measured_cost(greedy, measured);
   p.notes.push_back("kernels measured alone: optimal's plan " + fmt("%.4f", t_opt * 1e3) + " ms in all, greedy's " +
@@ -256,12 +259,12 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
       plan_differences(g, p.kernels, greedy, [&](const tile::Kernel& k) { return measured.at(identity(k)); });
   p.notes.insert(p.notes.end(), differences.begin(), differences.end());
   p.measured_seconds = t_opt;
-  if (differences.size() == 1) return p;  // the same plan
+  if (identities(p.kernels) == identities(greedy)) return p;
   // Kernels timed alone find their inputs in cache and run no neighbours: the plans are
   // decided whole, built with the steps implement() makes and timed in alternating rounds.
   // The rounds may also have stopped before every chosen kernel had a measured cost.
   std::vector<CandidateTime> whole = measure_plans(g, {implement(g, p.kernels), implement(g, greedy)}, build, measure);
-  bool keep = whole[0].ms && (!whole[1].ms || *whole[0].ms <= *whole[1].ms);
+  bool keep = whole[0].ms && fastest(whole) == 0;
   p.notes.push_back("whole plans: optimal's " + show(whole[0]) + ", greedy's " + show(whole[1]) + " → " +
                     (keep ? "optimal's kept" : "greedy's kept"));
   if (!keep) {

@@ -51,12 +51,16 @@ std::vector<std::string> plan_differences(const ir::Graph& g, const std::vector<
 // to analytic seconds among those of the class measured so far, and a kernel not measured
 // yet is priced at its analytic cost times its class's ratio (1 until one of the class is
 // measured): each measurement re-prices its class.
-struct CostCalibration {
-  std::map<std::string, std::vector<double>> ratios;  // by class, in the order observed
-
-  double scale(const std::string& cls) const;
+class CostCalibration {
+ public:
+  double scale(const std::string& cls) const;  // the pricing hot path: a lookup
   void observe(const std::string& cls, double analytic_seconds, double measured_seconds);
+  bool empty() const { return medians_.empty(); }
   std::string describe() const;  // "class ×ratio (count), ..." in class order
+
+ private:
+  std::map<std::string, std::vector<double>> ratios_;  // by class
+  std::map<std::string, double> medians_;              // of ratios_, updated as they come
 };
 
 // A kernel's calibration class: the step kinds implement() makes of it and the op of its

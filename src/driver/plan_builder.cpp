@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "codegen/cpu/codegen.h"
@@ -98,6 +99,20 @@ void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
     a.plan.libraries.push_back({"kernels_" + std::to_string(j) + "_" + a.libraries[j].stem().string().substr(0, 16) + ".so", 0, ""});
 }
 
+// The runtime implementation of a step kind the CPU runs as a library step, or none.
+std::optional<runtime::StepImpl> cpu_library_impl(StepKind k) {
+  switch (k) {
+    case StepKind::OneDnn: return runtime::StepImpl::OneDnn;
+    case StepKind::OneDnnWinograd: return runtime::StepImpl::OneDnnWinograd;
+    case StepKind::Reference: return runtime::StepImpl::Reference;
+    case StepKind::Generated:
+    case StepKind::Alias:
+    case StepKind::CublasLt:
+    case StepKind::Cudnn: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ir::Graph constants_as_inputs(const ir::Graph& g) {
@@ -136,10 +151,8 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
   // Library steps are complete here; generated ones get their code from compile_generated.
   lay_out_plan(g, steps, buffers, a, [&](const StepChoice& s, runtime::PlanStep& step) {
-    if (s.kind == StepKind::OneDnn || s.kind == StepKind::OneDnnWinograd || s.kind == StepKind::Reference) {
-      step.impl = s.kind == StepKind::OneDnn           ? runtime::StepImpl::OneDnn
-                  : s.kind == StepKind::OneDnnWinograd ? runtime::StepImpl::OneDnnWinograd
-                                                       : runtime::StepImpl::Reference;
+    if (std::optional<runtime::StepImpl> impl = cpu_library_impl(s.kind)) {
+      step.impl = *impl;
       step.ir = ir::print_graph(kernel_graph(g, s));
     }
     return std::string();

@@ -127,7 +127,7 @@ struct Layouts {
 };
 
 // The desc of a [N, C, H, W] f32 buffer in activation layout l (nChw8c, nChw16c or nhwc).
-memory::desc blocked_desc(const ir::Dims& shape, BufferLayout l) {
+memory::desc activation_desc(const ir::Dims& shape, BufferLayout l) {
   auto tag = l == BufferLayout::Nhwc      ? memory::format_tag::nhwc
              : l == BufferLayout::NChw16c ? memory::format_tag::nChw16c
                                           : memory::format_tag::nChw8c;
@@ -167,7 +167,7 @@ struct ArgLayouts {
     const ir::Dims& stored = g.type(g.inputs()[static_cast<size_t>(o.input)]).shape;
     ORCHID_USER_CHECK(stored == o.shape && o.strides.empty()) << "onednn step: the " << role << " (input " << o.input << ") is "
                                          << buffer_layout_name(of(o)) << " but read through a view";
-    return blocked_desc(o.shape, of(o));
+    return activation_desc(o.shape, of(o));
   }
 };
 
@@ -215,7 +215,7 @@ Layouts conv_layouts(const LinearPattern& p, const ArgLayouts& a) {
   if (a.output() != BufferLayout::Plain) {
     ORCHID_USER_CHECK(a.g.type(a.g.outputs()[0]).shape == p.out && p.out_strides.empty())
         << "onednn step: the output is " << buffer_layout_name(a.output()) << " but written through a view";
-    dst = blocked_desc(p.out, a.output());
+    dst = activation_desc(p.out, a.output());
   }
   return {a.desc(p.a, "src"), plain_desc(w), dst, bias_desc(p), sum ? a.desc(sum->operand, "residual") : memory::desc()};
 }
@@ -667,7 +667,7 @@ std::vector<BufferLayout> onednn_preferred_layouts(const ir::Graph& g, const std
   // The activation layout the primitive computes this argument in, or plain.
   auto computes_in = [](const memory::desc& chosen, const ir::Dims& shape) {
     for (BufferLayout l : {BufferLayout::NChw8c, BufferLayout::NChw16c, BufferLayout::Nhwc})
-      if (layout_fits(l, {ir::DType::F32, shape}) && chosen == blocked_desc(shape, l)) return l;
+      if (layout_fits(l, {ir::DType::F32, shape}) && chosen == activation_desc(shape, l)) return l;
     return BufferLayout::Plain;
   };
   auto stored_as_read = [&](const Operand& o) {

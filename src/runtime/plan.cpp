@@ -89,15 +89,13 @@ int64_t stored_index(BufferLayout l, const ir::Dims& shape, int64_t i) {
   switch (l) {
     case BufferLayout::Plain: return i;
     case BufferLayout::NChw8c:
-    case BufferLayout::NChw16c: {
-      int64_t c = shape[1], hw = shape[2] * shape[3], block = channel_block(l);
-      int64_t n = i / (c * hw), ch = i / hw % c, p = i % hw;
-      return ((n * (c / block) + ch / block) * hw + p) * block + ch % block;
-    }
+    case BufferLayout::NChw16c:
     case BufferLayout::Nhwc: {
       int64_t c = shape[1], hw = shape[2] * shape[3];
       int64_t n = i / (c * hw), ch = i / hw % c, p = i % hw;
-      return (n * hw + p) * c + ch;
+      if (l == BufferLayout::Nhwc) return (n * hw + p) * c + ch;
+      int64_t block = channel_block(l);
+      return ((n * (c / block) + ch / block) * hw + p) * block + ch % block;
     }
     case BufferLayout::Panels16: {
       int64_t k = shape[0], row = i / shape[1], col = i % shape[1];
@@ -269,7 +267,8 @@ class Validator {
         << src_ << ": " << where << ".layout: " << name << " does not fit " << ir::type_str(b.type);
     bool blocked = is_activation_layout(b.layout);
     BufferKind kind = blocked ? BufferKind::Intermediate : BufferKind::Constant;
-    StepImpl impl = blocked ? StepImpl::OneDnn : StepImpl::Generated;
+    auto allowed = [&](StepImpl i) { return blocked ? is_onednn_step(i) : i == StepImpl::Generated; };
+    const char* steps_for = blocked ? "onednn and onednn_winograd" : "generated";
     ORCHID_USER_CHECK(b.kind == kind && b.alias < 0)
         << src_ << ": " << where << ".layout: " << name << " is only for " << buffer_kind_name(kind)
         << "s that are not views";
@@ -282,11 +281,9 @@ class Validator {
     for (size_t i = 0; i < p_.steps.size(); ++i) {
       const PlanStep& s = p_.steps[i];
       bool touches = std::find(s.args.begin(), s.args.end(), id) != s.args.end();
-      bool allowed = blocked ? is_onednn_step(s.impl) : s.impl == impl;
-      ORCHID_USER_CHECK(!touches || allowed)
+      ORCHID_USER_CHECK(!touches || allowed(s.impl))
           << src_ << ": " << where << ".layout: " << name << ", yet steps[" << i << "] ('" << s.name
-          << "'), a " << step_impl_name(s.impl) << " step, uses it (only "
-          << (blocked ? std::string("onednn and onednn_winograd") : std::string(step_impl_name(impl))) << " steps may)";
+          << "'), a " << step_impl_name(s.impl) << " step, uses it (only " << steps_for << " steps may)";
     }
   }
 

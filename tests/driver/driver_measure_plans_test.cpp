@@ -122,7 +122,9 @@ TEST(MeasurePlans, WinogradIsMeasuredForThreeByThreeConvolutions) {
   for (const StepChoice& c : steps)
     if (c.kind == StepKind::OneDnnWinograd)
       for (ir::NodeId n : c.kernel.nodes)
-        if (s.g.node(n).op == ir::PrimOp::Conv) EXPECT_EQ(s.g.type(s.g.node(n).inputs[1]).shape[3], 3);  // 3×3
+        if (s.g.node(n).op == ir::PrimOp::Conv) {
+          EXPECT_EQ(s.g.type(s.g.node(n).inputs[1]).shape[3], 3);  // 3×3
+        }
   BuiltArtifact a = build_artifact(s.g, steps, s.build);
   write_artifact(a, dir.file("chosen"));
   EXPECT_TRUE(verify_artifact(dir.file("chosen"), s.g, 3, 1e-4).ok());

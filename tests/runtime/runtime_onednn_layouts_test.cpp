@@ -25,12 +25,13 @@ constexpr BufferLayout P = BufferLayout::Plain, B = BufferLayout::NChw8c, L = Bu
 // Runs g's oneDNN step with its arguments in `layouts` (inputs given and outputs returned
 // plain, converted on the way by layout.h's conversions, whose element positions
 // runtime_plan_test pins) and compares with the interpreter.
-void check_in_layouts(const ir::Graph& g, const std::vector<BufferLayout>& layouts, uint64_t seed) {
+void check_in_layouts(const ir::Graph& g, const std::vector<BufferLayout>& layouts, uint64_t seed,
+                      std::string_view impl = "onednn") {
   std::vector<Tensor> inputs = interp::random_inputs(g, seed);
   std::vector<Tensor> want = interp::run(g, inputs);
   std::vector<const void*> constants(inputs.size(), nullptr);
   constants[1] = inputs[1].data();  // the weights
-  auto step = make_library_step("onednn", g, constants, layouts);
+  auto step = make_library_step(impl, g, constants, layouts);
   std::vector<Tensor> args = inputs;
   for (size_t k = 0; k < inputs.size(); ++k)
     if (layouts[k] != P) args[k] = to_layout(inputs[k], layouts[k]);
@@ -96,20 +97,7 @@ TEST(OnednnLayouts, PreferredLayouts) {
     EXPECT_EQ(preferred_layouts("onednn_winograd", conv_graph(false), {false, true, false, false}),
               (std::vector<BufferLayout>{B16, P, P, B16, B16}));
     for (BufferLayout x : {P, B16})
-      for (BufferLayout y : {P, B16}) {
-        std::vector<BufferLayout> layouts = {x, P, P, x, y};
-        std::vector<Tensor> inputs = interp::random_inputs(conv_graph(false), 9);
-        std::vector<Tensor> want = interp::run(conv_graph(false), inputs);
-        auto step = make_library_step("onednn_winograd", conv_graph(false), {nullptr, inputs[1].data(), nullptr, nullptr}, layouts);
-        std::vector<Tensor> args = inputs;
-        for (size_t k = 0; k < inputs.size(); ++k)
-          if (layouts[k] != P) args[k] = to_layout(inputs[k], layouts[k]);
-        args.emplace_back(conv_graph(false).type(conv_graph(false).outputs()[0]));
-        std::vector<void*> ptrs;
-        for (Tensor& t : args) ptrs.push_back(t.data());
-        step->run(ptrs.data());
-        EXPECT_EQ(interp::compare_tensors(from_layout(args.back(), y), want[0], 1e-4, 2e-4), "");
-      }
+      for (BufferLayout y : {P, B16}) check_in_layouts(conv_graph(false), {x, P, P, x, y}, 9, "onednn_winograd");
   }
   // A matmul and the reference step keep everything plain.
   ir::Graph mm = ir::parse_graph(R"(graph @mm {
