@@ -6,7 +6,9 @@
 // t = ⌈k · ln(1/δ)⌉ tests with probability at most δ (Theorem 4), where k bounds the
 // exponential terms of the difference of two outputs (cross-multiplied: k = nA·dB + nB·dA)
 // and the primes satisfy Theorem 3's d · k⁴ < q; exp-free pairs need t = ⌈ln δ / ln(d/p)⌉
-// (Schwartz–Zippel, d the degree of the difference). With a narrow uninterpreted function
+// (Schwartz–Zippel, d the degree of the difference). Where more tests are needed than
+// max_tests or the work budget allow, as many as fit still run: a difference is still found,
+// and passing them all leaves the pair undecided. With a narrow uninterpreted function
 // (terms.h) t is at least ⌈log2(1/δ)⌉. A draw in which a division meets zero is drawn again.
 //
 // Dims along which both graphs compute every position alike (uniform.h) are first cut to one

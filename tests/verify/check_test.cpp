@@ -289,8 +289,11 @@ TEST(Check, TooManyExponentialTermsAreUndecided) {
     std::string to = std::string(from).replace(std::string(from).find('6'), 1, "600");
     for (size_t at; (at = big.find(from)) != std::string::npos;) big.replace(at, std::string(from).size(), to);
   }
-  Verdict v = check(big, big);
+  CheckOptions o;
+  o.max_work = 5000000;  // the tests that fit run and pass; the rest stay undone
+  Verdict v = check(big, big, o);
   EXPECT_EQ(v.outcome, Outcome::Undecided);
+  EXPECT_GT(v.tests_run, 0);
   EXPECT_EQ(v.k, 1200u);
   EXPECT_NE(v.detail.find("more than the limit of 4096"), std::string::npos) << v.detail;
 }
