@@ -187,6 +187,14 @@ class Lowering {
     value_[idx(o)] = compute(op, in, prefix.size(), type_of(o, prefix), g_.tensor(o).name);
   }
 
+  // The grid dims that partition data dim j, outermost first, and their number of blocks.
+  static std::vector<size_t> grid_dims_of(const DimMap& map, size_t j) {
+    std::vector<size_t> out;
+    for (size_t gd = 0; gd < map.grid.size(); ++gd)
+      if (map.grid[gd] == static_cast<int32_t>(j)) out.push_back(gd);
+    return out;
+  }
+
   // value[g.., l, local..] = X[index of each data dim], the block's and iteration's part.
   void in_iter(const UOp& op, const BlockGraph& b, const ir::Dims& prefix) {
     const ir::Dims& whole = g_.shape(op.inputs[0]);
@@ -194,16 +202,17 @@ class Lowering {
     size_t np = prefix.size();
     std::vector<Expr> idx(whole.size());
     for (size_t j = 0; j < whole.size(); ++j) {
-      Expr local = ir::dvar(static_cast<int32_t>(np + j));
+      Expr block_index;  // the block's position among those splitting dim j
+      int64_t blocks = 1;
+      for (size_t gd : grid_dims_of(op.map, j)) {
+        Expr i = ir::dvar(static_cast<int32_t>(gd));
+        block_index = block_index.defined() ? times(block_index, b.grid[gd]) + i : i;
+        blocks *= b.grid[gd];
+      }
       Expr at;
-      int64_t chunk = whole[j];
-      for (size_t gd = 0; gd < b.grid.size(); ++gd)
-        if (op.map.grid[gd] == static_cast<int32_t>(j)) {
-          chunk = whole[j] / b.grid[gd];
-          at = times(ir::dvar(static_cast<int32_t>(gd)), chunk);
-        }
+      if (block_index.defined()) at = times(block_index, whole[j] / blocks);
       if (op.map.loop == static_cast<int32_t>(j)) at = plus(at, times(ir::dvar(static_cast<int32_t>(np - 1)), part[j]));
-      idx[j] = plus(at, local);
+      idx[j] = plus(at, ir::dvar(static_cast<int32_t>(np + j)));
     }
     ir::Primitive p;
     p.op = ir::PrimOp::Layout;
@@ -224,15 +233,21 @@ class Lowering {
     for (size_t j = 0; j < part.size(); ++j) {
       Expr i = ir::dvar(static_cast<int32_t>(j));
       bool looped = op.map.loop == static_cast<int32_t>(j);
-      int64_t span = looped ? part[j] * b.loop : part[j];
-      for (size_t gd = 0; gd < b.grid.size(); ++gd)
-        if (op.map.grid[gd] == static_cast<int32_t>(j)) {
-          idx[gd] = div_by(i, span);
-          if (b.grid[gd] > 1) i = mod_by(i, span);
+      int64_t span = looped ? part[j] * b.loop : part[j];  // one block's part of dim j
+      std::vector<size_t> gds = grid_dims_of(op.map, j);
+      if (!gds.empty()) {
+        Expr block_index = div_by(i, span);
+        int64_t inner = 1;  // blocks of the grid dims inside the current one
+        for (size_t k = gds.size(); k-- > 0;) {
+          idx[gds[k]] = mod_by(div_by(block_index, inner), b.grid[gds[k]]);
+          if (k == 0) idx[gds[k]] = div_by(block_index, inner);
+          inner *= b.grid[gds[k]];
         }
+        i = mod_by(i, span);
+      }
       if (looped) {
         idx[np - 1] = div_by(i, part[j]);
-        i = b.loop > 1 ? mod_by(i, part[j]) : i;
+        i = mod_by(i, part[j]);
       }
       idx[np + j] = i;
     }

@@ -93,18 +93,15 @@ Shapes sum_or_repeat_shapes(const UOp& op, const ir::Dims& x) {
   return Shapes{{out}, {}};
 }
 
-// The data dims a map names must be distinct dims of a rank-`rank` tensor.
+// The data dims a map names must be dims of a rank-`rank` tensor. Several grid dims may
+// partition one data dim: the earlier grid dim is the outer one.
 std::string check_map(const DimMap& map, const BlockGraph& block, size_t rank) {
   if (map.grid.size() != block.grid.size())
     return "the map has " + std::to_string(map.grid.size()) + " grid entries for a grid of " +
            std::to_string(block.grid.size()) + " dims";
-  std::vector<bool> taken(rank, false);
-  for (int32_t d : map.grid) {
-    if (d == kReplica) continue;
-    if (d < 0 || static_cast<size_t>(d) >= rank) return "grid dim maps to dim " + std::to_string(d) + " of a rank-" + std::to_string(rank) + " tensor";
-    if (taken[static_cast<size_t>(d)]) return "two grid dims map to dim " + std::to_string(d);
-    taken[static_cast<size_t>(d)] = true;
-  }
+  for (int32_t d : map.grid)
+    if (d != kReplica && (d < 0 || static_cast<size_t>(d) >= rank))
+      return "grid dim maps to dim " + std::to_string(d) + " of a rank-" + std::to_string(rank) + " tensor";
   if (map.loop != kReplica && (map.loop < 0 || static_cast<size_t>(map.loop) >= rank))
     return "the for-loop maps to dim " + std::to_string(map.loop) + " of a rank-" + std::to_string(rank) + " tensor";
   return {};

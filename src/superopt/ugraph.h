@@ -64,6 +64,8 @@ constexpr int32_t kReplica = -1;
 
 // For in_iter: imap (grid) and fmap (loop); for out_accum: omap (grid) and fmap (loop). One
 // entry of `grid` per grid dim of the block graph: the data dim it partitions, or kReplica.
+// Grid dims that partition one data dim split it in grid order (x outermost); the for-loop
+// splits each block's part of its data dim again.
 struct DimMap {
   std::vector<int32_t> grid;
   int32_t loop = kReplica;

@@ -106,6 +106,36 @@ TEST(UGraph, LoraIsVerified) {
   for (uint64_t seed : {1, 2, 3}) expect_same_values("lora.oir", g, seed);
 }
 
+// Two grid dims partitioning one data dim, the outer first: the kv heads' partials land next
+// to each other, and one sum across consecutive elements adds the splits.
+TEST(UGraph, GridDimsSharingADataDimAreVerified) {
+  std::string text = read(kDir + "gqa.ugraph");
+  text = replace(text, "%A : f32[2,4,8] = out_accum(%n) omap=[0,1]", "%A : f32[4,2,8] = out_accum(%n) omap=[0,0]");
+  text = replace(text, "%B : f32[2,4,1] = out_accum(%d) omap=[0,1]", "%B : f32[4,2,1] = out_accum(%d) omap=[0,0]");
+  size_t at = text.find("  %A4 :");
+  text = text.substr(0, at) + R"(  %As : f32[2,2,8] = sum(%A) dim=0 k=2
+  %Bs : f32[2,2,1] = sum(%B) dim=0 k=2
+  %Os : f32[2,2,8] = div(%As, %Bs)
+  %O : f32[4,1,8] = reshape(%Os)
+  output %O
+}
+)";
+  UGraph g = parse_ugraph(text);
+  EXPECT_EQ(check("gqa.oir", g).outcome, verify::Outcome::Equivalent);
+  expect_same_values("gqa.oir", g, 7);
+  // The same split read by in_iter: grid dims y then x over K's and V's sequence dim.
+  std::string lora = read(kDir + "lora.ugraph");
+  lora = replace(lora, "grid=[2] loop=2", "grid=[2,2] loop=1");
+  lora = replace(lora, "in_iter(%W) imap=[0] fmap=1", "in_iter(%W) imap=[0,1] fmap=rep");
+  lora = replace(lora, "%x : f32[8,8] = in_iter(%X) imap=[rep] fmap=0", "%x : f32[8,8] = in_iter(%X) imap=[rep,0] fmap=rep");
+  lora = replace(lora, "%a : f32[4,8] = in_iter(%A) imap=[rep] fmap=1", "%a : f32[4,8] = in_iter(%A) imap=[rep,1] fmap=rep");
+  lora = replace(lora, "in_iter(%B) imap=[0] fmap=rep", "in_iter(%B) imap=[0,rep] fmap=rep");
+  lora = replace(lora, "%O : f32[8,8] = out_accum(%o) omap=[0] fmap=rep", "%P : f32[8,16] = out_accum(%o) omap=[0,1] fmap=rep");
+  lora = replace(lora, "  output %O", "  %P3 : f32[8,2,8] = reshape(%P)\n  %O : f32[8,1,8] = sum(%P3) dim=1 k=2\n  %O2 : f32[8,8] = reshape(%O)\n  output %O2");
+  UGraph split_k = parse_ugraph(lora);
+  EXPECT_EQ(check("lora.oir", split_k).outcome, verify::Outcome::Equivalent);
+}
+
 // A block's kv head chosen by the split index and the split by the kv-head index: same shapes,
 // other elements.
 TEST(UGraph, WrongImapIsRejected) {
