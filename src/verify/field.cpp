@@ -13,8 +13,32 @@ uint64_t add_mod(uint64_t a, uint64_t b, uint64_t m) {
 
 uint64_t sub_mod(uint64_t a, uint64_t b, uint64_t m) { return a >= b ? a - b : a + m - b; }
 
+namespace {
+
+// x mod m for m = 2^k − c (q and p are such primes: 2^61 − 5283 and 2^62 − 10565), without a
+// 128-bit division: 2^k ≡ c folds the high bits down twice, then at most two subtractions.
+uint64_t fold(unsigned __int128 x, int k, uint64_t c, uint64_t m) {
+  const unsigned __int128 low = (static_cast<unsigned __int128>(1) << k) - 1;
+  x = (x >> k) * c + (x & low);
+  x = (x >> k) * c + (x & low);
+  uint64_t r = static_cast<uint64_t>(x);
+  while (r >= m) r -= m;
+  return r;
+}
+
+constexpr int kQBits = 61;
+constexpr uint64_t kQFold = (uint64_t{1} << kQBits) - kQ;
+constexpr int kPBits = 62;
+constexpr uint64_t kPFold = (uint64_t{1} << kPBits) - kP;
+static_assert(kQFold == 5283 && kPFold == 10565);
+
+}  // namespace
+
 uint64_t mul_mod(uint64_t a, uint64_t b, uint64_t m) {
-  return static_cast<uint64_t>(static_cast<unsigned __int128>(a) * b % m);
+  unsigned __int128 x = static_cast<unsigned __int128>(a) * b;
+  if (m == kQ && a < m && b < m) return fold(x, kQBits, kQFold, m);
+  if (m == kP && a < m && b < m) return fold(x, kPBits, kPFold, m);
+  return static_cast<uint64_t>(x % m);
 }
 
 uint64_t pow_mod(uint64_t a, uint64_t e, uint64_t m) {
