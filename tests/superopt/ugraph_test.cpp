@@ -13,6 +13,7 @@
 #include "superopt/check_ugraph.h"
 #include "superopt/lower.h"
 #include "superopt/text.h"
+#include "superopt/threads.h"
 #include "support/error.h"
 #include "verify/check.h"
 
@@ -92,6 +93,36 @@ TEST(UGraph, ThreadGraphRoundTripsAndLowers) {
   EXPECT_EQ(verify::check_equivalence(ref, lower(g)).outcome, verify::Outcome::Equivalent);
   // Registers are not the block's memory: only %x, %y and %o are stored.
   EXPECT_EQ(memory_use(g).block_bytes, 3 * 2 * 8 * 4);
+}
+
+// exp → mul → div with single readers becomes one thread graph; a result two operators read
+// stays in the block's memory.
+TEST(UGraph, ThreadGraphsFuseElementwiseTrees) {
+  UGraph g = parse_ugraph(R"(ugraph @t {
+  input %X : f32[4,8]
+  input %Y : f32[4,8]
+  block(%X, %Y) grid=[2] loop=1 {
+    %x : f32[2,8] = in_iter(%X) imap=[0] fmap=rep
+    %y : f32[2,8] = in_iter(%Y) imap=[0] fmap=rep
+    %e : f32[2,8] = exp(%x)
+    %m : f32[2,8] = mul(%e, %y)
+    %d : f32[2,8] = div(%m, %y)
+    %s : f32[2,8] = add(%d, %x)
+    %u : f32[2,8] = exp(%s)
+    %O : f32[4,8] = out_accum(%u) omap=[0] fmap=rep
+    %P : f32[4,8] = out_accum(%s) omap=[0] fmap=rep
+  }
+  output %O
+})");
+  UGraph t = with_thread_graphs(g);
+  std::string text = print_ugraph(t);
+  EXPECT_NE(text.find("thread(%x, %y) store=[%s] {"), std::string::npos) << text;
+  EXPECT_EQ(t.tensor(*t.find("e")).level, Level::Thread);
+  EXPECT_EQ(t.tensor(*t.find("s")).level, Level::Block);
+  EXPECT_EQ(t.tensor(*t.find("u")).level, Level::Block);  // a tree of one stays an operator
+  EXPECT_LT(memory_use(t).block_bytes, memory_use(g).block_bytes);
+  verify::Verdict v = verify::check_equivalence(lower(g), lower(t));
+  EXPECT_EQ(v.outcome, verify::Outcome::Equivalent) << verify::describe(v);
 }
 
 TEST(UGraph, GqaIsVerified) {

@@ -24,5 +24,6 @@ Command add_verify(CLI::App& app);
 Command add_equiv(CLI::App& app);
 Command add_time_kernels(CLI::App& app);
 Command add_tune_db(CLI::App& app);
+Command add_superopt(CLI::App& app);
 
 }  // namespace orchid::cli

@@ -1,0 +1,135 @@
+#include "superopt/lax_programs.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "ir/canonical.h"
+#include "ir/subgraph.h"
+#include "superopt/abstract_program.h"
+
+namespace orchid::superopt {
+
+namespace {
+
+using ir::NodeId;
+using ir::ValueId;
+
+std::vector<ValueId> distinct(const std::vector<ValueId>& v) {
+  std::vector<ValueId> out;
+  for (ValueId x : v)
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  return out;
+}
+
+bool in_fragment(const ir::Graph& g, NodeId n) {
+  const ir::Primitive& p = g.node(n);
+  if (p.outputs.size() != 1 || p.inputs.empty()) return false;
+  ir::Graph one = ir::extract_subgraph(g, {n}, distinct(p.inputs), p.outputs);
+  AbsPool pool;
+  return abstract_program(one, pool).unsupported.empty();
+}
+
+int find(std::vector<int>& parent, int x) {
+  while (parent[static_cast<size_t>(x)] != x) x = parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+  return x;
+}
+
+// Whether no path leaves `set` and comes back (nodes are in topological order).
+bool convex(const ir::Graph& g, const std::vector<bool>& set) {
+  std::vector<bool> after(static_cast<size_t>(g.num_nodes()), false);  // outside, reached from the set
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    bool from_outside_path = false, from_set = false;
+    for (ValueId v : g.node(NodeId{n}).inputs) {
+      const ir::Value& val = g.value(v);
+      if (val.origin != ir::ValueOrigin::Node) continue;
+      size_t p = static_cast<size_t>(val.node.v);
+      from_set |= set[p];
+      from_outside_path |= after[p];
+    }
+    if (set[static_cast<size_t>(n)]) {
+      if (from_outside_path) return false;
+    } else {
+      after[static_cast<size_t>(n)] = from_set || from_outside_path;
+    }
+  }
+  return true;
+}
+
+bool worth_searching(const ir::Graph& g, const std::vector<NodeId>& nodes) {
+  if (nodes.size() < 2) return false;
+  return std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) {
+    const ir::Primitive& p = g.node(n);
+    return p.op == ir::PrimOp::MatMul || p.reduce == ir::ReduceOp::Sum;
+  });
+}
+
+}  // namespace
+
+std::vector<LaxProgram> lax_programs(const ir::Graph& g, size_t max_programs) {
+  size_t n = static_cast<size_t>(g.num_nodes());
+  std::vector<bool> lax(n);
+  for (size_t i = 0; i < n; ++i) lax[i] = in_fragment(g, NodeId{static_cast<int32_t>(i)});
+  std::vector<int> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::vector<std::vector<NodeId>> users = g.users();
+  for (size_t i = 0; i < n; ++i) {
+    if (!lax[i]) continue;
+    for (ValueId v : g.node(NodeId{static_cast<int32_t>(i)}).inputs) {
+      const ir::Value& val = g.value(v);
+      if (val.origin == ir::ValueOrigin::Node && lax[static_cast<size_t>(val.node.v)])
+        parent[static_cast<size_t>(find(parent, static_cast<int>(i)))] = find(parent, val.node.v);
+    }
+  }
+  std::vector<bool> is_output(static_cast<size_t>(g.num_values()), false);
+  for (ValueId v : g.outputs()) is_output[static_cast<size_t>(v.v)] = true;
+  std::map<std::string, size_t> by_text;
+  std::vector<LaxProgram> out;
+  for (size_t i = 0; i < n; ++i) {
+    if (!lax[i]) continue;
+    ValueId exit = g.node(NodeId{static_cast<int32_t>(i)}).outputs[0];
+    int comp = find(parent, static_cast<int>(i));
+    bool handed_out = is_output[static_cast<size_t>(exit.v)];
+    for (NodeId u : users[static_cast<size_t>(exit.v)]) handed_out |= !lax[static_cast<size_t>(u.v)] || find(parent, u.v) != comp;
+    if (!handed_out) continue;
+    // Its ancestors inside the component.
+    std::vector<bool> set(n, false);
+    set[i] = true;
+    for (size_t k = i + 1; k-- > 0;) {
+      if (!set[k]) continue;
+      for (ValueId v : g.node(NodeId{static_cast<int32_t>(k)}).inputs) {
+        const ir::Value& val = g.value(v);
+        if (val.origin == ir::ValueOrigin::Node && lax[static_cast<size_t>(val.node.v)] && find(parent, val.node.v) == comp)
+          set[static_cast<size_t>(val.node.v)] = true;
+      }
+    }
+    std::vector<NodeId> nodes;
+    for (size_t k = 0; k <= i; ++k)
+      if (set[k]) nodes.push_back(NodeId{static_cast<int32_t>(k)});
+    if (!worth_searching(g, nodes) || !convex(g, set)) continue;
+    std::vector<ValueId> inputs;
+    for (NodeId k : nodes)
+      for (ValueId v : g.node(k).inputs) {
+        const ir::Value& val = g.value(v);
+        bool inside = val.origin == ir::ValueOrigin::Node && set[static_cast<size_t>(val.node.v)];
+        if (!inside && std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
+      }
+    ir::Graph sub = ir::extract_subgraph(g, nodes, inputs, {exit});
+    std::string text = ir::canonical_signature(sub).text;
+    auto seen = by_text.find(text);
+    if (seen != by_text.end()) {
+      ++out[seen->second].occurrences;
+      continue;
+    }
+    by_text[text] = out.size();
+    out.push_back(LaxProgram{std::move(sub), g.value(exit).name, 1});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const LaxProgram& a, const LaxProgram& b) {
+    if (a.graph.num_nodes() != b.graph.num_nodes()) return a.graph.num_nodes() > b.graph.num_nodes();
+    return a.output < b.output;
+  });
+  if (out.size() > max_programs) out.resize(max_programs);
+  return out;
+}
+
+}  // namespace orchid::superopt
