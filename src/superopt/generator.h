@@ -35,6 +35,10 @@
 
 namespace orchid::superopt {
 
+// Bump when the generator's rules change what a search finds: cached results (result_text.h)
+// of other versions are not read.
+inline constexpr int kGeneratorVersion = 1;
+
 struct SearchOptions {
   int max_kernel_ops = 4;     // kernel operators, a graph-defined one counting as one
   int max_block_ops = 5;      // block operators besides in_iter and out_accum

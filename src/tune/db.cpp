@@ -52,6 +52,20 @@ constexpr const char* kDecide =
     "ON CONFLICT(target, kernel) DO UPDATE SET schedule = excluded.schedule, median_ns = excluded.median_ns, "
     "spread = excluded.spread, runs = excluded.runs, created = excluded.created";
 
+// The μGraphs the superoptimizer found for a program (src/superopt): keyed by the target, the
+// program's canonical signature and the search options; the result is the search's text.
+// Added to version 1 files as they are opened, as decisions was.
+constexpr const char* kCreateSuperopt =
+    "CREATE TABLE IF NOT EXISTS superopt_results("
+    "target TEXT NOT NULL, program TEXT NOT NULL, options TEXT NOT NULL, result TEXT NOT NULL, "
+    "created TEXT NOT NULL, PRIMARY KEY(target, program, options)) WITHOUT ROWID";
+constexpr const char* kSuperoptResult =
+    "SELECT result FROM superopt_results WHERE target = ?1 AND program = ?2 AND options = ?3";
+constexpr const char* kRecordSuperopt =
+    "INSERT INTO superopt_results(target, program, options, result, created) "
+    "VALUES(?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) "
+    "ON CONFLICT(target, program, options) DO UPDATE SET result = excluded.result, created = excluded.created";
+
 constexpr const char* kLookup =
     "SELECT median_ns, spread, runs, created FROM measurements "
     "WHERE target = ?1 AND kernel = ?2 AND schedule = ?3";
@@ -248,6 +262,7 @@ void ensure_schema(sqlite3* db, const fs::path& path) {
   }
   exec(db, kCreateMeasurements, path);
   exec(db, kCreateDecisions, path);
+  exec(db, kCreateSuperopt, path);
   t.commit();
 }
 
@@ -339,7 +354,7 @@ struct TuningDb::Impl {
   fs::path path;
   std::string note;  // what opening did beyond the ordinary (a damaged file moved aside)
   Connection db;
-  Statement lookup, record, schedules_for, size, decision, decide;
+  Statement lookup, record, schedules_for, size, decision, decide, superopt_result, record_superopt;
 
   explicit Impl(const fs::path& p)
       : path(p),
@@ -349,7 +364,9 @@ struct TuningDb::Impl {
         schedules_for(db.get(), kSchedulesFor, path),
         size(db.get(), kSize, path),
         decision(db.get(), kDecision, path),
-        decide(db.get(), kDecide, path) {}
+        decide(db.get(), kDecide, path),
+        superopt_result(db.get(), kSuperoptResult, path),
+        record_superopt(db.get(), kRecordSuperopt, path) {}
 };
 
 fs::path default_tuning_db_path(const CacheEnvironment& env) {
@@ -436,6 +453,26 @@ void TuningDb::decide(const std::string& target, const std::string& kernel, cons
   q->step();
 }
 
+std::optional<std::string> TuningDb::superopt_result(const std::string& target, const std::string& program,
+                                                     const std::string& options) {
+  Use q(impl_->superopt_result);
+  q->bind(1, target);
+  q->bind(2, program);
+  q->bind(3, options);
+  if (!q->step()) return std::nullopt;
+  return impl_->superopt_result.text(0);
+}
+
+void TuningDb::record_superopt(const std::string& target, const std::string& program, const std::string& options,
+                               const std::string& result) {
+  Use q(impl_->record_superopt);
+  q->bind(1, target);
+  q->bind(2, program);
+  q->bind(3, options);
+  q->bind(4, result);
+  q->step();
+}
+
 namespace {
 
 std::vector<TuningDb::Row> all_rows(sqlite3* db, const fs::path& path, const char* table) {
@@ -455,7 +492,7 @@ std::vector<TuningDb::Row> TuningDb::decisions() { return all_rows(impl_->db.get
 int64_t TuningDb::prune(const std::string& keep_target, const std::string& before) {
   int64_t removed = 0;
   Transaction t(impl_->db.get(), impl_->path);
-  for (const char* table : {"measurements", "decisions"}) {
+  for (const char* table : {"measurements", "decisions", "superopt_results"}) {
     std::string sql = std::string("DELETE FROM ") + table +
                       " WHERE (?1 <> '' AND target <> ?1) OR (?2 <> '' AND created < ?2)";
     Statement q(impl_->db.get(), sql.c_str(), impl_->path);

@@ -82,6 +82,13 @@ class TuningDb {
   // Inserts, or replaces the decision stored for (target, kernel).
   void decide(const std::string& target, const std::string& kernel, const std::string& schedule,
               const Measurement& m);
+  // The superoptimizer's result for (target, program signature, search options), as the text
+  // it stored; one per key.
+  std::optional<std::string> superopt_result(const std::string& target, const std::string& program,
+                                             const std::string& options);
+  // Inserts, or replaces the result stored under the same keys.
+  void record_superopt(const std::string& target, const std::string& program, const std::string& options,
+                       const std::string& result);
   // The number of measurements stored, over all targets.
   int64_t size();
 
@@ -93,7 +100,7 @@ class TuningDb {
   };
   std::vector<Row> measurements();
   std::vector<Row> decisions();
-  // Removes the rows (measurements and decisions) of targets other than `keep_target` (empty:
+  // Removes the rows (measurements, decisions and superoptimizer results) of targets other than `keep_target` (empty:
   // every target kept) and those created before `before` ("YYYY-MM-DD..." compared as text;
   // empty: none); returns how many went.
   int64_t prune(const std::string& keep_target, const std::string& before);

@@ -7,6 +7,7 @@
 #include "ir/parser.h"
 #include "superopt/check_ugraph.h"
 #include "superopt/dim_classes.h"
+#include "superopt/result_text.h"
 #include "superopt/text.h"
 
 namespace orchid::superopt {
@@ -59,6 +60,14 @@ TEST(Generator, FindsLoraAsOneKernelWithConcatMatmul) {
   }
   ASSERT_NE(figure, nullptr) << all.size() << " μgraphs generated";
   EXPECT_EQ(check_ugraph(ir::parse_graph_file(kDir + "lora.oir"), *figure).outcome, verify::Outcome::Equivalent);
+  // As the tuning database keeps it.
+  std::string stats;
+  SearchResult back = parse_result_text(result_text(r), &stats);
+  EXPECT_EQ(stats, describe(r.stats));
+  ASSERT_EQ(back.found.size(), r.found.size());
+  EXPECT_EQ(back.cost, r.cost);
+  for (size_t i = 0; i < r.found.size(); ++i) EXPECT_EQ(print_ugraph(back.found[i]), print_ugraph(r.found[i]));
+  EXPECT_EQ(back.unverified.size(), r.unverified.size());
 }
 
 // Mirage's Figure 4c: kernel 1 takes a kv head's query heads as rows of one head (a reshape,

@@ -175,6 +175,63 @@ TEST(Cli, ModelErrorsNameFileNodeAndOp) {
   EXPECT_NE(shape.output.find("--shape 'x0': expected name=dims"), std::string::npos) << shape.output;
 }
 
+// `orchid superopt` on a LAX program finds and verifies LoRA's one-kernel μGraph, stores the
+// result in the tuning database and reads it back the second time.
+TEST(CliSuperopt, SearchesVerifiesAndCaches) {
+  TempDir dir;
+  std::vector<std::string> args = {"superopt", ORCHID_SOURCE_DIR "/tests/data/superopt/lora.oir", "--grid", "2",
+                                    "--loop", "2", "--max-kernel-ops", "1", "--max-block-ops", "2",
+                                    "--max-results", "1", "--db", dir.file("tuning.db")};
+  auto first = orchid_cli(args);
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("search: "), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("# μgraph 1 of 1, estimated"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("= concat_matmul("), std::string::npos) << first.output;
+  auto again = orchid_cli(args);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("search (cached): "), std::string::npos) << again.output;
+  EXPECT_EQ(again.output.substr(again.output.find("# μgraph")), first.output.substr(first.output.find("# μgraph")));
+}
+
+// On a model, the LAX subprograms are searched: LoRA's matmuls and add are one.
+TEST(CliSuperopt, SearchesTheLaxSubprogramsOfAModel) {
+  TempDir dir;
+  testlib::OnnxModel m;
+  m.inputs = {{"W", {ir::DType::F32, {8, 16}}}, {"X", {ir::DType::F32, {16, 8}}},
+              {"A", {ir::DType::F32, {4, 16}}}, {"B", {ir::DType::F32, {8, 4}}}};
+  m.nodes = {{"MatMul", {"W", "X"}, {"WX"}, {}, "", "wx"},
+             {"MatMul", {"A", "X"}, {"AX"}, {}, "", "ax"},
+             {"MatMul", {"B", "AX"}, {"BAX"}, {}, "", "bax"},
+             {"Add", {"WX", "BAX"}, {"y"}, {}, "", "add"}};
+  m.outputs = {"y"};
+  std::string path = dir.file("lora.onnx");
+  std::ofstream(path, std::ios::binary) << testlib::serialize_model(m);
+  auto r = orchid_cli({"superopt", path, "--grid", "2", "--loop", "2", "--max-kernel-ops", "1", "--max-block-ops",
+                       "2", "--max-results", "1", "--no-cache"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 LAX subprogram searched"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("subprogram computing %y (4 primitives, 1 in the model)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("= concat_matmul("), std::string::npos) << r.output;
+  auto bad = orchid_cli({"superopt", path, "--grid", "2x0", "--no-cache"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("--grid '2x0': expected sizes such as 4x2"), std::string::npos) << bad.output;
+}
+
+// A program outside the fragment is reported, not searched.
+TEST(CliSuperopt, ReportsAProgramOutsideTheFragment) {
+  TempDir dir;
+  std::string prog = dir.file("max.oir", R"(graph @m {
+  input %x : f32[2,6]
+  %m : f32[2,1] = reduce max(%x) over [6] { %x[i0, r0] }
+  output %m
+}
+)");
+  auto r = orchid_cli({"superopt", prog, "--no-cache"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("not searched: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reduce max"), std::string::npos) << r.output;
+}
+
 TEST(Cli, EquivExitCodesSayEquivalentDifferentUndecided) {
   std::string a = ORCHID_SOURCE_DIR "/examples/equiv/attention.oir";
   std::string b = ORCHID_SOURCE_DIR "/examples/equiv/attention_merged.oir";

@@ -75,6 +75,26 @@ TEST(TuningDb, DecisionsAreOnePerKernelAndPersist) {
   EXPECT_EQ(db.decision("t2", "k"), std::nullopt);
 }
 
+// The superoptimizer's results: one per (target, program, options), replaced in place, pruned
+// with the other rows of a target.
+TEST(TuningDb, SuperoptResultsAreOnePerKeyAndPruned) {
+  testlib::TempDir dir("orchid_tune_db");
+  {
+    TuningDb db(dir.file("tuning.db"));
+    EXPECT_EQ(db.superopt_result("t", "p", "o"), std::nullopt);
+    db.record_superopt("t", "p", "o", "first");
+    db.record_superopt("t", "p", "o", "second");
+    db.record_superopt("t", "p", "o2", "other options");
+    db.record_superopt("t2", "p", "o", "other target");
+  }
+  TuningDb db(dir.file("tuning.db"));
+  EXPECT_EQ(db.superopt_result("t", "p", "o"), "second");
+  EXPECT_EQ(db.superopt_result("t", "p", "o2"), "other options");
+  EXPECT_EQ(db.prune("t", ""), 1);
+  EXPECT_EQ(db.superopt_result("t2", "p", "o"), std::nullopt);
+  EXPECT_EQ(db.superopt_result("t", "p", "o"), "second");
+}
+
 TEST(TuningDb, PersistsAcrossReopening) {
   testlib::TempDir dir("orchid_tune_db");
   std::string path = dir.file("nested/folders/tuning.db");  // parents are created

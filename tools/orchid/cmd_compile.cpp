@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cache_root.h"
 #include "commands.h"
 #include "driver/host_options.h"
 #include "driver/pipeline.h"
@@ -41,11 +42,7 @@ struct CompileFlags {
   int tune_budget = 48;
 };
 
-std::filesystem::path default_cache_root() {
-  const char* home = std::getenv("HOME");
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  return orchid_cache_root({home ? home : "", xdg ? xdg : ""}, "--cache-dir");
-}
+std::filesystem::path default_cache_root() { return cli_cache_root("--cache-dir"); }
 
 int compile(const CompileFlags& f) {
   bool cuda = f.target == "cuda";

@@ -3,7 +3,9 @@
 // cost and the search statistics.
 #include <cstdio>
 
+#include "cache_root.h"
 #include "commands.h"
+#include "driver/superopt_search.h"
 #include "fission/fission.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -13,6 +15,7 @@
 #include "superopt/text.h"
 #include "superopt/threads.h"
 #include "support/error.h"
+#include "target/detect.h"
 
 namespace orchid::cli {
 
@@ -26,6 +29,15 @@ struct SuperoptOptions {
   bool no_canonical = false;
   size_t max_programs = 4;
   bool show_program = false;
+  std::string db;
+  bool no_cache = false;
+};
+
+// Where a search runs: the host's fingerprint keys cached results, one core's L2 bounds a
+// block's memory.
+struct Where {
+  std::string target;
+  tune::TuningDb* db = nullptr;
 };
 
 ir::Dims parse_grid(const std::string& text) {
@@ -49,19 +61,22 @@ ir::Dims parse_grid(const std::string& text) {
   return out;
 }
 
-void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program) {
+void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program, const Where& where) {
   if (show_program) std::printf("%s", ir::print_graph(program).c_str());
-  superopt::SearchResult r = superopt::search(program, o);
+  driver::CachedSearch c = driver::superopt_search(program, o, where.db, where.target);
+  const superopt::SearchResult& r = c.result;
   if (!r.unsupported.empty()) {
     std::printf("not searched: %s\n", r.unsupported.c_str());
     return;
   }
-  std::printf("search: %s\n", superopt::describe(r.stats).c_str());
+  std::printf("search%s: %s\n", c.from_cache ? " (cached)" : "", c.stats.c_str());
   for (size_t i = 0; i < r.found.size(); ++i) {
     std::printf("\n# μgraph %zu of %zu, estimated %.3g µs, verified\n", i + 1, r.found.size(), r.cost[i] * 1e6);
     std::printf("%s", superopt::print_ugraph(superopt::with_thread_graphs(r.found[i])).c_str());
   }
   if (r.found.empty()) std::printf("no μgraph found within the limits\n");
+  if (!r.unverified.empty())
+    std::printf("\n%zu more μgraphs passed the screening tests (not verified in full; --max-results)\n", r.unverified.size());
 }
 
 int run(SuperoptOptions& opts) {
@@ -72,9 +87,18 @@ int run(SuperoptOptions& opts) {
   }
   o.prune_abstract = !opts.no_prune;
   o.canonical = !opts.no_canonical;
+  target::Target host = target::detect_host();
+  if (std::optional<size_t> l2 = target::level_index(host, "L2")) o.block_memory_bytes = host.levels[*l2].capacity_bytes;
+  Where where{host.fingerprint() + "/superopt", nullptr};
+  std::optional<tune::TuningDb> db;
+  if (!opts.no_cache) {
+    db.emplace(cli_tuning_db(opts.db));
+    if (!db->note().empty()) std::fprintf(stderr, "%s\n", db->note().c_str());
+    where.db = &*db;
+  }
   const std::string& file = opts.model.file;
   if (file.size() > 4 && file.substr(file.size() - 4) == ".oir") {
-    search_one(ir::parse_graph_file(file), o, false);
+    search_one(ir::parse_graph_file(file), o, false, where);
     return 0;
   }
   ir::Graph g = fission::fission(load_model(opts.model));
@@ -83,7 +107,7 @@ int run(SuperoptOptions& opts) {
   for (const superopt::LaxProgram& p : programs) {
     std::printf("\n## subprogram computing %%%s (%d primitives, %lld in the model)\n", p.output.c_str(),
                 p.graph.num_nodes(), static_cast<long long>(p.occurrences));
-    search_one(p.graph, o, opts.show_program);
+    search_one(p.graph, o, opts.show_program, where);
   }
   return 0;
 }
@@ -112,6 +136,8 @@ Command add_superopt(CLI::App& app) {
   cmd->add_flag("--no-prune", opts->no_prune, "no abstract-expression pruning (ablation)");
   cmd->add_flag("--no-canonical", opts->no_canonical, "no canonical form (ablation)");
   cmd->add_flag("--show-program", opts->show_program, "print each subprogram of a model");
+  cmd->add_option("--db", opts->db, "tuning database where results are cached (default ~/.cache/orchid/tuning.db)");
+  cmd->add_flag("--no-cache", opts->no_cache, "search afresh and store nothing");
   return {cmd, [opts] { return run(*opts); }};
 }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache_root.h"
 #include "commands.h"
 #include "support/cache_paths.h"
 #include "support/error.h"
@@ -23,12 +24,7 @@ struct TuneDbOptions {
   std::string db, file, keep_target, before;
 };
 
-std::filesystem::path db_path(const TuneDbOptions& o) {
-  if (!o.db.empty()) return o.db;
-  const char* home = std::getenv("HOME");
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  return tune::default_tuning_db_path({home ? home : "", xdg ? xdg : ""});
-}
+std::filesystem::path db_path(const TuneDbOptions& o) { return cli_tuning_db(o.db); }
 
 nlohmann::json rows_json(const std::vector<tune::TuningDb::Row>& rows) {
   nlohmann::json out = nlohmann::json::array();
