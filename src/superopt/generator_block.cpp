@@ -331,106 +331,118 @@ void Worker::block_step(OpenBlock& b, int depth) {
         try_block_op(b, op_of(UOpType::ConcatMatmul), {args[i1], args[i2], args[j1], args[j2]}, depth);
 }
 
-void Worker::try_block_op(OpenBlock& b, UOp op, const std::vector<Operand>& args, int depth) {
-  if (expired()) return;
-  ++stats.block_ops_tried;
+// The checks of a block operator before it is applied: canonical rank, shapes, dim classes,
+// the block's memory (with the in_iters it loads) and its abstract expression.
+std::optional<BlockStep> Worker::check_block_op(const OpenBlock& b, const UOp& op, const std::vector<Operand>& args) {
   // One in_iter per input: operands loading the same input must agree on its map.
   for (size_t i = 0; i < args.size(); ++i)
     for (size_t j = 0; j < i; ++j)
-      if (args[i].lazy() && args[j].lazy() && args[i].input == args[j].input && !(args[i].map == args[j].map)) return;
-  size_t n_in = b.inputs.size();
-  auto ordinal = [&](const Operand& a) {
-    if (a.input >= 0) return a.input;
-    return static_cast<int32_t>(n_in) + b.ordinal[static_cast<size_t>(a.tensor)];
-  };
-  Rank r;
+      if (args[i].lazy() && args[j].lazy() && args[i].input == args[j].input && !(args[i].map == args[j].map))
+        return std::nullopt;
+  BlockStep step;
   for (const Operand& a : args) {
-    r.in.push_back(ordinal(a));
-    r.max_in = std::max(r.max_in, r.in.back());
+    int32_t ord = a.input >= 0 ? a.input : static_cast<int32_t>(b.inputs.size()) + b.ordinal[static_cast<size_t>(a.tensor)];
+    step.rank.in.push_back(ord);
+    step.rank.max_in = std::max(step.rank.max_in, ord);
   }
-  r.type = static_cast<int32_t>(op.type);
-  r.attrs = {op.dim, op.k};
-  r.attrs.insert(r.attrs.end(), op.shape.begin(), op.shape.end());
-  if (o_.canonical && !b.ranks.empty() && !(b.ranks.back() < r)) {
+  step.rank.type = static_cast<int32_t>(op.type);
+  step.rank.attrs = {op.dim, op.k};
+  step.rank.attrs.insert(step.rank.attrs.end(), op.shape.begin(), op.shape.end());
+  if (o_.canonical && !b.ranks.empty() && !(b.ranks.back() < step.rank)) {
     ++stats.pruned_canonical;
-    return;
+    return std::nullopt;
   }
-  std::vector<ir::Dims> shapes;
   std::vector<AbsId> exprs;
+  std::vector<std::vector<int32_t>> in_classes;
   for (const Operand& a : args) {
-    shapes.push_back(a.shape);
-    exprs.push_back(expr_[static_cast<size_t>(a.lazy() ? b.inputs[static_cast<size_t>(a.input)] : a.tensor)]);
+    TensorId source = a.lazy() ? b.inputs[static_cast<size_t>(a.input)] : a.tensor;
+    step.shapes.push_back(a.shape);
+    exprs.push_back(expr_[static_cast<size_t>(source)]);
+    in_classes.push_back(a.lazy() ? classes_[static_cast<size_t>(source)] : b.classes[static_cast<size_t>(a.tensor)]);
   }
-  Shapes s = infer_shapes(op, shapes, &b.graph);
+  Shapes s = infer_shapes(op, step.shapes, &b.graph);
   if (!s.error.empty()) {
     ++stats.pruned_shape;
-    return;
+    return std::nullopt;
   }
-  std::vector<std::vector<int32_t>> in_classes;
-  for (const Operand& a : args)
-    in_classes.push_back(a.lazy() ? classes_[static_cast<size_t>(b.inputs[static_cast<size_t>(a.input)])]
-                                  : b.classes[static_cast<size_t>(a.tensor)]);
-  std::optional<std::vector<int32_t>> cls = classes_of(op, in_classes, shapes, s.out[0], reduced_);
+  step.out = s.out[0];
+  std::optional<std::vector<int32_t>> cls = classes_of(op, in_classes, step.shapes, step.out, reduced_);
   if (!cls && o_.consistent_maps) {
     ++stats.pruned_dims;
-    return;
+    return std::nullopt;
   }
-  int64_t added = bytes_of(s.out[0]);
+  step.classes = cls ? *cls : std::vector<int32_t>(step.out.size(), -1);
+  step.added = bytes_of(step.out);
   for (size_t i = 0; i < args.size(); ++i) {
     bool first = true;
     for (size_t j = 0; j < i; ++j) first &= !(args[j].lazy() && args[j].input == args[i].input);
-    if (args[i].lazy() && first) added += bytes_of(args[i].shape);
+    if (args[i].lazy() && first) step.added += bytes_of(args[i].shape);
   }
-  if (b.bytes + added > o_.block_memory_bytes) {
+  if (b.bytes + step.added > o_.block_memory_bytes) {
     ++stats.pruned_memory;
-    return;
+    return std::nullopt;
   }
-  AbsId e = abstract_of(pool_, op, exprs, shapes, &b.graph);
-  if (!keep(e)) return;
-  // Apply: the in_iters this operator loads, then the operator.
+  step.expr = abstract_of(pool_, op, exprs, step.shapes, &b.graph);
+  if (!keep(step.expr)) return std::nullopt;
+  return step;
+}
+
+// A block tensor's bookkeeping, sized to the tensor table.
+void Worker::track(OpenBlock& b, TensorId t, std::vector<int32_t> classes, uint8_t varies, std::vector<uint8_t> dims) {
+  size_t n = g_.tensors.size();
+  b.ordinal.resize(n, -1);
+  b.readers.resize(n, 0);
+  b.varies.resize(n, 0);
+  b.dims.resize(n);
+  b.classes.resize(n);
+  b.classes[static_cast<size_t>(t)] = std::move(classes);
+  b.varies[static_cast<size_t>(t)] = varies;
+  b.dims[static_cast<size_t>(t)] = std::move(dims);
+}
+
+// The in_iter that loads operand a (created now when a is lazy and its input not yet loaded).
+TensorId Worker::load(OpenBlock& b, const Operand& a, std::vector<size_t>& loaded) {
+  if (!a.lazy()) return a.tensor;
+  size_t i = static_cast<size_t>(a.input);
+  if (!b.in_iter[i]) {
+    UOp in;
+    in.type = UOpType::InIter;
+    in.inputs = {b.inputs[i]};
+    in.map = a.map;
+    in.outputs = {new_tensor(a.shape, Level::Block, expr_[static_cast<size_t>(in.inputs[0])])};
+    track(b, in.outputs[0], classes_[static_cast<size_t>(in.inputs[0])], varies_of(a.map),
+          dims_of(a.map, a.shape.size(), b.graph));
+    b.in_iter[i] = in;
+    loaded.push_back(i);
+  }
+  return b.in_iter[i]->outputs[0];
+}
+
+void Worker::try_block_op(OpenBlock& b, UOp op, const std::vector<Operand>& args, int depth) {
+  if (expired()) return;
+  ++stats.block_ops_tried;
+  std::optional<BlockStep> step = check_block_op(b, op, args);
+  if (!step) return;
   Mark m = mark();
   std::vector<size_t> loaded;
-  for (const Operand& a : args) {
-    if (a.lazy() && !b.in_iter[static_cast<size_t>(a.input)]) {
-      UOp in;
-      in.type = UOpType::InIter;
-      in.inputs = {b.inputs[static_cast<size_t>(a.input)]};
-      in.map = a.map;
-      in.outputs = {new_tensor(a.shape, Level::Block, expr_[static_cast<size_t>(in.inputs[0])])};
-      b.varies.resize(g_.tensors.size(), 0);
-      b.dims.resize(g_.tensors.size());
-      b.classes.resize(g_.tensors.size());
-      b.classes[static_cast<size_t>(in.outputs[0])] = classes_[static_cast<size_t>(in.inputs[0])];
-      b.varies[static_cast<size_t>(in.outputs[0])] = varies_of(a.map);
-      b.dims[static_cast<size_t>(in.outputs[0])] = dims_of(a.map, a.shape.size(), b.graph);
-      b.in_iter[static_cast<size_t>(a.input)] = in;
-      loaded.push_back(static_cast<size_t>(a.input));
-    }
-    TensorId t = a.lazy() ? b.in_iter[static_cast<size_t>(a.input)]->outputs[0] : a.tensor;
-    op.inputs.push_back(t);
-  }
-  op.outputs = {new_tensor(s.out[0], Level::Block, e)};
-  b.ordinal.resize(g_.tensors.size(), -1);
-  b.readers.resize(g_.tensors.size(), 0);
-  b.varies.resize(g_.tensors.size(), 0);
-  b.dims.resize(g_.tensors.size());
-  b.classes.resize(g_.tensors.size());
-  b.classes[static_cast<size_t>(op.outputs[0])] = cls ? *cls : std::vector<int32_t>(s.out[0].size(), -1);
-  b.ordinal[static_cast<size_t>(op.outputs[0])] = static_cast<int32_t>(b.ops.size());
+  for (const Operand& a : args) op.inputs.push_back(load(b, a, loaded));
+  op.outputs = {new_tensor(step->out, Level::Block, step->expr)};
+  uint8_t varies = 0;
   std::vector<std::vector<uint8_t>> in_dims;
   for (TensorId t : op.inputs) {
-    ++b.readers[static_cast<size_t>(t)];
-    b.varies[static_cast<size_t>(op.outputs[0])] |= b.varies[static_cast<size_t>(t)];
+    varies |= b.varies[static_cast<size_t>(t)];
     in_dims.push_back(b.dims[static_cast<size_t>(t)]);
   }
-  b.dims[static_cast<size_t>(op.outputs[0])] = dims_of(op, in_dims, shapes, s.out[0]);
-  b.bytes += added;
+  track(b, op.outputs[0], step->classes, varies, dims_of(op, in_dims, step->shapes, step->out));
+  b.ordinal[static_cast<size_t>(op.outputs[0])] = static_cast<int32_t>(b.ops.size());
+  for (TensorId t : op.inputs) ++b.readers[static_cast<size_t>(t)];
+  b.bytes += step->added;
   b.ops.push_back(op);
-  b.ranks.push_back(r);
+  b.ranks.push_back(step->rank);
   block_step(b, depth);
   b.ranks.pop_back();
   b.ops.pop_back();
-  b.bytes -= added;
+  b.bytes -= step->added;
   for (TensorId t : op.inputs) --b.readers[static_cast<size_t>(t)];
   for (size_t i : loaded) b.in_iter[i].reset();
   restore(m);

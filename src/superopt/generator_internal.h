@@ -53,6 +53,16 @@ struct Operand {
 
 constexpr int kLoopBit = 3;
 
+// A block operator that passed its checks (Worker::check_block_op): what applying it needs.
+struct BlockStep {
+  Rank rank;
+  std::vector<ir::Dims> shapes;  // of the operands
+  ir::Dims out;
+  std::vector<int32_t> classes;  // of the result's dims
+  AbsId expr = -1;
+  int64_t added = 0;             // block bytes, the in_iters it loads included
+};
+
 // The block graph being built.
 struct OpenBlock {
   std::vector<TensorId> inputs;  // kernel tensors
@@ -103,6 +113,9 @@ class Worker {
   void block_step(OpenBlock& b, int depth);
   std::vector<Operand> operands(const OpenBlock& b) const;
   void try_block_op(OpenBlock& b, UOp op, const std::vector<Operand>& args, int depth);
+  std::optional<BlockStep> check_block_op(const OpenBlock& b, const UOp& op, const std::vector<Operand>& args);
+  TensorId load(OpenBlock& b, const Operand& a, std::vector<size_t>& loaded);
+  void track(OpenBlock& b, TensorId t, std::vector<int32_t> classes, uint8_t varies, std::vector<uint8_t> dims);
   void close_block(OpenBlock& b, int depth);
   void close_with(OpenBlock& b, const std::vector<TensorId>& results, const std::vector<std::vector<DimMap>>& maps,
                   std::vector<DimMap>& chosen, int depth);

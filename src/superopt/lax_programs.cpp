@@ -64,6 +64,35 @@ bool worth_searching(const ir::Graph& g, const std::vector<NodeId>& nodes) {
   });
 }
 
+// The nodes of the program that ends at node `last`: its ancestors inside its component
+// (`in_component`), and the values they read from outside, in first-read order. False where
+// the program is not worth searching or not convex.
+template <class InComponent>
+bool program_nodes(const ir::Graph& g, const std::vector<bool>& lax, InComponent in_component, size_t last,
+                   std::vector<NodeId>* nodes, std::vector<ValueId>* inputs) {
+  size_t n = static_cast<size_t>(g.num_nodes());
+  std::vector<bool> set(n, false);
+  set[last] = true;
+  for (size_t k = last + 1; k-- > 0;) {
+    if (!set[k]) continue;
+    for (ValueId v : g.node(NodeId{static_cast<int32_t>(k)}).inputs) {
+      const ir::Value& val = g.value(v);
+      if (val.origin == ir::ValueOrigin::Node && lax[static_cast<size_t>(val.node.v)] && in_component(val.node.v))
+        set[static_cast<size_t>(val.node.v)] = true;
+    }
+  }
+  for (size_t k = 0; k <= last; ++k)
+    if (set[k]) nodes->push_back(NodeId{static_cast<int32_t>(k)});
+  if (!worth_searching(g, *nodes) || !convex(g, set)) return false;
+  for (NodeId k : *nodes)
+    for (ValueId v : g.node(k).inputs) {
+      const ir::Value& val = g.value(v);
+      bool inside = val.origin == ir::ValueOrigin::Node && set[static_cast<size_t>(val.node.v)];
+      if (!inside && std::find(inputs->begin(), inputs->end(), v) == inputs->end()) inputs->push_back(v);
+    }
+  return true;
+}
+
 }  // namespace
 
 std::vector<LaxProgram> lax_programs(const ir::Graph& g, size_t max_programs) {
@@ -92,28 +121,9 @@ std::vector<LaxProgram> lax_programs(const ir::Graph& g, size_t max_programs) {
     bool handed_out = is_output[static_cast<size_t>(exit.v)];
     for (NodeId u : users[static_cast<size_t>(exit.v)]) handed_out |= !lax[static_cast<size_t>(u.v)] || find(parent, u.v) != comp;
     if (!handed_out) continue;
-    // Its ancestors inside the component.
-    std::vector<bool> set(n, false);
-    set[i] = true;
-    for (size_t k = i + 1; k-- > 0;) {
-      if (!set[k]) continue;
-      for (ValueId v : g.node(NodeId{static_cast<int32_t>(k)}).inputs) {
-        const ir::Value& val = g.value(v);
-        if (val.origin == ir::ValueOrigin::Node && lax[static_cast<size_t>(val.node.v)] && find(parent, val.node.v) == comp)
-          set[static_cast<size_t>(val.node.v)] = true;
-      }
-    }
     std::vector<NodeId> nodes;
-    for (size_t k = 0; k <= i; ++k)
-      if (set[k]) nodes.push_back(NodeId{static_cast<int32_t>(k)});
-    if (!worth_searching(g, nodes) || !convex(g, set)) continue;
     std::vector<ValueId> inputs;
-    for (NodeId k : nodes)
-      for (ValueId v : g.node(k).inputs) {
-        const ir::Value& val = g.value(v);
-        bool inside = val.origin == ir::ValueOrigin::Node && set[static_cast<size_t>(val.node.v)];
-        if (!inside && std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
-      }
+    if (!program_nodes(g, lax, [&](int32_t node) { return find(parent, node) == comp; }, i, &nodes, &inputs)) continue;
     ir::Graph sub = ir::extract_subgraph(g, nodes, inputs, {exit});
     std::string text = ir::canonical_signature(sub).text;
     auto seen = by_text.find(text);

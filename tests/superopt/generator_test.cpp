@@ -70,6 +70,30 @@ TEST(Generator, FindsLoraAsOneKernelWithConcatMatmul) {
   EXPECT_EQ(back.unverified.size(), r.unverified.size());
 }
 
+// One thread or two, the same μGraphs in the same order (the workers split the first kernel
+// operator's choices; results are merged by cost and text).
+TEST(Generator, IsDeterministicWhateverTheThreads) {
+  SearchOptions o;
+  o.max_kernel_ops = 1;
+  o.max_block_ops = 2;
+  o.grids = {{2}};
+  o.loops = {2};
+  o.max_results = 4;
+  ir::Graph p = ir::parse_graph_file(kDir + "lora.oir");
+  auto texts = [&](int threads) {
+    o.threads = threads;
+    SearchResult r = search(p, o);
+    std::vector<std::string> out;
+    for (const UGraph& g : r.found) out.push_back(print_ugraph(g));
+    for (const UGraph& g : r.unverified) out.push_back(print_ugraph(g));
+    return out;
+  };
+  std::vector<std::string> one = texts(1);
+  EXPECT_FALSE(one.empty());
+  EXPECT_EQ(texts(2), one);
+  EXPECT_EQ(texts(2), one);
+}
+
 // Mirage's Figure 4c: kernel 1 takes a kv head's query heads as rows of one head (a reshape,
 // then small GEMMs), splits the cache among blocks and iterations and accumulates partial
 // numerators and sums of exp; kernels 2 to 4 add the splits and divide. K and V are never

@@ -43,6 +43,14 @@ verify::Verdict check(const std::string& program, const UGraph& u) {
   return v;
 }
 
+// The μGraph in `text` differs from the program, certainly (not through an uninterpreted
+// function).
+void expect_different(const std::string& program, const std::string& text) {
+  verify::Verdict v = check(program, parse_ugraph(text));
+  EXPECT_EQ(v.outcome, verify::Outcome::Different);
+  EXPECT_TRUE(v.definitive);
+}
+
 // The lowered μGraph run by the interpreter agrees with the reference program.
 void expect_same_values(const std::string& program, const UGraph& u, uint64_t seed) {
   ir::Graph ref = ir::parse_graph_file(kDir + program);
@@ -170,10 +178,7 @@ TEST(UGraph, GridDimsSharingADataDimAreVerified) {
 // A block's kv head chosen by the split index and the split by the kv-head index: same shapes,
 // other elements.
 TEST(UGraph, WrongImapIsRejected) {
-  std::string text = replace(read(kDir + "gqa.ugraph"), "in_iter(%V) imap=[0,1]", "in_iter(%V) imap=[1,0]");
-  verify::Verdict v = check("gqa.oir", parse_ugraph(text));
-  EXPECT_EQ(v.outcome, verify::Outcome::Different);
-  EXPECT_TRUE(v.definitive);
+  expect_different("gqa.oir", replace(read(kDir + "gqa.ugraph"), "in_iter(%V) imap=[0,1]", "in_iter(%V) imap=[1,0]"));
 }
 
 // Each split's numerator divided by its own partial denominator, then summed: the partial
@@ -188,9 +193,7 @@ TEST(UGraph, MissingAccumulationIsRejected) {
   output %O
 }
 )";
-  verify::Verdict v = check("gqa.oir", parse_ugraph(text));
-  EXPECT_EQ(v.outcome, verify::Outcome::Different);
-  EXPECT_TRUE(v.definitive);
+  expect_different("gqa.oir", text);
 }
 
 // The for-loop's partial results concatenated where they must be summed: the shapes no longer
@@ -207,10 +210,7 @@ TEST(UGraph, ConcatenatedAccumulationIsRejectedByShape) {
 }
 
 TEST(UGraph, SwappedDivisionIsRejected) {
-  std::string text = replace(read(kDir + "gqa.ugraph"), "div(%As, %Bs)", "div(%Bs, %As)");
-  verify::Verdict v = check("gqa.oir", parse_ugraph(text));
-  EXPECT_EQ(v.outcome, verify::Outcome::Different);
-  EXPECT_TRUE(v.definitive);
+  expect_different("gqa.oir", replace(read(kDir + "gqa.ugraph"), "div(%As, %Bs)", "div(%Bs, %As)"));
 }
 
 // LoRA with its for-loop replicating X and W instead of walking the contracted dim counts
