@@ -33,15 +33,20 @@ std::string loaded(const UGraph& g, const BlockGraph& b, TensorId t) {
   return "";
 }
 
-// Mirage's Figure 9b: one graph-defined kernel whose blocks compute their tile of A·X and
-// perform one matmul (W ‖ B)·(X over A·X), accumulating over the for-loop.
-TEST(Generator, FindsLoraAsOneKernelWithConcatMatmul) {
+// LoRA's search: one kernel operator of two block operators, a grid of 2, a loop of 2.
+SearchOptions lora_options() {
   SearchOptions o;
   o.max_kernel_ops = 1;
   o.max_block_ops = 2;
   o.grids = {{2}};
   o.loops = {2};
-  SearchResult r = run("lora.oir", o);
+  return o;
+}
+
+// Mirage's Figure 9b: one graph-defined kernel whose blocks compute their tile of A·X and
+// perform one matmul (W ‖ B)·(X over A·X), accumulating over the for-loop.
+TEST(Generator, FindsLoraAsOneKernelWithConcatMatmul) {
+  SearchResult r = run("lora.oir", lora_options());
   ASSERT_FALSE(r.found.empty());
   std::vector<UGraph> all = r.found;
   all.insert(all.end(), r.unverified.begin(), r.unverified.end());
@@ -73,11 +78,7 @@ TEST(Generator, FindsLoraAsOneKernelWithConcatMatmul) {
 // One thread or two, the same μGraphs in the same order (the workers split the first kernel
 // operator's choices; results are merged by cost and text).
 TEST(Generator, IsDeterministicWhateverTheThreads) {
-  SearchOptions o;
-  o.max_kernel_ops = 1;
-  o.max_block_ops = 2;
-  o.grids = {{2}};
-  o.loops = {2};
+  SearchOptions o = lora_options();
   o.max_results = 4;
   ir::Graph p = ir::parse_graph_file(kDir + "lora.oir");
   auto texts = [&](int threads) {
