@@ -64,6 +64,20 @@ uint8_t varies_of(const DimMap& m) {
   return bits;
 }
 
+// A per-dim property of a reshape that moves dims of size 1 (unit_moves): the other dims keep
+// their order, and so do the unit dims among themselves; `none` where a dim has no source.
+template <class T>
+std::vector<T> unit_moved(const std::vector<T>& in, const ir::Dims& in_shape, const ir::Dims& out_shape, T none) {
+  std::vector<T> big, unit, out;
+  for (size_t i = 0; i < in.size(); ++i) (in_shape[i] == 1 ? unit : big).push_back(in[i]);
+  size_t bi = 0, ui = 0;
+  for (int64_t extent : out_shape) {
+    bool is_unit = extent == 1 && ui < unit.size();
+    out.push_back(is_unit ? unit[ui++] : bi < big.size() ? big[bi++] : none);
+  }
+  return out;
+}
+
 // Which grid dims and loop partition each data dim of an in_iter's result.
 std::vector<uint8_t> dims_of(const DimMap& m, size_t rank, const BlockGraph& block) {
   std::vector<uint8_t> out(rank, 0);
@@ -89,13 +103,7 @@ std::vector<uint8_t> dims_of(const UOp& op, const std::vector<std::vector<uint8_
       }
       return out;
     }
-    case UOpType::Reshape: {  // a dim of size 1 moved: the others keep their order
-      std::vector<uint8_t> big, unit;
-      for (size_t i = 0; i < in[0].size(); ++i) (in_shapes[0][i] == 1 ? unit : big).push_back(in[0][i]);
-      size_t bi = 0, ui = 0;
-      for (size_t i = 0; i < r; ++i) out[i] = out_shape[i] == 1 ? unit[ui++] : big[bi++];
-      return out;
-    }
+    case UOpType::Reshape: return unit_moved(in[0], in_shapes[0], out_shape, uint8_t{0});
     case UOpType::Sum:
       out = in[0];
       if (out_shape[static_cast<size_t>(op.dim)] == 1) out[static_cast<size_t>(op.dim)] = 0;
@@ -175,16 +183,7 @@ std::optional<std::vector<int32_t>> classes_of(const UOp& op, const std::vector<
       return in[0];
     case UOpType::Exp:
     case UOpType::Repeat: return in[0];
-    case UOpType::Reshape: {  // a dim of size 1 moved: the others keep their order
-      std::vector<int32_t> big, unit;
-      for (size_t i = 0; i < in[0].size(); ++i) (in_shapes[0][i] == 1 ? unit : big).push_back(in[0][i]);
-      size_t bi = 0, ui = 0;
-      for (size_t i = 0; i < r; ++i) {
-        bool is_unit = out[i] == 1 && ui < unit.size();
-        c[i] = is_unit ? unit[ui++] : bi < big.size() ? big[bi++] : -1;
-      }
-      return c;
-    }
+    case UOpType::Reshape: return unit_moved(in[0], in_shapes[0], out, int32_t{-1});
     case UOpType::InIter:
     case UOpType::OutAccum:
     case UOpType::Block:
