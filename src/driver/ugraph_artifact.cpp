@@ -1,0 +1,143 @@
+// A μGraph built into an artifact (ugraph_artifact.h).
+#include "driver/ugraph_artifact.h"
+
+#include <map>
+
+#include "codegen/cpu/codegen.h"
+#include "codegen/cpu/compiler.h"
+#include "codegen/cpu/schedule.h"
+#include "codegen/cpu/ugraph_kernel.h"
+#include "ir/printer.h"
+#include "superopt/lower.h"
+#include "support/error.h"
+
+namespace orchid::driver {
+
+using superopt::TensorId;
+using superopt::UGraph;
+using superopt::UOp;
+using superopt::UOpType;
+
+namespace {
+
+// One plan buffer per kernel tensor (a reshape's result a view of its operand's); the
+// program's names for the inputs and outputs. Returns the buffer of each tensor (-1: none).
+std::vector<int32_t> lay_out_buffers(const UGraph& u, const ir::Graph& program, runtime::Plan& plan) {
+  std::vector<int32_t> buf(u.tensors.size(), -1);
+  std::map<TensorId, std::string> output_name;
+  for (size_t i = 0; i < u.outputs.size(); ++i)
+    output_name.emplace(u.outputs[i], program.value(program.outputs()[i]).name);
+  auto add = [&](TensorId t, runtime::BufferKind kind, const std::string& name, int32_t alias) {
+    runtime::PlanBuffer b;
+    b.name = name;
+    b.type = ir::TensorType{u.tensor(t).dtype, u.shape(t)};
+    b.kind = kind;
+    b.alias = alias;
+    buf[static_cast<size_t>(t)] = static_cast<int32_t>(plan.buffers.size());
+    plan.buffers.push_back(std::move(b));
+  };
+  for (size_t i = 0; i < u.inputs.size(); ++i) {
+    add(u.inputs[i], runtime::BufferKind::Input, program.value(program.inputs()[i]).name, -1);
+    plan.inputs.push_back(buf[static_cast<size_t>(u.inputs[i])]);
+  }
+  for (const UOp& op : u.ops)
+    for (TensorId t : op.outputs) {
+      auto out = output_name.find(t);
+      bool is_output = out != output_name.end();
+      int32_t alias = op.type == UOpType::Reshape ? runtime::alias_root(plan, buf[static_cast<size_t>(op.inputs[0])]) : -1;
+      add(t, is_output ? runtime::BufferKind::Output : runtime::BufferKind::Intermediate,
+          is_output ? out->second : u.tensor(t).name, alias);
+    }
+  for (TensorId t : u.outputs) plan.outputs.push_back(buf[static_cast<size_t>(t)]);
+  return buf;
+}
+
+// A pre-defined kernel operator as a one-primitive kernel; `args` receives its arguments'
+// tensors (its distinct inputs in order, then its output).
+codegen::cpu::GeneratedKernel predefined_kernel(const UGraph& u, const UOp& op, const std::string& symbol, int cores,
+                                                std::vector<TensorId>* args) {
+  UGraph one;
+  std::map<TensorId, TensorId> local;
+  UOp c = op;
+  for (TensorId& t : c.inputs) {
+    if (!local.count(t)) {
+      local[t] = one.add_tensor(u.tensor(t).name, u.tensor(t).dtype, u.shape(t), superopt::Level::Kernel);
+      one.inputs.push_back(local[t]);
+      args->push_back(t);
+    }
+    t = local[t];
+  }
+  TensorId out = op.outputs[0];
+  c.outputs = {one.add_tensor(u.tensor(out).name, u.tensor(out).dtype, u.shape(out), superopt::Level::Kernel)};
+  args->push_back(out);
+  one.outputs = c.outputs;
+  one.ops = {c};
+  ir::Graph g = superopt::lower(one);
+  tile::Kernel k;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) k.nodes.push_back(ir::NodeId(n));
+  k.outputs = g.outputs();
+  return codegen::cpu::generate_kernel(g, k, codegen::cpu::default_schedule(g, k, cores), symbol);
+}
+
+std::string block_shape(const superopt::BlockGraph& b) {
+  std::string s = "grid=";
+  for (size_t d = 0; d < b.grid.size(); ++d) s += (d ? "x" : "") + std::to_string(b.grid[d]);
+  return s + " loop=" + std::to_string(b.loop);
+}
+
+}  // namespace
+
+BuiltArtifact build_ugraph_artifact(const UGraph& u, const ir::Graph& program, const BuildOptions& o) {
+  ORCHID_CHECK(u.inputs.size() == program.inputs().size() && u.outputs.size() == program.outputs().size())
+      << "the μGraph's inputs and outputs are not the program's";
+  for (int32_t v = 0; v < program.num_values(); ++v)
+    ORCHID_SUPPORTED(program.value(ir::ValueId(v)).origin != ir::ValueOrigin::Constant)
+        << "a μGraph artifact takes its program's constants as inputs; " << program.value(ir::ValueId(v)).name
+        << " is a constant";
+  BuiltArtifact a;
+  a.plan.isa = o.isa;
+  a.plan.target = o.target;
+  a.plan.graph_name = program.name;
+  std::vector<int32_t> buf = lay_out_buffers(u, program, a.plan);
+  std::vector<codegen::cpu::GeneratedKernel> kernels;
+  for (const UOp& op : u.ops) {
+    if (op.type == UOpType::Reshape) continue;  // a view
+    std::string symbol = "orc_u" + std::to_string(kernels.size());
+    std::vector<TensorId> args;
+    StepInfo info{StepKind::Generated, 1, ""};
+    if (op.type == UOpType::Block) {
+      const superopt::BlockGraph& b = u.blocks[static_cast<size_t>(op.body)];
+      kernels.push_back(codegen::cpu::generate_block_kernel(u, op, symbol));
+      args = op.inputs;
+      args.insert(args.end(), op.outputs.begin(), op.outputs.end());
+      info.primitives = static_cast<int>(b.ops.size());
+      info.schedule = "block " + block_shape(b);
+    } else {
+      kernels.push_back(predefined_kernel(u, op, symbol, o.cores, &args));
+      info.schedule = codegen::cpu::schedule_str(kernels.back().schedule);
+    }
+    runtime::PlanStep s;
+    s.name = std::string(superopt::uop_name(op.type)) + " " + u.tensor(op.outputs[0]).name;
+    s.impl = runtime::StepImpl::Generated;
+    for (TensorId t : args) s.args.push_back(buf[static_cast<size_t>(t)]);
+    s.num_inputs = static_cast<int32_t>(args.size() - op.outputs.size());
+    s.library = 0;
+    s.kernel = static_cast<int32_t>(kernels.size() - 1);
+    s.tasks = kernels.back().tasks;
+    s.scratch_bytes = kernels.back().scratch_bytes;
+    s.checks = kernels.back().checks;
+    s.source_ops = {std::string(superopt::uop_name(op.type))};
+    a.plan.steps.push_back(std::move(s));
+    a.steps.push_back(info);
+  }
+  if (!kernels.empty()) {
+    codegen::cpu::CompilerOptions copts = o.compiler;
+    for (const std::string& f : codegen::cpu::codegen_flags()) copts.extra_flags.push_back(f);
+    a.libraries = codegen::cpu::compile_many({codegen::cpu::library_source(kernels)}, copts);
+    a.plan.libraries.push_back({"kernels_0_" + a.libraries[0].stem().string().substr(0, 16) + ".so", 0, ""});
+  }
+  a.graph_oir = ir::print_graph(program);
+  return a;
+}
+
+}  // namespace orchid::driver

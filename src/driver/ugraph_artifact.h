@@ -1,0 +1,24 @@
+// A μGraph (superopt/ugraph.h) as an artifact the runtime runs: the superoptimizer's kernels
+// made real on this machine, so that they can be checked against the interpreter and timed.
+//
+// One plan buffer per kernel tensor, named as in the program (a kernel-level reshape is a
+// view: an alias of its operand's buffer, no step); one generated step per other kernel
+// operator, in the kernel graph's order: a graph-defined one by codegen/cpu/ugraph_kernel.h
+// (a task per block), a pre-defined one (matmul, sum, elementwise, repeat) lowered to its
+// primitive (superopt/lower.h) and generated like any one-primitive kernel, with the default
+// schedule. All of them go into one shared object.
+#pragma once
+
+#include "driver/plan_builder.h"
+#include "ir/graph.h"
+#include "superopt/ugraph.h"
+
+namespace orchid::driver {
+
+// `program` is what u computes (the superoptimizer's input): its inputs and outputs name the
+// plan's, and it is the artifact's graph.oir, the reference `orchid verify` checks against.
+// u must verify and have the program's inputs and outputs in order, of the same types
+// (an InternalError otherwise); non-f32 tensors are an UnsupportedError.
+BuiltArtifact build_ugraph_artifact(const superopt::UGraph& u, const ir::Graph& program, const BuildOptions& o);
+
+}  // namespace orchid::driver
