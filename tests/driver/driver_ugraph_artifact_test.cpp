@@ -242,6 +242,37 @@ TEST(UGraphArtifact, CopiedReshapesRepeatsAndStridedOperands) {
 )");
 }
 
+// Matmuls in register tiles: full tiles in loops and edge tiles along both dims, accumulated
+// across iterations in the output, and assigned in scratch.
+TEST(UGraphArtifact, MatmulTilesWithEdges) {
+  expect_matches_lowering(R"(ugraph @t {
+  input %A : f32[2,14,10]
+  input %B : f32[2,10,37]
+  block(%A, %B) grid=[2] loop=2 {
+    %a : f32[1,14,5] = in_iter(%A) imap=[0] fmap=2
+    %b : f32[1,5,37] = in_iter(%B) imap=[0] fmap=1
+    %p : f32[1,14,37] = matmul(%a, %b)
+    %O : f32[2,14,37] = out_accum(%p) omap=[0] fmap=rep
+  }
+  output %O
+}
+)");
+  expect_matches_lowering(R"(ugraph @t {
+  input %A : f32[13,10]
+  input %B : f32[10,40]
+  block(%A, %B) grid=[2] loop=1 {
+    %a : f32[13,10] = in_iter(%A) imap=[rep] fmap=rep
+    %b : f32[10,20] = in_iter(%B) imap=[1] fmap=rep
+    %p : f32[13,20] = matmul(%a, %b)
+    %e : f32[13,20] = exp(%p)
+    %s : f32[13,20] = add(%p, %e)
+    %O : f32[13,40] = out_accum(%s) omap=[1] fmap=rep
+  }
+  output %O
+}
+)");
+}
+
 TEST(UGraphArtifact, ReshapedStridesFollowNumpysNoCopyRule) {
   using codegen::cpu::reshaped_strides;
   // A part [4,1,64] of [8,1,64] seen as [1,4,64]: a view.

@@ -1,15 +1,25 @@
 // `orchid superopt program.oir|model.onnx`: Mirage's μGraph search (src/superopt) on a LAX
 // program, or on each LAX subprogram of a model; prints the verified μGraphs, their estimated
-// cost and the search statistics.
+// cost and the search statistics. With --bench, the μGraphs are built into kernels for this
+// CPU, checked against the interpreter and timed against the program compiled without them;
+// --out writes the fastest (or, without --bench, the cheapest) as an artifact. --ugraph takes
+// a μGraph from a file instead of searching.
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 
 #include "cache_root.h"
 #include "commands.h"
+#include "driver/host_options.h"
 #include "driver/superopt_search.h"
+#include "driver/ugraph_artifact.h"
+#include "driver/ugraph_bench.h"
 #include "fission/fission.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "model_options.h"
+#include "superopt/check_ugraph.h"
 #include "superopt/generator.h"
 #include "superopt/lax_programs.h"
 #include "superopt/text.h"
@@ -31,6 +41,10 @@ struct SuperoptOptions {
   bool show_program = false;
   std::string db;
   bool no_cache = false;
+  bool bench = false;
+  int rounds = 3;
+  std::string out;
+  std::string ugraph;  // a μGraph file: checked and used instead of a search
 };
 
 // Where a search runs: the host's fingerprint keys cached results, one core's L2 bounds a
@@ -38,7 +52,83 @@ struct SuperoptOptions {
 struct Where {
   std::string target;
   tune::TuningDb* db = nullptr;
+  const SuperoptOptions* opts = nullptr;
+  std::string file;  // the program or model, for messages and compile options
 };
+
+// The compile options of this machine (as `orchid compile` makes them) and the helper that
+// times artifacts, for --bench and --out.
+driver::UGraphBenchOptions bench_options(const Where& w) {
+  driver::UGraphBenchOptions b;
+  b.baseline = driver::host_compile_options(w.file, "", false, orchestrate::Strategy::Greedy, true,
+                                            cli_cache_root("--db"));
+  b.baseline.measure_seconds = 0;
+  b.build = b.baseline.build;
+  b.measure.orchid_exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  b.measure.work_dir = std::filesystem::temp_directory_path() / ("orchid-superopt-" + std::to_string(::getpid()));
+  b.measure.target = b.build.target;
+  b.measure.threads = b.build.cores;
+  b.measure.db = w.db;
+  b.rounds = w.opts->rounds;
+  return b;
+}
+
+// Times the μGraphs against the compiled program; returns the fastest's index.
+std::optional<size_t> bench(const ir::Graph& program, const std::vector<superopt::UGraph>& found, const Where& w) {
+  driver::UGraphBenchOptions o = bench_options(w);
+  driver::UGraphBench b;
+  try {
+    b = driver::bench_ugraphs(program, found, o);
+  } catch (...) {
+    std::filesystem::remove_all(o.measure.work_dir);
+    throw;
+  }
+  std::filesystem::remove_all(o.measure.work_dir);
+  std::printf("\nmeasured on this machine (fastest run of %d alternating rounds):\n", o.rounds);
+  for (size_t i = 0; i < found.size(); ++i) {
+    std::string vs;
+    if (b.times[i].ms && b.baseline.ms)
+      vs = " (" + std::to_string(*b.baseline.ms / *b.times[i].ms).substr(0, 5) + "x the compiled program's speed)";
+    std::printf("  μgraph %zu: %s%s\n", i + 1, driver::show(b.times[i]).c_str(), vs.c_str());
+    if (!b.checks[i].ok()) std::printf("%s", b.checks[i].summary().c_str());
+  }
+  std::printf("  the program compiled without the superoptimizer: %s\n", driver::show(b.baseline).c_str());
+  return driver::fastest_ugraph(b);
+}
+
+// Builds u into a verified artifact at `dir` (staged beside it, published when it matches the
+// interpreter).
+void write_ugraph(const ir::Graph& program, const superopt::UGraph& u, const std::string& dir, const Where& w) {
+  driver::UGraphBenchOptions o = bench_options(w);
+  std::string out = driver::directory_name(dir);
+  driver::check_publishable(out);
+  std::string staging = out + ".staging";
+  std::filesystem::remove_all(staging);
+  driver::BuiltArtifact a = driver::build_ugraph_artifact(u, program, o.build);
+  driver::write_artifact(a, staging);
+  driver::VerifyReport r = driver::verify_artifact(staging, program, o.seed, o.tolerance);
+  if (!r.ok()) {
+    std::filesystem::remove_all(staging);
+    ORCHID_USER_ERROR() << "the μGraph's artifact does not match the interpreter; nothing written:\n" << r.summary();
+  }
+  driver::publish_artifact(staging, out);
+  std::printf("wrote %s\n", out.c_str());
+}
+
+// The μGraph of --ugraph, checked against the program over finite fields.
+superopt::UGraph given_ugraph(const ir::Graph& program, const std::string& file) {
+  superopt::UGraph u = superopt::parse_ugraph_file(file);
+  verify::Verdict v = superopt::check_ugraph(program, u);
+  ORCHID_USER_CHECK(v.outcome != verify::Outcome::Different)
+      << file << ": the μGraph does not compute the program (a finite-field test found a difference)";
+  std::printf("%s: %s\n", file.c_str(),
+              v.outcome == verify::Outcome::Equivalent
+                  ? ("verified (" + std::to_string(v.tests_run) + " finite-field tests)").c_str()
+                  : ("not verified: " + std::to_string(v.tests_run) + " finite-field tests passed of the " +
+                     std::to_string(v.tests_needed) + " needed, past the check's budget")
+                        .c_str());
+  return u;
+}
 
 ir::Dims parse_grid(const std::string& text) {
   ir::Dims out;
@@ -63,6 +153,12 @@ ir::Dims parse_grid(const std::string& text) {
 
 void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program, const Where& where) {
   if (show_program) std::printf("%s", ir::print_graph(program).c_str());
+  if (!where.opts->ugraph.empty()) {
+    std::vector<superopt::UGraph> found = {given_ugraph(program, where.opts->ugraph)};
+    if (where.opts->bench) bench(program, found, where);
+    if (!where.opts->out.empty()) write_ugraph(program, found[0], where.opts->out, where);
+    return;
+  }
   driver::CachedSearch c = driver::superopt_search(program, o, where.db, where.target);
   const superopt::SearchResult& r = c.result;
   if (!r.unsupported.empty()) {
@@ -77,6 +173,11 @@ void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool
   if (r.found.empty()) std::printf("no μgraph found within the limits\n");
   if (!r.unverified.empty())
     std::printf("\n%zu more μgraphs passed the screening tests (not verified in full; --max-results)\n", r.unverified.size());
+  if (r.found.empty()) return;
+  size_t best = 0;
+  if (where.opts->bench)
+    if (std::optional<size_t> f = bench(program, r.found, where)) best = *f;
+  if (!where.opts->out.empty()) write_ugraph(program, r.found[best], where.opts->out, where);
 }
 
 int run(SuperoptOptions& opts) {
@@ -89,7 +190,7 @@ int run(SuperoptOptions& opts) {
   o.canonical = !opts.no_canonical;
   target::Target host = target::detect_host();
   if (std::optional<size_t> l2 = target::level_index(host, "L2")) o.block_memory_bytes = host.levels[*l2].capacity_bytes;
-  Where where{host.fingerprint() + "/superopt", nullptr};
+  Where where{host.fingerprint() + "/superopt", nullptr, &opts, opts.model.file};
   std::optional<tune::TuningDb> db;
   if (!opts.no_cache) {
     db.emplace(cli_tuning_db(opts.db));
@@ -101,6 +202,8 @@ int run(SuperoptOptions& opts) {
     search_one(ir::parse_graph_file(file), o, false, where);
     return 0;
   }
+  ORCHID_USER_CHECK(opts.out.empty() && opts.ugraph.empty())
+      << "--out and --ugraph take one LAX program (.oir), not a model's subprograms";
   ir::Graph g = fission::fission(load_model(opts.model));
   std::vector<superopt::LaxProgram> programs = superopt::lax_programs(g, opts.max_programs);
   std::printf("%s: %zu LAX subprogram%s searched\n", file.c_str(), programs.size(), programs.size() == 1 ? "" : "s");
@@ -138,6 +241,13 @@ Command add_superopt(CLI::App& app) {
   cmd->add_flag("--show-program", opts->show_program, "print each subprogram of a model");
   cmd->add_option("--db", opts->db, "tuning database where results are cached (default ~/.cache/orchid/tuning.db)");
   cmd->add_flag("--no-cache", opts->no_cache, "search afresh and store nothing");
+  cmd->add_flag("--bench", opts->bench,
+                "build the verified μGraphs into kernels for this CPU, check them against the interpreter and "
+                "time them against the program compiled without the superoptimizer");
+  cmd->add_option("--rounds", opts->rounds, "alternating timing rounds of --bench")->check(CLI::Range(1, 20))->capture_default_str();
+  cmd->add_option("--out", opts->out, "write the fastest μGraph (--bench; else the cheapest by estimate) as an artifact");
+  cmd->add_option("--ugraph", opts->ugraph, "a μGraph file (.ugraph) to check and use instead of searching")
+      ->check(CLI::ExistingFile);
   return {cmd, [opts] { return run(*opts); }};
 }
 

@@ -2,6 +2,7 @@
 #include "codegen/cpu/ugraph_kernel.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -377,41 +378,136 @@ class BlockKernel {
   void matmul(TensorId c, TensorId a, TensorId b, bool add) {
     const ir::Dims& cs = shape(c);
     size_t r = cs.size();
-    int64_t m = cs[r - 2], n = cs[r - 1], k = shape(a)[r - 1];
+    int64_t m = cs[r - 2], n = cs[r - 1];
     std::vector<std::string> idx = open_loops(ir::Dims(cs.begin(), cs.end() - 2), false);
-    std::vector<std::string> ia = broadcast_idx(a, cs, idx), ib = broadcast_idx(b, cs, idx);
-    open_.push_back(0);
-    std::string i = open_loop(m, false);
-    auto at = [](std::vector<std::string> x, const std::string& p, const std::string& q) {
-      x.push_back(p);
-      x.push_back(q);
-      return x;
-    };
-    bool accumulate = add || homes_.at(c).accumulate;
-    if (n > 1 && homes_.at(b).strides[r - 1] == 1) {
-      // Rows of b are contiguous: the row of c accumulates x * (row p of b) for each term p.
-      if (!accumulate) {
-        std::string j = open_loop(n, true);
-        w_.line(element(c, at(idx, i, j)) + " = 0.0f;");
-        if (j != "0") w_.close(), --open_.back();
-      }
-      std::string p = open_loop(k, false);
-      std::string x = "x" + std::to_string(vars_++);
-      w_.line("const float " + x + " = " + element(a, at(ia, i, p)) + ";");
-      std::string j = open_loop(n, true);
-      w_.line(element(c, at(idx, i, j)) + " += " + x + " * " + element(b, at(ib, p, j)) + ";");
+    Operands x{c, a, b, idx, broadcast_idx(a, cs, idx), broadcast_idx(b, cs, idx), shape(a)[r - 1],
+               add || homes_.at(c).accumulate};
+    if (n > 1 && homes_.at(b).strides[r - 1] == 1 && m <= kTileRows) {
+      // A few rows (attention at decode: the query heads of a kv head): b streamed once, row
+      // by row, into c's rows where they live.
+      rows(x, m, n);
+    } else if (n > 1 && homes_.at(b).strides[r - 1] == 1) {
+      // Rows of b are contiguous: tiles of c in registers (blocks(): full ones in a loop, then
+      // the edge).
+      blocks(m, kTileRows, [&](const std::string& i0, int64_t rows) {
+        blocks(n, kTileCols, [&](const std::string& j0, int64_t cols) { tile(x, i0, rows, j0, cols); });
+      });
     } else {
-      // Dot products along the contracted dim.
-      std::string j = open_loop(n, false);
-      std::string s = "s" + std::to_string(vars_++);
-      w_.line("float " + s + " = 0.0f;");
-      open_.push_back(0);
-      std::string p = open_loop(k, true, " reduction(+:" + s + ")");
-      w_.line(s + " += " + element(a, at(ia, i, p)) + " * " + element(b, at(ib, p, j)) + ";");
-      close_loops();
-      w_.line(store(c, at(idx, i, j), s, add));
+      dots(x, m, n);
     }
     close_loops();
+  }
+
+  // A matmul's tensors, the batch indices of each, its terms, and whether c accumulates.
+  struct Operands {
+    TensorId c, a, b;
+    std::vector<std::string> ic, ia, ib;
+    int64_t k = 0;
+    bool accumulate = false;
+  };
+  // Register tiles of c: kTileRows x kTileCols floats (6 x 16: 12 AVX2 or 6 AVX-512 registers,
+  // the micro-kernel's blocking, gemm.inc).
+  static constexpr int64_t kTileRows = 6, kTileCols = 16;
+
+  static std::string plus(const std::string& a, const std::string& b) {
+    if (a == "0") return b;
+    if (b == "0") return a;
+    return "(" + a + " + " + b + ")";
+  }
+  static std::vector<std::string> at(std::vector<std::string> x, const std::string& p, const std::string& q) {
+    x.push_back(p);
+    x.push_back(q);
+    return x;
+  }
+
+  // Calls f(start, size) for the blocks of `size` along an extent: the full blocks in a loop
+  // (start a variable), then the edge block.
+  void blocks(int64_t extent, int64_t size, const std::function<void(const std::string&, int64_t)>& f) {
+    int64_t full = extent / size;
+    if (full == 1) f("0", size);
+    if (full > 1) {
+      std::string v = "b" + std::to_string(vars_++);
+      w_.open("for (int64_t " + v + " = 0; " + v + " < " + lit(full * size) + "; " + v + " += " + lit(size) + ") {");
+      f(v, size);
+      w_.close();
+    }
+    if (extent % size != 0) f(std::to_string(full * size), extent % size);
+  }
+
+  // c's rows i0.. (rows of them) and columns j0.. (cols) accumulated in registers over the
+  // terms: per term, each row's a element times b's row segment.
+  void tile(const Operands& x, const std::string& i0, int64_t rows, const std::string& j0, int64_t cols) {
+    std::string id = std::to_string(vars_++);
+    std::string acc = "acc" + id, rv = "r" + id, jv = "j" + id, pv = "p" + id;
+    std::string row = plus(i0, rv), col = plus(j0, jv);
+    auto rows_loop = [&] {
+      w_.line("#pragma GCC unroll " + std::to_string(rows));
+      w_.open("for (int64_t " + rv + " = 0; " + rv + " < " + lit(rows) + "; ++" + rv + ") {");
+    };
+    auto cols_loop = [&] {
+      w_.line("#pragma omp simd");
+      w_.open("for (int64_t " + jv + " = 0; " + jv + " < " + lit(cols) + "; ++" + jv + ") {");
+    };
+    std::string cell = acc + "[" + rv + "][" + jv + "]";
+    w_.open("{");
+    w_.line("float " + acc + "[" + std::to_string(rows) + "][" + std::to_string(cols) + "];");
+    rows_loop();
+    cols_loop();
+    w_.line(cell + " = " + (x.accumulate ? element(x.c, at(x.ic, row, col)) : "0.0f") + ";");
+    w_.close();
+    w_.close();
+    w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(x.k) + "; ++" + pv + ") {");
+    rows_loop();
+    w_.line("const float x" + id + " = " + element(x.a, at(x.ia, row, pv)) + ";");
+    cols_loop();
+    w_.line(cell + " += x" + id + " * " + element(x.b, at(x.ib, pv, col)) + ";");
+    w_.close();
+    w_.close();
+    w_.close();
+    rows_loop();
+    cols_loop();
+    w_.line(element(x.c, at(x.ic, row, col)) + " = " + cell + ";");
+    w_.close();
+    w_.close();
+    w_.close();
+  }
+
+  // c's m rows accumulated term by term: each row's a element times b's row p, read once.
+  void rows(const Operands& x, int64_t m, int64_t n) {
+    std::string id = std::to_string(vars_++);
+    std::string rv = "r" + id, jv = "j" + id, pv = "p" + id;
+    auto loop = [&](const std::string& v, int64_t extent, const char* pragma) {
+      w_.line(pragma);
+      w_.open("for (int64_t " + v + " = 0; " + v + " < " + lit(extent) + "; ++" + v + ") {");
+    };
+    if (!x.accumulate) {
+      loop(rv, m, "#pragma GCC unroll 6");
+      loop(jv, n, "#pragma omp simd");
+      w_.line(element(x.c, at(x.ic, rv, jv)) + " = 0.0f;");
+      w_.close();
+      w_.close();
+    }
+    w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(x.k) + "; ++" + pv + ") {");
+    loop(rv, m, "#pragma GCC unroll 6");
+    w_.line("const float x" + id + " = " + element(x.a, at(x.ia, rv, pv)) + ";");
+    loop(jv, n, "#pragma omp simd");
+    w_.line(element(x.c, at(x.ic, rv, jv)) + " += x" + id + " * " + element(x.b, at(x.ib, pv, jv)) + ";");
+    w_.close();
+    w_.close();
+    w_.close();
+  }
+
+  // Dot products along the contracted dim (b's rows strided, or one column).
+  void dots(const Operands& x, int64_t m, int64_t n) {
+    open_.push_back(0);
+    std::string i = open_loop(m, false), j = open_loop(n, false);
+    std::string s = "s" + std::to_string(vars_++);
+    w_.line("float " + s + " = " + (x.accumulate ? element(x.c, at(x.ic, i, j)) : "0.0f") + ";");
+    open_.push_back(0);
+    std::string p = open_loop(x.k, true, " reduction(+:" + s + ")");
+    w_.line(s + " += " + element(x.a, at(x.ia, i, p)) + " * " + element(x.b, at(x.ib, p, j)) + ";");
+    close_loops();
+    w_.line(element(x.c, at(x.ic, i, j)) + " = " + s + ";");
     close_loops();
   }
 
