@@ -20,6 +20,7 @@
 #include "runtime/session.h"
 #include "superopt/check_ugraph.h"
 #include "superopt/generator.h"
+#include "superopt/instantiate.h"
 #include "superopt/lower.h"
 #include "superopt/text.h"
 #include "support/error.h"
@@ -158,6 +159,56 @@ TEST(UGraphArtifact, EveryLoraSearchResultMatchesTheProgram) {
     VerifyReport r = build_and_verify(u, program);
     EXPECT_TRUE(r.ok()) << superopt::print_ugraph(u) << r.summary();
   }
+}
+
+// μGraphs found for the small programs, instantiated at larger sizes with the tilings worth
+// timing there (superopt/instantiate.h), compute the larger programs.
+TEST(UGraphArtifact, InstantiatedMuGraphsMatchTheLargerPrograms) {
+  ir::Graph gqa = ir::parse_graph(R"(graph @gqa {
+  input %Q : f32[8,1,64]
+  input %K : f32[2,64,128]
+  input %V : f32[2,128,64]
+  %S : f32[8,1,128] = reduce sum(%Q, %K) over [64] { mul(%Q[i0, 0, r0], %K[floordiv(i0, 4), r0, i2]) }
+  %E : f32[8,1,128] = elementwise(%S) { exp(%S[i0, i1, i2]) }
+  %N : f32[8,1,64] = reduce sum(%E, %V) over [128] { mul(%E[i0, 0, r0], %V[floordiv(i0, 4), r0, i2]) }
+  %D : f32[8,1,1] = reduce sum(%E) over [128] { %E[i0, 0, r0] }
+  %O : f32[8,1,64] = elementwise(%N, %D) { div(%N[i0, i1, i2], %D[i0, i1, 0]) }
+  output %O
+})");
+  ir::Graph lora = ir::parse_graph(R"(graph @lora {
+  input %W : f32[64,128]
+  input %X : f32[128,16]
+  input %A : f32[8,128]
+  input %B : f32[64,8]
+  %WX : f32[64,16] = matmul(%W, %X) {trans_a=false, trans_b=false}
+  %AX : f32[8,16] = matmul(%A, %X) {trans_a=false, trans_b=false}
+  %BAX : f32[64,16] = matmul(%B, %AX) {trans_a=false, trans_b=false}
+  %O : f32[64,16] = elementwise(%WX, %BAX) { add(%WX[i0, i1], %BAX[i0, i1]) }
+  output %O
+})");
+  superopt::SearchOptions o;
+  o.max_kernel_ops = 1;
+  o.max_block_ops = 2;
+  o.grids = {{2}};
+  o.loops = {2};
+  std::vector<std::pair<const ir::Graph*, UGraph>> cases;
+  cases.emplace_back(&gqa, superopt::parse_ugraph_file(kDir + "gqa_found.ugraph"));
+  for (const UGraph& u : superopt::search(ir::parse_graph_file(kDir + "lora.oir"), o).found) cases.emplace_back(&lora, u);
+  ASSERT_GE(cases.size(), 3u);
+  int built = 0;
+  for (const auto& [program, small] : cases) {
+    std::vector<ir::Dims> inputs;
+    for (ir::ValueId v : program->inputs()) inputs.push_back(program->type(v).shape);
+    ir::Dims output = program->type(program->outputs()[0]).shape;
+    for (const superopt::Tiling& t : superopt::tiling_choices(small, inputs, output, 2, int64_t{1} << 20, 2)) {
+      superopt::Instance in = superopt::instantiate(small, inputs, output, {t});
+      ASSERT_TRUE(in.ugraph) << in.error;
+      VerifyReport r = build_and_verify(*in.ugraph, *program);
+      EXPECT_TRUE(r.ok()) << superopt::print_ugraph(*in.ugraph) << r.summary();
+      ++built;
+    }
+  }
+  EXPECT_GE(built, 4);
 }
 
 // Checked against the μGraph's own lowering (superopt/lower.h, the semantics of μGraphs).

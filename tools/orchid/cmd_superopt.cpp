@@ -21,6 +21,7 @@
 #include "model_options.h"
 #include "superopt/check_ugraph.h"
 #include "superopt/generator.h"
+#include "superopt/instantiate.h"
 #include "superopt/lax_programs.h"
 #include "superopt/text.h"
 #include "superopt/threads.h"
@@ -45,6 +46,8 @@ struct SuperoptOptions {
   int rounds = 3;
   std::string out;
   std::string ugraph;  // a μGraph file: checked and used instead of a search
+  std::string search_at;  // a small program of the same structure: searched, then instantiated
+  size_t tilings = 3;     // per μGraph instantiated
 };
 
 // Where a search runs: the host's fingerprint keys cached results, one core's L2 bounds a
@@ -54,6 +57,8 @@ struct Where {
   tune::TuningDb* db = nullptr;
   const SuperoptOptions* opts = nullptr;
   std::string file;  // the program or model, for messages and compile options
+  int cores = 1;
+  int64_t block_memory = 0;
 };
 
 // The compile options of this machine (as `orchid compile` makes them) and the helper that
@@ -73,8 +78,10 @@ driver::UGraphBenchOptions bench_options(const Where& w) {
   return b;
 }
 
-// Times the μGraphs against the compiled program; returns the fastest's index.
-std::optional<size_t> bench(const ir::Graph& program, const std::vector<superopt::UGraph>& found, const Where& w) {
+// Times the μGraphs (named by `labels`) against the compiled program; returns the fastest's
+// index.
+std::optional<size_t> bench(const ir::Graph& program, const std::vector<superopt::UGraph>& found,
+                            const std::vector<std::string>& labels, const Where& w) {
   driver::UGraphBenchOptions o = bench_options(w);
   driver::UGraphBench b;
   try {
@@ -89,7 +96,7 @@ std::optional<size_t> bench(const ir::Graph& program, const std::vector<superopt
     std::string vs;
     if (b.times[i].ms && b.baseline.ms)
       vs = " (" + std::to_string(*b.baseline.ms / *b.times[i].ms).substr(0, 5) + "x the compiled program's speed)";
-    std::printf("  μgraph %zu: %s%s\n", i + 1, driver::show(b.times[i]).c_str(), vs.c_str());
+    std::printf("  %s: %s%s\n", labels[i].c_str(), driver::show(b.times[i]).c_str(), vs.c_str());
     if (!b.checks[i].ok()) std::printf("%s", b.checks[i].summary().c_str());
   }
   std::printf("  the program compiled without the superoptimizer: %s\n", driver::show(b.baseline).c_str());
@@ -121,12 +128,11 @@ superopt::UGraph given_ugraph(const ir::Graph& program, const std::string& file)
   verify::Verdict v = superopt::check_ugraph(program, u);
   ORCHID_USER_CHECK(v.outcome != verify::Outcome::Different)
       << file << ": the μGraph does not compute the program (a finite-field test found a difference)";
-  std::printf("%s: %s\n", file.c_str(),
-              v.outcome == verify::Outcome::Equivalent
-                  ? ("verified (" + std::to_string(v.tests_run) + " finite-field tests)").c_str()
-                  : ("not verified: " + std::to_string(v.tests_run) + " finite-field tests passed of the " +
-                     std::to_string(v.tests_needed) + " needed, past the check's budget")
-                        .c_str());
+  if (v.outcome == verify::Outcome::Equivalent)
+    std::printf("%s: verified (%lld finite-field tests)\n", file.c_str(), static_cast<long long>(v.tests_run));
+  else
+    std::printf("%s: not verified over finite fields (%s); checked against the interpreter only\n", file.c_str(),
+                v.detail.c_str());
   return u;
 }
 
@@ -151,12 +157,55 @@ ir::Dims parse_grid(const std::string& text) {
   return out;
 }
 
+// --search-at: the μGraphs of the small program, instantiated at the program's sizes with the
+// tilings worth timing there.
+void search_small(const ir::Graph& program, const superopt::SearchOptions& o, const Where& w) {
+  ir::Graph small = ir::parse_graph_file(w.opts->search_at);
+  ORCHID_USER_CHECK(small.inputs().size() == program.inputs().size() && small.outputs().size() == 1 &&
+                    program.outputs().size() == 1)
+      << w.opts->search_at << ": the small program must have " << program.inputs().size()
+      << " inputs and one output, as " << w.file << " has";
+  driver::CachedSearch c = driver::superopt_search(small, o, w.db, w.target);
+  const superopt::SearchResult& r = c.result;
+  ORCHID_USER_CHECK(r.unsupported.empty()) << w.opts->search_at << ": not searched: " << r.unsupported;
+  std::printf("search of %s%s: %s\n", w.opts->search_at.c_str(), c.from_cache ? " (cached)" : "", c.stats.c_str());
+  std::vector<ir::Dims> inputs;
+  for (ir::ValueId v : program.inputs()) inputs.push_back(program.type(v).shape);
+  ir::Dims output = program.type(program.outputs()[0]).shape;
+  std::vector<superopt::UGraph> found;
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < r.found.size(); ++i) {
+    if (r.found[i].blocks.size() != 1) continue;
+    for (const superopt::Tiling& t : superopt::tiling_choices(r.found[i], inputs, output, w.cores, w.block_memory,
+                                                              w.opts->tilings)) {
+      superopt::Instance in = superopt::instantiate(r.found[i], inputs, output, {t});
+      std::string grid;
+      for (int64_t g : t.grid) grid += (grid.empty() ? "" : "x") + std::to_string(g);
+      labels.push_back("μgraph " + std::to_string(i + 1) + " at grid " + grid + ", loop " + std::to_string(t.loop));
+      found.push_back(std::move(*in.ugraph));
+      std::printf("\n# %s\n%s", labels.back().c_str(), superopt::print_ugraph(superopt::with_thread_graphs(found.back())).c_str());
+    }
+  }
+  if (found.empty()) {
+    std::printf("no μgraph of one graph-defined kernel instantiates at %s's sizes\n", w.file.c_str());
+    return;
+  }
+  size_t best = 0;
+  if (w.opts->bench)
+    if (std::optional<size_t> f = bench(program, found, labels, w)) best = *f;
+  if (!w.opts->out.empty()) write_ugraph(program, found[best], w.opts->out, w);
+}
+
 void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program, const Where& where) {
   if (show_program) std::printf("%s", ir::print_graph(program).c_str());
   if (!where.opts->ugraph.empty()) {
     std::vector<superopt::UGraph> found = {given_ugraph(program, where.opts->ugraph)};
-    if (where.opts->bench) bench(program, found, where);
+    if (where.opts->bench) bench(program, found, {"the μgraph"}, where);
     if (!where.opts->out.empty()) write_ugraph(program, found[0], where.opts->out, where);
+    return;
+  }
+  if (!where.opts->search_at.empty()) {
+    search_small(program, o, where);
     return;
   }
   driver::CachedSearch c = driver::superopt_search(program, o, where.db, where.target);
@@ -175,8 +224,10 @@ void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool
     std::printf("\n%zu more μgraphs passed the screening tests (not verified in full; --max-results)\n", r.unverified.size());
   if (r.found.empty()) return;
   size_t best = 0;
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < r.found.size(); ++i) labels.push_back("μgraph " + std::to_string(i + 1));
   if (where.opts->bench)
-    if (std::optional<size_t> f = bench(program, r.found, where)) best = *f;
+    if (std::optional<size_t> f = bench(program, r.found, labels, where)) best = *f;
   if (!where.opts->out.empty()) write_ugraph(program, r.found[best], where.opts->out, where);
 }
 
@@ -190,7 +241,8 @@ int run(SuperoptOptions& opts) {
   o.canonical = !opts.no_canonical;
   target::Target host = target::detect_host();
   if (std::optional<size_t> l2 = target::level_index(host, "L2")) o.block_memory_bytes = host.levels[*l2].capacity_bytes;
-  Where where{host.fingerprint() + "/superopt", nullptr, &opts, opts.model.file};
+  Where where{host.fingerprint() + "/superopt", nullptr, &opts, opts.model.file, std::max(1, host.cores),
+              o.block_memory_bytes};
   std::optional<tune::TuningDb> db;
   if (!opts.no_cache) {
     db.emplace(cli_tuning_db(opts.db));
@@ -202,8 +254,8 @@ int run(SuperoptOptions& opts) {
     search_one(ir::parse_graph_file(file), o, false, where);
     return 0;
   }
-  ORCHID_USER_CHECK(opts.out.empty() && opts.ugraph.empty())
-      << "--out and --ugraph take one LAX program (.oir), not a model's subprograms";
+  ORCHID_USER_CHECK(opts.out.empty() && opts.ugraph.empty() && opts.search_at.empty())
+      << "--out, --ugraph and --search-at take one LAX program (.oir), not a model's subprograms";
   ir::Graph g = fission::fission(load_model(opts.model));
   std::vector<superopt::LaxProgram> programs = superopt::lax_programs(g, opts.max_programs);
   std::printf("%s: %zu LAX subprogram%s searched\n", file.c_str(), programs.size(), programs.size() == 1 ? "" : "s");
@@ -248,6 +300,12 @@ Command add_superopt(CLI::App& app) {
   cmd->add_option("--out", opts->out, "write the fastest μGraph (--bench; else the cheapest by estimate) as an artifact");
   cmd->add_option("--ugraph", opts->ugraph, "a μGraph file (.ugraph) to check and use instead of searching")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--search-at", opts->search_at,
+                  "a small program of the same structure (.oir): search it, then instantiate its μGraphs at the "
+                  "program's sizes")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tilings", opts->tilings, "grids and for-loops tried per μGraph instantiated (--search-at)")
+      ->check(CLI::Range(1, 64))->capture_default_str();
   return {cmd, [opts] { return run(*opts); }};
 }
 

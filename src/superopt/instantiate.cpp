@@ -1,0 +1,173 @@
+// Rebuilding a μGraph at other sizes (instantiate.h).
+#include "superopt/instantiate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "support/error.h"
+
+namespace orchid::superopt {
+
+namespace {
+
+// The reshape of `in` that moves the dims of one element as old_in -> old_out does, or none
+// where `in` has other dims of one element.
+std::optional<ir::Dims> moved_units(const ir::Dims& old_in, const ir::Dims& old_out, const ir::Dims& in) {
+  if (in.size() != old_in.size()) return std::nullopt;
+  std::vector<int64_t> rest;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if ((old_in[d] == 1) != (in[d] == 1)) return std::nullopt;
+    if (in[d] != 1) rest.push_back(in[d]);
+  }
+  ir::Dims out = old_out;
+  size_t k = 0;
+  for (int64_t& d : out)
+    if (d != 1) {
+      if (k == rest.size()) return std::nullopt;
+      d = rest[k++];
+    }
+  if (k != rest.size()) return std::nullopt;
+  return out;
+}
+
+std::string str(const ir::Dims& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+class Rebuild {
+ public:
+  Rebuild(const UGraph& old, const ir::Dims& output) : old_(old), u_(old), output_(output) {}
+
+  Instance run(const std::vector<ir::Dims>& inputs, const std::vector<Tiling>& tilings) {
+    if (inputs.size() != u_.inputs.size()) return fail("the program has another number of inputs");
+    if (!tilings.empty() && tilings.size() != u_.blocks.size()) return fail("one tiling per block graph expected");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].size() != old_.shape(u_.inputs[i]).size())
+        return fail("input " + old_.tensor(u_.inputs[i]).name + " has another rank");
+      shape(u_.inputs[i]) = inputs[i];
+    }
+    for (size_t b = 0; b < tilings.size(); ++b) {
+      if (tilings[b].grid.size() != u_.blocks[b].grid.size()) return fail("a tiling's grid has another rank");
+      u_.blocks[b].grid = tilings[b].grid;
+      u_.blocks[b].loop = tilings[b].loop;
+    }
+    for (UOp& op : u_.ops) {
+      if (op.type != UOpType::Block) {
+        if (!redo(op, nullptr)) return fail(error_);
+        continue;
+      }
+      BlockGraph& b = u_.blocks[static_cast<size_t>(op.body)];
+      for (UOp& bop : b.ops) {
+        if (bop.type != UOpType::Thread) {
+          if (!redo(bop, &b)) return fail(error_);
+          continue;
+        }
+        for (UOp& top : u_.threads[static_cast<size_t>(bop.body)].ops)
+          if (!redo(top, &b)) return fail(error_);
+      }
+    }
+    if (u_.outputs.size() != 1 || u_.shape(u_.outputs[0]) != output_)
+      return fail("the result has shape " + str(u_.shape(u_.outputs[0])) + ", not the program's " + str(output_));
+    try {
+      verify(u_);
+    } catch (const UserError& e) {
+      return fail(e.what());
+    }
+    return Instance{std::move(u_), {}};
+  }
+
+ private:
+  ir::Dims& shape(TensorId t) { return u_.tensors[static_cast<size_t>(t)].shape; }
+  Instance fail(const std::string& why) const { return Instance{std::nullopt, why}; }
+
+  // The operator's attributes and output shapes at the new sizes.
+  bool redo(UOp& op, const BlockGraph* block) {
+    std::vector<ir::Dims> in;
+    for (TensorId t : op.inputs) in.push_back(u_.shape(t));
+    const ir::Dims& old_in = old_.shape(op.inputs[0]);
+    if (op.type == UOpType::Sum && op.k == old_in[static_cast<size_t>(op.dim)]) op.k = in[0][static_cast<size_t>(op.dim)];
+    if (op.type == UOpType::Reshape) {
+      bool final_view = block == nullptr && std::find(u_.outputs.begin(), u_.outputs.end(), op.outputs[0]) != u_.outputs.end();
+      std::optional<ir::Dims> s = final_view ? std::optional<ir::Dims>(output_)
+                                             : moved_units(old_in, old_.shape(op.outputs[0]), in[0]);
+      if (!s) {
+        error_ = "reshape " + old_.tensor(op.outputs[0]).name + " moves more than dims of one element at " + str(in[0]);
+        return false;
+      }
+      op.shape = *s;
+    }
+    Shapes s = infer_shapes(op, in, block);
+    if (!s.error.empty()) {
+      error_ = std::string(uop_name(op.type)) + " " + old_.tensor(op.outputs[0]).name + ": " + s.error;
+      return false;
+    }
+    for (size_t k = 0; k < op.outputs.size() && k < s.out.size(); ++k) shape(op.outputs[k]) = s.out[k];
+    return true;
+  }
+
+  const UGraph& old_;
+  UGraph u_;
+  ir::Dims output_;
+  std::string error_;
+};
+
+}  // namespace
+
+Instance instantiate(const UGraph& g, const std::vector<ir::Dims>& inputs, const ir::Dims& output,
+                     const std::vector<Tiling>& tilings) {
+  return Rebuild(g, output).run(inputs, tilings);
+}
+
+std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>& inputs, const ir::Dims& output,
+                                   int cores, int64_t block_memory, size_t max) {
+  ORCHID_CHECK(g.blocks.size() == 1) << "tilings are chosen for μGraphs of one block graph";
+  const BlockGraph& b = g.blocks[0];
+  std::vector<bool> partitions(b.grid.size(), false);
+  bool loop_partitions = false;
+  for (const UOp& op : b.ops) {
+    if (op.type != UOpType::InIter && op.type != UOpType::OutAccum) continue;
+    for (size_t d = 0; d < op.map.grid.size(); ++d) partitions[d] = partitions[d] || op.map.grid[d] != kReplica;
+    loop_partitions = loop_partitions || (op.type == UOpType::InIter && op.map.loop != kReplica);
+  }
+  std::vector<int64_t> powers;
+  for (int64_t p = 1; p <= 256; p *= 2) powers.push_back(p);
+  std::vector<std::vector<int64_t>> options;  // per grid dim, then the loop
+  for (size_t d = 0; d < b.grid.size(); ++d) options.push_back(partitions[d] ? powers : std::vector<int64_t>{b.grid[d]});
+  options.push_back(loop_partitions ? powers : std::vector<int64_t>{b.loop});
+  struct Scored {
+    double distance;
+    int64_t tasks;
+    Tiling tiling;
+  };
+  std::vector<Scored> kept;
+  std::vector<size_t> at(options.size(), 0);
+  double target = std::max<double>(1.0, static_cast<double>(block_memory) / 4);
+  while (true) {
+    Tiling t;
+    for (size_t d = 0; d < b.grid.size(); ++d) t.grid.push_back(options[d][at[d]]);
+    t.loop = options.back()[at.back()];
+    int64_t tasks = ir::numel(t.grid);
+    if (tasks >= cores && tasks <= int64_t{64} * cores) {
+      Instance in = instantiate(g, inputs, output, {t});
+      if (in.ugraph) {
+        int64_t mem = memory_use(*in.ugraph).block_bytes;
+        if (mem <= block_memory)
+          kept.push_back({std::abs(std::log2(std::max<double>(1.0, static_cast<double>(mem)) / target)), tasks, t});
+      }
+    }
+    size_t d = 0;  // the next combination, odometer-wise
+    while (d < at.size() && ++at[d] == options[d].size()) at[d++] = 0;
+    if (d == at.size()) break;
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const Scored& x, const Scored& y) {
+    return std::tie(x.distance, y.tasks, x.tiling.loop, x.tiling.grid) < std::tie(y.distance, x.tasks, y.tiling.loop, y.tiling.grid);
+  });
+  std::vector<Tiling> out;
+  for (size_t i = 0; i < kept.size() && i < max; ++i) out.push_back(kept[i].tiling);
+  return out;
+}
+
+}  // namespace orchid::superopt

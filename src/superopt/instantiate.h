@@ -1,0 +1,54 @@
+// A μGraph found for a small program, rebuilt for a program of the same structure at its own
+// sizes (Orchid's, not Mirage's: the finite-field check verifies small programs — a decoding
+// step over 4096 cached tokens has too many exponential terms for its field, and costs
+// millions of evaluations a test — so the search runs on a small copy, and its μGraphs are
+// instantiated at the sizes that run).
+//
+// The operators, maps and attributes stay; shapes are inferred again from the new input
+// shapes, each block graph with a grid and for-loop of its own (a tiling):
+//   - a sum of a whole dim sums the whole new dim (k = its new extent); other sums keep k;
+//   - a reshape that moves dims of one element moves the same ones (the generator makes no
+//     other block-level reshape), and the kernel graph's final reshape is a view to the new
+//     output shape;
+//   - a shape that does not split by the new grid or loop is an error naming the operator.
+// The result computes the big program only if the structure carries over; callers check it
+// (the finite-field check where it decides, the interpreter on random inputs otherwise).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "superopt/ugraph.h"
+
+namespace orchid::superopt {
+
+// A block graph's grid and for-loop.
+struct Tiling {
+  ir::Dims grid;
+  int64_t loop = 1;
+  bool operator==(const Tiling&) const = default;
+};
+
+struct Instance {
+  std::optional<UGraph> ugraph;
+  std::string error;  // why not, when no ugraph
+};
+
+// `inputs`: the new shapes of g's inputs, in order; `output`: of its (one) output;
+// `tilings`: one per block graph of g (empty: each block graph's own).
+Instance instantiate(const UGraph& g, const std::vector<ir::Dims>& inputs, const ir::Dims& output,
+                     const std::vector<Tiling>& tilings = {});
+
+// Tilings of g's block graph (g has exactly one) worth timing at the new sizes: each grid dim
+// that partitions data and the for-loop take powers of two (grid dims that partition nothing
+// stay 1); kept where the instance builds, gives at least `cores` blocks and at most 64 per
+// core, and its block memory fits `block_memory` bytes; ordered by how close the block memory
+// comes to a quarter of that (a part of L2 a block streams through), then by more blocks;
+// the first `max`.
+std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>& inputs, const ir::Dims& output,
+                                   int cores, int64_t block_memory, size_t max);
+
+}  // namespace orchid::superopt
