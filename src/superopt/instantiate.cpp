@@ -5,6 +5,8 @@
 #include <cmath>
 #include <tuple>
 
+#include "superopt/abstract_ops.h"
+#include "superopt/check_ugraph.h"
 #include "support/error.h"
 
 namespace orchid::superopt {
@@ -88,7 +90,7 @@ class Rebuild {
     std::vector<ir::Dims> in;
     for (TensorId t : op.inputs) in.push_back(u_.shape(t));
     const ir::Dims& old_in = old_.shape(op.inputs[0]);
-    if (op.type == UOpType::Sum && op.k == old_in[static_cast<size_t>(op.dim)]) op.k = in[0][static_cast<size_t>(op.dim)];
+    if (op.type == UOpType::Sum) op.k = summed(op, old_in, in[0], block);
     if (op.type == UOpType::Reshape) {
       bool final_view = block == nullptr && std::find(u_.outputs.begin(), u_.outputs.end(), op.outputs[0]) != u_.outputs.end();
       std::optional<ir::Dims> s = final_view ? std::optional<ir::Dims>(output_)
@@ -104,8 +106,44 @@ class Rebuild {
       error_ = std::string(uop_name(op.type)) + " " + old_.tensor(op.outputs[0]).name + ": " + s.error;
       return false;
     }
-    for (size_t k = 0; k < op.outputs.size() && k < s.out.size(); ++k) shape(op.outputs[k]) = s.out[k];
+    for (size_t k = 0; k < op.outputs.size() && k < s.out.size(); ++k) {
+      shape(op.outputs[k]) = s.out[k];
+      // A block tensor's dim of one element (one kv head per block, a single query row) is
+      // what its operators' broadcasting and reshapes rely on: it stays one.
+      const ir::Dims& was = old_.shape(op.outputs[k]);
+      for (size_t d = 0; block != nullptr && d < was.size(); ++d)
+        if (was[d] == 1 && s.out[k][d] != 1) {
+          error_ = "block tensor " + old_.tensor(op.outputs[k]).name + ": dim " + std::to_string(d) +
+                   " of one element would be " + std::to_string(s.out[k][d]);
+          return false;
+        }
+    }
     return true;
+  }
+
+  // A sum's terms per group at the new sizes: a whole dim stays whole; at the kernel level, a
+  // sum over the blocks of the innermost grid dims that partition its operand's dim (the
+  // partial results of a split reduction) sums the blocks of the same grid dims at their new
+  // sizes; others keep k.
+  int64_t summed(const UOp& op, const ir::Dims& old_in, const ir::Dims& in, const BlockGraph* block) const {
+    auto d = static_cast<size_t>(op.dim);
+    if (op.k == old_in[d]) return in[d];
+    if (block != nullptr) return op.k;
+    for (const UOp& k : u_.ops) {
+      if (k.type != UOpType::Block) continue;
+      auto b = static_cast<size_t>(k.body);
+      for (const UOp& acc : u_.blocks[b].ops) {
+        if (acc.type != UOpType::OutAccum || acc.outputs[0] != op.inputs[0]) continue;
+        int64_t was = 1, now = 1;
+        for (size_t g = acc.map.grid.size(); g-- > 0;) {
+          if (acc.map.grid[g] != op.dim) continue;
+          was *= old_.blocks[b].grid[g];
+          now *= u_.blocks[b].grid[g];
+          if (was == op.k) return now;
+        }
+      }
+    }
+    return op.k;
   }
 
   const UGraph& old_;
@@ -167,6 +205,53 @@ std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>&
   });
   std::vector<Tiling> out;
   for (size_t i = 0; i < kept.size() && i < max; ++i) out.push_back(kept[i].tiling);
+  return out;
+}
+
+std::vector<Instantiated> instantiate_results(const SearchResult& r, const ir::Graph& small, const ir::Graph& program,
+                                              int cores, int64_t block_memory, size_t max_ugraphs, size_t tilings,
+                                              std::vector<std::string>* notes) {
+  std::vector<ir::Dims> inputs;
+  for (ir::ValueId v : program.inputs()) inputs.push_back(program.type(v).shape);
+  ir::Dims output = program.type(program.outputs()[0]).shape;
+  struct Fit {
+    double cost;
+    size_t source;
+    std::vector<Tiling> tilings;
+  };
+  std::vector<Fit> fits;
+  size_t none = 0;
+  for (size_t i = 0; i < r.found.size() + r.unverified.size(); ++i) {
+    const UGraph& g = i < r.found.size() ? r.found[i] : r.unverified[i - r.found.size()];
+    std::vector<Tiling> t = g.blocks.size() == 1 ? tiling_choices(g, inputs, output, cores, block_memory, tilings)
+                                                 : std::vector<Tiling>{};
+    if (t.empty()) {
+      ++none;
+      continue;
+    }
+    fits.push_back({estimate_cost(*instantiate(g, inputs, output, {t[0]}).ugraph), i, std::move(t)});
+  }
+  std::stable_sort(fits.begin(), fits.end(), [](const Fit& a, const Fit& b) { return a.cost < b.cost; });
+  if (none > 0)
+    notes->push_back(std::to_string(none) + " of " + std::to_string(r.found.size() + r.unverified.size()) +
+                     " μGraphs have no tiling at these sizes (one graph-defined kernel, " + std::to_string(cores) +
+                     " to " + std::to_string(64 * cores) + " blocks, block memory within " +
+                     std::to_string(block_memory) + " bytes)");
+  std::vector<Instantiated> out;
+  size_t kept = 0, rejected = 0;
+  for (const Fit& f : fits) {
+    if (kept == max_ugraphs) break;
+    bool found = f.source < r.found.size();
+    const UGraph& g = found ? r.found[f.source] : r.unverified[f.source - r.found.size()];
+    if (!found && check_ugraph(small, g).outcome != verify::Outcome::Equivalent) {
+      ++rejected;
+      continue;
+    }
+    ++kept;
+    for (const Tiling& t : f.tilings)
+      out.push_back({std::move(*instantiate(g, inputs, output, {t}).ugraph), t, f.source, f.cost});
+  }
+  if (rejected > 0) notes->push_back(std::to_string(rejected) + " screened μGraphs failed verification");
   return out;
 }
 

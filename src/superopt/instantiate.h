@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/graph.h"
+#include "superopt/generator.h"
 #include "superopt/ugraph.h"
 
 namespace orchid::superopt {
@@ -50,5 +52,22 @@ Instance instantiate(const UGraph& g, const std::vector<ir::Dims>& inputs, const
 // the first `max`.
 std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>& inputs, const ir::Dims& output,
                                    int cores, int64_t block_memory, size_t max);
+
+// A search's μGraphs at a program's sizes.
+struct Instantiated {
+  UGraph ugraph;      // at the new sizes
+  Tiling tiling;
+  size_t source = 0;  // the μGraph it came from: an index into found, then unverified
+  double cost = 0;    // estimate_cost at the new sizes, with the first tiling
+};
+
+// The μGraphs of a search of `small` (found, then unverified) that instantiate at the sizes of
+// `program` (same inputs, one output) with a tiling from tiling_choices, ordered by their
+// estimated cost at those sizes (the search's order is by the small program's), and verified
+// against `small` in that order (the unverified ones, by check_ugraph) until `max_ugraphs`
+// are; each with up to `tilings` tilings. `notes` receives why μGraphs were passed over.
+std::vector<Instantiated> instantiate_results(const SearchResult& r, const ir::Graph& small, const ir::Graph& program,
+                                              int cores, int64_t block_memory, size_t max_ugraphs, size_t tilings,
+                                              std::vector<std::string>* notes);
 
 }  // namespace orchid::superopt

@@ -193,6 +193,7 @@ TEST(UGraphArtifact, InstantiatedMuGraphsMatchTheLargerPrograms) {
   o.loops = {2};
   std::vector<std::pair<const ir::Graph*, UGraph>> cases;
   cases.emplace_back(&gqa, superopt::parse_ugraph_file(kDir + "gqa_found.ugraph"));
+  cases.emplace_back(&gqa, superopt::parse_ugraph_file(kDir + "gqa_split.ugraph"));
   for (const UGraph& u : superopt::search(ir::parse_graph_file(kDir + "lora.oir"), o).found) cases.emplace_back(&lora, u);
   ASSERT_GE(cases.size(), 3u);
   int built = 0;
@@ -200,7 +201,7 @@ TEST(UGraphArtifact, InstantiatedMuGraphsMatchTheLargerPrograms) {
     std::vector<ir::Dims> inputs;
     for (ir::ValueId v : program->inputs()) inputs.push_back(program->type(v).shape);
     ir::Dims output = program->type(program->outputs()[0]).shape;
-    for (const superopt::Tiling& t : superopt::tiling_choices(small, inputs, output, 2, int64_t{1} << 20, 2)) {
+    for (const superopt::Tiling& t : superopt::tiling_choices(small, inputs, output, 2, int64_t{1} << 20, 3)) {
       superopt::Instance in = superopt::instantiate(small, inputs, output, {t});
       ASSERT_TRUE(in.ugraph) << in.error;
       VerifyReport r = build_and_verify(*in.ugraph, *program);

@@ -39,10 +39,28 @@ TEST(Instantiate, TilingsThatDoNotSplitTheShapesAreRefusedByOperator) {
   Instance in = instantiate(small, {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}}, {32, 1, 128}, {{{3, 4}, 8}});
   ASSERT_FALSE(in.ugraph);
   EXPECT_NE(in.error.find("in_iter b3: dim 0 of [32,1,128] does not split into 3 blocks"), std::string::npos) << in.error;
-  // A query of 2 tokens: the reshape would move a dim of 2.
+  // A query of 2 tokens: the query part's dim of one element would be 2.
   Instance two = instantiate(small, {{32, 2, 128}, {8, 128, 4096}, {8, 4096, 128}}, {32, 2, 128}, {{{8, 4}, 8}});
   ASSERT_FALSE(two.ugraph);
-  EXPECT_NE(two.error.find("reshape b6 moves more than dims of one element"), std::string::npos) << two.error;
+  EXPECT_NE(two.error.find("block tensor b3: dim 1 of one element would be 2"), std::string::npos) << two.error;
+  // Blocks of 2 kv heads would pair every query head with both.
+  Instance pairs = instantiate(small, {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}}, {32, 1, 128}, {{{4, 4}, 8}});
+  ASSERT_FALSE(pairs.ugraph);
+  EXPECT_NE(pairs.error.find("block tensor b4: dim 0 of one element would be 2"), std::string::npos) << pairs.error;
+}
+
+// Partial sums of the splits placed in one dim with the kv heads: the kernel's sum adds the
+// splits of each head at the new grid's count.
+TEST(Instantiate, SumsOfSplitsFollowTheGrid) {
+  UGraph small = parse_ugraph_file(kDir + "gqa_split.ugraph");
+  EXPECT_EQ(check_ugraph(ir::parse_graph_file(kDir + "gqa.oir"), small).outcome, verify::Outcome::Equivalent);
+  Instance in = instantiate(small, {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}}, {32, 1, 128}, {{{8, 4}, 8}});
+  ASSERT_TRUE(in.ugraph) << in.error;
+  const UGraph& g = *in.ugraph;
+  EXPECT_EQ(g.shape(*g.find("t12")), (ir::Dims{32, 4, 128}));
+  EXPECT_EQ(g.ops[1].k, 4);  // t13: the whole dim of 4 splits
+  EXPECT_EQ(g.ops[2].k, 4);  // t14: groups of 4 splits
+  EXPECT_EQ(g.shape(*g.find("t14")), (ir::Dims{8, 4, 128}));
 }
 
 TEST(Instantiate, TilingChoicesFitTheCoresAndTheBlockMemory) {

@@ -169,22 +169,20 @@ void search_small(const ir::Graph& program, const superopt::SearchOptions& o, co
   const superopt::SearchResult& r = c.result;
   ORCHID_USER_CHECK(r.unsupported.empty()) << w.opts->search_at << ": not searched: " << r.unsupported;
   std::printf("search of %s%s: %s\n", w.opts->search_at.c_str(), c.from_cache ? " (cached)" : "", c.stats.c_str());
-  std::vector<ir::Dims> inputs;
-  for (ir::ValueId v : program.inputs()) inputs.push_back(program.type(v).shape);
-  ir::Dims output = program.type(program.outputs()[0]).shape;
+  std::vector<std::string> notes;
+  std::vector<superopt::Instantiated> in = superopt::instantiate_results(
+      r, small, program, w.cores, w.block_memory, static_cast<size_t>(o.max_results), w.opts->tilings, &notes);
+  for (const std::string& n : notes) std::printf("%s\n", n.c_str());
   std::vector<superopt::UGraph> found;
   std::vector<std::string> labels;
-  for (size_t i = 0; i < r.found.size(); ++i) {
-    if (r.found[i].blocks.size() != 1) continue;
-    for (const superopt::Tiling& t : superopt::tiling_choices(r.found[i], inputs, output, w.cores, w.block_memory,
-                                                              w.opts->tilings)) {
-      superopt::Instance in = superopt::instantiate(r.found[i], inputs, output, {t});
-      std::string grid;
-      for (int64_t g : t.grid) grid += (grid.empty() ? "" : "x") + std::to_string(g);
-      labels.push_back("μgraph " + std::to_string(i + 1) + " at grid " + grid + ", loop " + std::to_string(t.loop));
-      found.push_back(std::move(*in.ugraph));
-      std::printf("\n# %s\n%s", labels.back().c_str(), superopt::print_ugraph(superopt::with_thread_graphs(found.back())).c_str());
-    }
+  for (superopt::Instantiated& x : in) {
+    std::string grid;
+    for (int64_t g : x.tiling.grid) grid += (grid.empty() ? "" : "x") + std::to_string(g);
+    labels.push_back("μgraph " + std::to_string(x.source + 1) + " at grid " + grid + ", loop " +
+                     std::to_string(x.tiling.loop));
+    std::printf("\n# %s, estimated %.3g µs at these sizes\n%s", labels.back().c_str(), x.cost * 1e6,
+                superopt::print_ugraph(superopt::with_thread_graphs(x.ugraph)).c_str());
+    found.push_back(std::move(x.ugraph));
   }
   if (found.empty()) {
     std::printf("no μgraph of one graph-defined kernel instantiates at %s's sizes\n", w.file.c_str());
