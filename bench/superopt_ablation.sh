@@ -3,6 +3,10 @@
 # abstract-expression pruning and canonical form, for block graphs of 4 to 7 operators, each
 # cell capped (default 20 minutes) and reported as "> cap" beyond.
 #
+# A search with N block operators explores every block graph the (N-1)-operator search does
+# (the operator count only stops the descent), so once a mode passes the cap at N operators
+# its cells for more operators are reported as past the cap without being run.
+#
 #   bench/superopt_ablation.sh ORCHID_BIN OUT.md [CAP_SECONDS] [OPS...]
 set -euo pipefail
 orchid=$1
@@ -35,10 +39,22 @@ cell() {  # mode flag, block ops -> "seconds" or "> cap"
   echo "| block operators | pruning + canonical form | no abstract-expression pruning | no canonical form |"
   echo "|---|---|---|---|"
 } > "$out"
+declare -A past=()  # mode -> the operator count at which it passed the cap
+run() {  # mode flag, block ops -> a cell
+  local key=${1:-full}
+  if [[ -n ${past[$key]:-} ]]; then
+    echo "> $((cap / 60)) min (as at ${past[$key]})"
+    return
+  fi
+  cell "$1" "$2"
+}
 for n in "${ops[@]}"; do
-  full=$(cell "" "$n")
-  noprune=$(cell --no-prune "$n")
-  nocanon=$(cell --no-canonical "$n")
-  echo "| $n | $full | $noprune | $nocanon |" >> "$out"
+  row="| $n"
+  for mode in "" --no-prune --no-canonical; do
+    c=$(run "$mode" "$n")
+    [[ $c == ">"* && -z ${past[${mode:-full}]:-} ]] && past[${mode:-full}]=$n
+    row+=" | $c"
+  done
+  echo "$row |" >> "$out"
 done
 cat "$out"

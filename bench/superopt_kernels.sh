@@ -18,7 +18,7 @@ cd "$here"
 # name | program | small program | search options
 cases=(
   "GQA decoding (32 query heads, 8 kv heads, 4096 tokens)|bench/superopt/gqa_decode.oir|tests/data/superopt/gqa.oir|--grid 2x2 --loop 2 --max-kernel-ops 4 --max-block-ops 5"
-  "MQA decoding (32 query heads, 1 kv head, 4096 tokens)|bench/superopt/mqa_decode.oir|bench/superopt/mqa_small.oir|--grid 2 --loop 2 --max-kernel-ops 4 --max-block-ops 5 --time-limit 1800"
+  "MQA decoding (32 query heads, 1 kv head, 4096 tokens)|bench/superopt/mqa_decode.oir|bench/superopt/mqa_small.oir|--grid 2 --loop 2 --max-kernel-ops 4 --max-block-ops 4 --time-limit 1200"
   "LoRA (4096 x 4096, 16 tokens, rank 16)|bench/superopt/lora.oir|tests/data/superopt/lora.oir|--grid 2 --loop 2 --max-kernel-ops 1 --max-block-ops 2"
 )
 

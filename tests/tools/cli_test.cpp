@@ -232,6 +232,57 @@ TEST(CliSuperopt, ReportsAProgramOutsideTheFragment) {
   EXPECT_NE(r.output.find("reduce max"), std::string::npos) << r.output;
 }
 
+// The LoRA search's μGraphs instantiated at a larger LoRA, checked, timed against the program
+// compiled without them, and the fastest written as an artifact that verifies.
+TEST(CliSuperopt, SearchAtInstantiatesBenchesAndWritesTheFastest) {
+  TempDir dir;
+  std::string prog = dir.file("lora64.oir", R"(graph @lora {
+  input %W : f32[64,128]
+  input %X : f32[128,16]
+  input %A : f32[8,128]
+  input %B : f32[64,8]
+  %WX : f32[64,16] = matmul(%W, %X) {trans_a=false, trans_b=false}
+  %AX : f32[8,16] = matmul(%A, %X) {trans_a=false, trans_b=false}
+  %BAX : f32[64,16] = matmul(%B, %AX) {trans_a=false, trans_b=false}
+  %O : f32[64,16] = elementwise(%WX, %BAX) { add(%WX[i0, i1], %BAX[i0, i1]) }
+  output %O
+}
+)");
+  std::string out = dir.file("a");
+  auto r = orchid_cli({"superopt", prog, "--search-at", ORCHID_SOURCE_DIR "/tests/data/superopt/lora.oir", "--grid", "2",
+                       "--loop", "2", "--max-kernel-ops", "1", "--max-block-ops", "2", "--max-results", "1",
+                       "--tilings", "2", "--bench", "--rounds", "1", "--db", dir.file("tuning.db"), "--out", out});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("search of "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# μgraph 1 at grid "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("input %W : f32[64,128]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("measured on this machine"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("x the compiled program's speed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the program compiled without the superoptimizer: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("wrote " + out), std::string::npos) << r.output;
+  auto v = orchid_cli({"verify", out});
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+}
+
+// A μGraph from a file is checked over finite fields first; one that differs is refused.
+TEST(CliSuperopt, AGivenMuGraphIsCheckedFirst) {
+  std::string gqa = ORCHID_SOURCE_DIR "/tests/data/superopt/gqa.oir";
+  std::string fig = ORCHID_SOURCE_DIR "/tests/data/superopt/gqa.ugraph";
+  TempDir dir;
+  auto ok = orchid_cli({"superopt", gqa, "--ugraph", fig, "--out", dir.file("a")});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("gqa.ugraph: verified (10611 finite-field tests)"), std::string::npos) << ok.output;
+  std::ifstream in(fig);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("div(%As, %Bs)"), 13, "mul(%As, %Bs)");
+  auto bad = orchid_cli({"superopt", gqa, "--ugraph", dir.file("bad.ugraph", text)});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("bad.ugraph: the μGraph does not compute the program"), std::string::npos) << bad.output;
+  auto both = orchid_cli({"superopt", gqa, "--ugraph", fig, "--search-at", gqa});
+  EXPECT_EQ(both.exit_code, 1) << both.output;
+  EXPECT_NE(both.output.find("--ugraph and --search-at exclude each other"), std::string::npos) << both.output;
+}
+
 TEST(Cli, EquivExitCodesSayEquivalentDifferentUndecided) {
   std::string a = ORCHID_SOURCE_DIR "/examples/equiv/attention.oir";
   std::string b = ORCHID_SOURCE_DIR "/examples/equiv/attention_merged.oir";

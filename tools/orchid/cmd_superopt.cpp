@@ -235,6 +235,7 @@ int run(SuperoptOptions& opts) {
     o.grids.clear();
     for (const std::string& g : opts.grids) o.grids.push_back(parse_grid(g));
   }
+  ORCHID_USER_CHECK(opts.ugraph.empty() || opts.search_at.empty()) << "--ugraph and --search-at exclude each other";
   o.prune_abstract = !opts.no_prune;
   o.canonical = !opts.no_canonical;
   target::Target host = target::detect_host();
