@@ -102,17 +102,7 @@ TEST(UGraphArtifact, GqaStepsAreTheKernelOperatorsAndReshapesAreViews) {
 // GQA decoding at a larger size: 8 query heads over 2 kv heads, 128 cached tokens, head dim
 // 64; a block per (kv head, quarter of the cache), looping over 4 chunks of 8 tokens.
 TEST(UGraphArtifact, LargerGqaMatchesItsProgram) {
-  ir::Graph program = ir::parse_graph(R"(graph @gqa {
-  input %Q : f32[8,1,64]
-  input %K : f32[2,64,128]
-  input %V : f32[2,128,64]
-  %S : f32[8,1,128] = reduce sum(%Q, %K) over [64] { mul(%Q[i0, 0, r0], %K[floordiv(i0, 4), r0, i2]) }
-  %E : f32[8,1,128] = elementwise(%S) { exp(%S[i0, i1, i2]) }
-  %N : f32[8,1,64] = reduce sum(%E, %V) over [128] { mul(%E[i0, 0, r0], %V[floordiv(i0, 4), r0, i2]) }
-  %D : f32[8,1,1] = reduce sum(%E) over [128] { %E[i0, 0, r0] }
-  %O : f32[8,1,64] = elementwise(%N, %D) { div(%N[i0, i1, i2], %D[i0, i1, 0]) }
-  output %O
-})");
+  ir::Graph program = ir::parse_graph_file(kDir + "gqa8.oir");
   UGraph u = superopt::parse_ugraph(R"(ugraph @gqa {
   input %Q : f32[8,1,64]
   input %K : f32[2,64,128]
@@ -164,28 +154,8 @@ TEST(UGraphArtifact, EveryLoraSearchResultMatchesTheProgram) {
 // μGraphs found for the small programs, instantiated at larger sizes with the tilings worth
 // timing there (superopt/instantiate.h), compute the larger programs.
 TEST(UGraphArtifact, InstantiatedMuGraphsMatchTheLargerPrograms) {
-  ir::Graph gqa = ir::parse_graph(R"(graph @gqa {
-  input %Q : f32[8,1,64]
-  input %K : f32[2,64,128]
-  input %V : f32[2,128,64]
-  %S : f32[8,1,128] = reduce sum(%Q, %K) over [64] { mul(%Q[i0, 0, r0], %K[floordiv(i0, 4), r0, i2]) }
-  %E : f32[8,1,128] = elementwise(%S) { exp(%S[i0, i1, i2]) }
-  %N : f32[8,1,64] = reduce sum(%E, %V) over [128] { mul(%E[i0, 0, r0], %V[floordiv(i0, 4), r0, i2]) }
-  %D : f32[8,1,1] = reduce sum(%E) over [128] { %E[i0, 0, r0] }
-  %O : f32[8,1,64] = elementwise(%N, %D) { div(%N[i0, i1, i2], %D[i0, i1, 0]) }
-  output %O
-})");
-  ir::Graph lora = ir::parse_graph(R"(graph @lora {
-  input %W : f32[64,128]
-  input %X : f32[128,16]
-  input %A : f32[8,128]
-  input %B : f32[64,8]
-  %WX : f32[64,16] = matmul(%W, %X) {trans_a=false, trans_b=false}
-  %AX : f32[8,16] = matmul(%A, %X) {trans_a=false, trans_b=false}
-  %BAX : f32[64,16] = matmul(%B, %AX) {trans_a=false, trans_b=false}
-  %O : f32[64,16] = elementwise(%WX, %BAX) { add(%WX[i0, i1], %BAX[i0, i1]) }
-  output %O
-})");
+  ir::Graph gqa = ir::parse_graph_file(kDir + "gqa8.oir");
+  ir::Graph lora = ir::parse_graph_file(kDir + "lora64.oir");
   superopt::SearchOptions o;
   o.max_kernel_ops = 1;
   o.max_block_ops = 2;

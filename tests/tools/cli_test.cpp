@@ -236,18 +236,7 @@ TEST(CliSuperopt, ReportsAProgramOutsideTheFragment) {
 // compiled without them, and the fastest written as an artifact that verifies.
 TEST(CliSuperopt, SearchAtInstantiatesBenchesAndWritesTheFastest) {
   TempDir dir;
-  std::string prog = dir.file("lora64.oir", R"(graph @lora {
-  input %W : f32[64,128]
-  input %X : f32[128,16]
-  input %A : f32[8,128]
-  input %B : f32[64,8]
-  %WX : f32[64,16] = matmul(%W, %X) {trans_a=false, trans_b=false}
-  %AX : f32[8,16] = matmul(%A, %X) {trans_a=false, trans_b=false}
-  %BAX : f32[64,16] = matmul(%B, %AX) {trans_a=false, trans_b=false}
-  %O : f32[64,16] = elementwise(%WX, %BAX) { add(%WX[i0, i1], %BAX[i0, i1]) }
-  output %O
-}
-)");
+  std::string prog = ORCHID_SOURCE_DIR "/tests/data/superopt/lora64.oir";
   std::string out = dir.file("a");
   auto r = orchid_cli({"superopt", prog, "--search-at", ORCHID_SOURCE_DIR "/tests/data/superopt/lora.oir", "--grid", "2",
                        "--loop", "2", "--max-kernel-ops", "1", "--max-block-ops", "2", "--max-results", "1",
