@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 #include "superopt/abstract_ops.h"
@@ -176,13 +177,11 @@ std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>&
   for (size_t d = 0; d < b.grid.size(); ++d) options.push_back(partitions[d] ? powers : std::vector<int64_t>{b.grid[d]});
   options.push_back(loop_partitions ? powers : std::vector<int64_t>{b.loop});
   struct Scored {
-    double distance;
-    int64_t tasks;
+    double balance;  // |log2(blocks / (8 per core))|
     Tiling tiling;
   };
-  std::vector<Scored> kept;
+  std::map<int64_t, std::vector<Scored>> by_loop;
   std::vector<size_t> at(options.size(), 0);
-  double target = std::max<double>(1.0, static_cast<double>(block_memory) / 4);
   while (true) {
     Tiling t;
     for (size_t d = 0; d < b.grid.size(); ++d) t.grid.push_back(options[d][at[d]]);
@@ -190,21 +189,24 @@ std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>&
     int64_t tasks = ir::numel(t.grid);
     if (tasks >= cores && tasks <= int64_t{64} * cores) {
       Instance in = instantiate(g, inputs, output, {t});
-      if (in.ugraph) {
-        int64_t mem = memory_use(*in.ugraph).block_bytes;
-        if (mem <= block_memory)
-          kept.push_back({std::abs(std::log2(std::max<double>(1.0, static_cast<double>(mem)) / target)), tasks, t});
-      }
+      if (in.ugraph && memory_use(*in.ugraph).block_bytes <= block_memory)
+        by_loop[t.loop].push_back({std::abs(std::log2(static_cast<double>(tasks) / (8.0 * cores))), t});
     }
     size_t d = 0;  // the next combination, odometer-wise
     while (d < at.size() && ++at[d] == options[d].size()) at[d++] = 0;
     if (d == at.size()) break;
   }
-  std::stable_sort(kept.begin(), kept.end(), [](const Scored& x, const Scored& y) {
-    return std::tie(x.distance, y.tasks, x.tiling.loop, x.tiling.grid) < std::tie(y.distance, x.tasks, y.tiling.loop, y.tiling.grid);
-  });
+  for (auto& [loop, v] : by_loop)
+    std::stable_sort(v.begin(), v.end(), [](const Scored& x, const Scored& y) {
+      return std::tie(x.balance, x.tiling.grid) < std::tie(y.balance, y.tiling.grid);
+    });
   std::vector<Tiling> out;
-  for (size_t i = 0; i < kept.size() && i < max; ++i) out.push_back(kept[i].tiling);
+  for (size_t rank = 0; out.size() < max; ++rank) {
+    size_t before = out.size();
+    for (const auto& [loop, v] : by_loop)
+      if (rank < v.size() && out.size() < max) out.push_back(v[rank].tiling);
+    if (out.size() == before) break;
+  }
   return out;
 }
 
