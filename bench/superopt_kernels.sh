@@ -58,7 +58,7 @@ done
     echo "### ${cases[$i]%%|*}"
     echo
     echo '```'
-    grep -v -E '^(ugraph|  input|  block|    |  %|  output|\}|$)' <<< "${logs[$i]}" || true
+    grep -v -E '^(ugraph|  input|  block|    |  %|  output|  \}|\}|$)' <<< "${logs[$i]}" || true
     echo '```'
   done
 } >> "$out"
