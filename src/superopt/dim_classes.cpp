@@ -48,7 +48,8 @@ bool single_variable(const ir::Expr& e, ir::VarKind* kind, int32_t* index) {
   return count == 1 && !load;
 }
 
-void join_node(const ir::Graph& g, const ir::Primitive& p, Classes& c, std::vector<int32_t>& reduce_vars) {
+void join_node(const ir::Graph& g, const ir::Primitive& p, Classes& c, std::vector<int32_t>& reduce_vars,
+               std::vector<int32_t>* node_reduce = nullptr) {
   std::map<std::pair<int, int32_t>, int32_t> var;  // (kind, index) -> axis class
   for (size_t j = 0; j < p.domain.size(); ++j) {
     int32_t a = c.add();
@@ -59,6 +60,8 @@ void join_node(const ir::Graph& g, const ir::Primitive& p, Classes& c, std::vect
     var[{1, static_cast<int32_t>(j)}] = c.add();
     reduce_vars.push_back(var[{1, static_cast<int32_t>(j)}]);
   }
+  if (node_reduce != nullptr)
+    for (size_t j = 0; j < p.reduce_domain.size(); ++j) node_reduce->push_back(var[{1, static_cast<int32_t>(j)}]);
   for (const ir::Expr& body : p.bodies)
     ir::visit_post(body, [&](const ir::Expr& x) {
       if (x.op() != ir::ExprOp::Load) return;
@@ -96,6 +99,29 @@ DimClasses input_dim_classes(const ir::Graph& g) {
     auto it = dense.find(c.find(r));
     if (it != dense.end()) out.reduced[static_cast<size_t>(it->second)] = true;
   }
+  return out;
+}
+
+AxisClasses axis_classes(const ir::Graph& g) {
+  Classes c(g);
+  std::vector<int32_t> reduce_vars;
+  std::vector<std::vector<int32_t>> per_node(static_cast<size_t>(g.num_nodes()));
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const ir::Primitive& p = g.node(ir::NodeId{n});
+    if (p.op != ir::PrimOp::View) join_node(g, p, c, reduce_vars, &per_node[static_cast<size_t>(n)]);
+  }
+  std::map<int32_t, int32_t> dense;
+  auto id = [&](int32_t axis) { return dense.emplace(c.find(axis), static_cast<int32_t>(dense.size())).first->second; };
+  AxisClasses out;
+  for (int32_t v = 0; v < g.num_values(); ++v) {
+    out.values.emplace_back();
+    for (size_t d = 0; d < g.type(ir::ValueId{v}).shape.size(); ++d) out.values.back().push_back(id(c.axis(ir::ValueId{v}, d)));
+  }
+  for (const std::vector<int32_t>& r : per_node) {
+    out.reduce.emplace_back();
+    for (int32_t a : r) out.reduce.back().push_back(id(a));
+  }
+  out.count = static_cast<int32_t>(dense.size());
   return out;
 }
 

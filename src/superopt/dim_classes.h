@@ -25,4 +25,12 @@ struct DimClasses {
 
 DimClasses input_dim_classes(const ir::Graph& g);
 
+// The class of every axis of every value, and of every reduction variable, by the same rules.
+struct AxisClasses {
+  std::vector<std::vector<int32_t>> values;  // per value, per dim
+  std::vector<std::vector<int32_t>> reduce;  // per node, per reduction dim
+  int32_t count = 0;                         // classes: dense ids 0 .. count - 1
+};
+AxisClasses axis_classes(const ir::Graph& g);
+
 }  // namespace orchid::superopt

@@ -253,6 +253,22 @@ TEST(CliSuperopt, SearchAtInstantiatesBenchesAndWritesTheFastest) {
   EXPECT_EQ(v.exit_code, 0) << v.output;
 }
 
+// --shrink searches a small copy the program itself gives.
+TEST(CliSuperopt, ShrinkSearchesASmallCopy) {
+  auto r = orchid_cli({"superopt", ORCHID_SOURCE_DIR "/tests/data/superopt/lora64.oir", "--shrink", "--grid", "2",
+                       "--loop", "2", "--max-kernel-ops", "1", "--max-block-ops", "2", "--max-results", "1",
+                       "--tilings", "1", "--no-cache"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("searching a shrunk copy:\ngraph @lora {\n  input %W : f32[8,8]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("search of the shrunk program: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("# μgraph 1 at grid "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("input %W : f32[64,128]"), std::string::npos) << r.output;
+  auto both = orchid_cli({"superopt", ORCHID_SOURCE_DIR "/tests/data/superopt/lora64.oir", "--shrink", "--search-at",
+                          ORCHID_SOURCE_DIR "/tests/data/superopt/lora.oir"});
+  EXPECT_EQ(both.exit_code, 1) << both.output;
+  EXPECT_NE(both.output.find("--shrink makes the small program itself"), std::string::npos) << both.output;
+}
+
 // A μGraph from a file is checked over finite fields first; one that differs is refused.
 TEST(CliSuperopt, AGivenMuGraphIsCheckedFirst) {
   std::string gqa = ORCHID_SOURCE_DIR "/tests/data/superopt/gqa.oir";

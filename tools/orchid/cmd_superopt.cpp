@@ -23,6 +23,7 @@
 #include "superopt/generator.h"
 #include "superopt/instantiate.h"
 #include "superopt/lax_programs.h"
+#include "superopt/shrink.h"
 #include "superopt/text.h"
 #include "superopt/threads.h"
 #include "support/error.h"
@@ -47,6 +48,7 @@ struct SuperoptOptions {
   std::string out;
   std::string ugraph;  // a μGraph file: checked and used instead of a search
   std::string search_at;  // a small program of the same structure: searched, then instantiated
+  bool shrink = false;    // search_at made from the program (superopt/shrink.h)
   size_t tilings = 3;     // per μGraph instantiated
 };
 
@@ -160,15 +162,26 @@ ir::Dims parse_grid(const std::string& text) {
 // --search-at: the μGraphs of the small program, instantiated at the program's sizes with the
 // tilings worth timing there.
 void search_small(const ir::Graph& program, const superopt::SearchOptions& o, const Where& w) {
-  ir::Graph small = ir::parse_graph_file(w.opts->search_at);
+  std::string small_name = w.opts->search_at;
+  ir::Graph small;
+  if (w.opts->shrink) {
+    std::string why;
+    std::optional<ir::Graph> s = superopt::shrink(program, &why);
+    ORCHID_USER_CHECK(s) << w.file << ": no small copy to search: " << why;
+    small = std::move(*s);
+    small_name = "the shrunk program";
+    std::printf("searching a shrunk copy:\n%s", ir::print_graph(small).c_str());
+  } else {
+    small = ir::parse_graph_file(small_name);
+  }
   ORCHID_USER_CHECK(small.inputs().size() == program.inputs().size() && small.outputs().size() == 1 &&
                     program.outputs().size() == 1)
-      << w.opts->search_at << ": the small program must have " << program.inputs().size()
+      << small_name << ": the small program must have " << program.inputs().size()
       << " inputs and one output, as " << w.file << " has";
   driver::CachedSearch c = driver::superopt_search(small, o, w.db, w.target);
   const superopt::SearchResult& r = c.result;
-  ORCHID_USER_CHECK(r.unsupported.empty()) << w.opts->search_at << ": not searched: " << r.unsupported;
-  std::printf("search of %s%s: %s\n", w.opts->search_at.c_str(), c.from_cache ? " (cached)" : "", c.stats.c_str());
+  ORCHID_USER_CHECK(r.unsupported.empty()) << small_name << ": not searched: " << r.unsupported;
+  std::printf("search of %s%s: %s\n", small_name.c_str(), c.from_cache ? " (cached)" : "", c.stats.c_str());
   std::vector<std::string> notes;
   std::vector<superopt::Instantiated> in = superopt::instantiate_results(
       r, small, program, w.cores, w.block_memory, static_cast<size_t>(o.max_results), w.opts->tilings, &notes);
@@ -202,7 +215,7 @@ void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool
     if (!where.opts->out.empty()) write_ugraph(program, found[0], where.opts->out, where);
     return;
   }
-  if (!where.opts->search_at.empty()) {
+  if (!where.opts->search_at.empty() || where.opts->shrink) {
     search_small(program, o, where);
     return;
   }
@@ -236,6 +249,8 @@ int run(SuperoptOptions& opts) {
     for (const std::string& g : opts.grids) o.grids.push_back(parse_grid(g));
   }
   ORCHID_USER_CHECK(opts.ugraph.empty() || opts.search_at.empty()) << "--ugraph and --search-at exclude each other";
+  ORCHID_USER_CHECK(!opts.shrink || (opts.ugraph.empty() && opts.search_at.empty()))
+      << "--shrink makes the small program itself: it excludes --search-at and --ugraph";
   o.prune_abstract = !opts.no_prune;
   o.canonical = !opts.no_canonical;
   target::Target host = target::detect_host();
@@ -253,8 +268,8 @@ int run(SuperoptOptions& opts) {
     search_one(ir::parse_graph_file(file), o, false, where);
     return 0;
   }
-  ORCHID_USER_CHECK(opts.out.empty() && opts.ugraph.empty() && opts.search_at.empty())
-      << "--out, --ugraph and --search-at take one LAX program (.oir), not a model's subprograms";
+  ORCHID_USER_CHECK(opts.out.empty() && opts.ugraph.empty() && opts.search_at.empty() && !opts.shrink)
+      << "--out, --ugraph, --search-at and --shrink take one LAX program (.oir), not a model's subprograms";
   ir::Graph g = fission::fission(load_model(opts.model));
   std::vector<superopt::LaxProgram> programs = superopt::lax_programs(g, opts.max_programs);
   std::printf("%s: %zu LAX subprogram%s searched\n", file.c_str(), programs.size(), programs.size() == 1 ? "" : "s");
@@ -303,6 +318,9 @@ Command add_superopt(CLI::App& app) {
                   "a small program of the same structure (.oir): search it, then instantiate its μGraphs at the "
                   "program's sizes")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--shrink", opts->shrink,
+                "search a small copy of the program (each dim class divided by a power of two), then "
+                "instantiate its μGraphs at the program's sizes");
   cmd->add_option("--tilings", opts->tilings, "grids and for-loops tried per μGraph instantiated (--search-at)")
       ->check(CLI::Range(1, 64))->capture_default_str();
   return {cmd, [opts] { return run(*opts); }};
