@@ -41,6 +41,16 @@ BuildOptions build_options() {
   return o;
 }
 
+// LoRA's search: one kernel operator of two block operators, a grid of 2, a loop of 2.
+superopt::SearchOptions lora_options() {
+  superopt::SearchOptions o;
+  o.max_kernel_ops = 1;
+  o.max_block_ops = 2;
+  o.grids = {{2}};
+  o.loops = {2};
+  return o;
+}
+
 // Runs the artifact twice in one session into output buffers full of NaN (every element must
 // be written, none only added to) and compares with the interpreter.
 void expect_runs_again(const std::string& dir, const ir::Graph& program, uint64_t seed) {
@@ -135,12 +145,7 @@ TEST(UGraphArtifact, LargerGqaMatchesItsProgram) {
 // Every μGraph the LoRA search returns (verified, or screened and then checked here) runs.
 TEST(UGraphArtifact, EveryLoraSearchResultMatchesTheProgram) {
   ir::Graph program = ir::parse_graph_file(kDir + "lora.oir");
-  superopt::SearchOptions o;
-  o.max_kernel_ops = 1;
-  o.max_block_ops = 2;
-  o.grids = {{2}};
-  o.loops = {2};
-  superopt::SearchResult s = superopt::search(program, o);
+  superopt::SearchResult s = superopt::search(program, lora_options());
   std::vector<UGraph> all = s.found;
   for (const UGraph& u : s.unverified)
     if (superopt::check_ugraph(program, u).outcome == verify::Outcome::Equivalent) all.push_back(u);
@@ -156,15 +161,11 @@ TEST(UGraphArtifact, EveryLoraSearchResultMatchesTheProgram) {
 TEST(UGraphArtifact, InstantiatedMuGraphsMatchTheLargerPrograms) {
   ir::Graph gqa = ir::parse_graph_file(kDir + "gqa8.oir");
   ir::Graph lora = ir::parse_graph_file(kDir + "lora64.oir");
-  superopt::SearchOptions o;
-  o.max_kernel_ops = 1;
-  o.max_block_ops = 2;
-  o.grids = {{2}};
-  o.loops = {2};
   std::vector<std::pair<const ir::Graph*, UGraph>> cases;
   cases.emplace_back(&gqa, superopt::parse_ugraph_file(kDir + "gqa_found.ugraph"));
   cases.emplace_back(&gqa, superopt::parse_ugraph_file(kDir + "gqa_split.ugraph"));
-  for (const UGraph& u : superopt::search(ir::parse_graph_file(kDir + "lora.oir"), o).found) cases.emplace_back(&lora, u);
+  for (const UGraph& u : superopt::search(ir::parse_graph_file(kDir + "lora.oir"), lora_options()).found)
+    cases.emplace_back(&lora, u);
   ASSERT_GE(cases.size(), 3u);
   int built = 0;
   for (const auto& [program, small] : cases) {
