@@ -15,17 +15,18 @@ rounds=${3:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
-# name | program | small program | search options
+# name | program | small program ("-": --shrink, the program's own small copy) | search options
 cases=(
   "GQA decoding (32 query heads, 8 kv heads, 4096 tokens)|bench/superopt/gqa_decode.oir|tests/data/superopt/gqa.oir|--grid 2x2 --loop 2 --max-kernel-ops 4 --max-block-ops 5"
   "MQA decoding (32 query heads, 1 kv head, 4096 tokens)|bench/superopt/mqa_decode.oir|bench/superopt/mqa_small.oir|--grid 2 --loop 2 --max-kernel-ops 4 --max-block-ops 4 --time-limit 1200"
   "LoRA (4096 x 4096, 16 tokens, rank 16)|bench/superopt/lora.oir|tests/data/superopt/lora.oir|--grid 2 --loop 2 --max-kernel-ops 1 --max-block-ops 2"
+  "GQA speculative decoding (32 query tokens)|bench/superopt/gqa_spec.oir|-|--grid 2x2 --loop 2 --max-kernel-ops 4 --max-block-ops 5 --time-limit 900"
 )
 
 {
   echo "# Superoptimizer kernels on the CPU ($(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'))"
   echo
-  echo "\`orchid superopt PROGRAM --search-at SMALL [search options] --max-results 2 --tilings 3 --bench --rounds $rounds\`:"
+  echo "\`orchid superopt PROGRAM --search-at SMALL|--shrink [search options] --max-results 2 --tilings 3 --bench --rounds $rounds\`:"
   echo "fastest run of $rounds alternating rounds, each artifact in a helper process on all cores."
   echo
   echo "| program | search of the small program | fastest μGraph | its time | compiled without the superoptimizer | speed-up |"
@@ -35,9 +36,10 @@ logs=()
 for c in "${cases[@]}"; do
   IFS='|' read -r name program small opts <<< "$c"
   # shellcheck disable=SC2086
-  log=$("$orchid" superopt "$program" --search-at "$small" $opts --max-results 2 --tilings 3 --bench --rounds "$rounds" 2>&1) || true
+  if [[ $small == - ]]; then small_flags=(--shrink); else small_flags=(--search-at "$small"); fi
+  log=$("$orchid" superopt "$program" "${small_flags[@]}" $opts --max-results 2 --tilings 3 --bench --rounds "$rounds" 2>&1) || true
   logs+=("$log")
-  search=$(sed -n 's/^search of [^:]*\(([a-z]*)\)\{0,1\}: \([0-9.]* s\).*/\2/p' <<< "$log" | head -1)
+  search=$(sed -n 's/^search of [^:]*: \([0-9.]* s\).*/\1/p' <<< "$log" | head -1)
   [[ $log == *"search of"*"(cached)"* ]] && search="$search (cached)"
   [[ $log == *"time limit reached"* ]] && search="$search (time limit)"
   best=$(grep -E '^  μgraph .*: [0-9.]+ ms' <<< "$log" | sed -E 's/^  (.*): ([0-9.]+) ms.*/\2|\1/' | sort -t'|' -k1,1g | head -1)
