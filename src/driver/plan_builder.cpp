@@ -88,15 +88,7 @@ void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
     ps.checks = libs.back().back().checks;
     a.steps[plan_step[i]].schedule = codegen::cpu::schedule_str(sched[i]);
   }
-  std::vector<std::string> sources;
-  for (const auto& lib : libs) sources.push_back(codegen::cpu::library_source(lib));
-  codegen::cpu::CompilerOptions copts = o.compiler;
-  for (const std::string& f : codegen::cpu::codegen_flags()) copts.extra_flags.push_back(f);
-  a.libraries = codegen::cpu::compile_many(sources, copts);
-  for (size_t j = 0; j < libs.size(); ++j)
-    // Named by content (the object cache's key): a process never confuses two libraries that
-    // were written at the same path (dlopen returns a path it has loaded already).
-    a.plan.libraries.push_back({"kernels_" + std::to_string(j) + "_" + a.libraries[j].stem().string().substr(0, 16) + ".so", 0, ""});
+  compile_libraries(libs, o, a);
 }
 
 // The runtime implementation of a step kind the CPU runs as a library step, or none.
@@ -114,6 +106,23 @@ std::optional<runtime::StepImpl> cpu_library_impl(StepKind k) {
 }
 
 }  // namespace
+
+void compile_libraries(const std::vector<std::vector<codegen::cpu::GeneratedKernel>>& libs, const BuildOptions& o,
+                       BuiltArtifact& a) {
+  std::vector<std::string> sources;
+  for (const auto& lib : libs) sources.push_back(codegen::cpu::library_source(lib));
+  codegen::cpu::CompilerOptions copts = o.compiler;
+  for (const std::string& f : codegen::cpu::codegen_flags()) copts.extra_flags.push_back(f);
+  std::vector<std::filesystem::path> objects = codegen::cpu::compile_many(sources, copts);
+  for (size_t j = 0; j < objects.size(); ++j) {
+    // Named by content (the object cache's key): a process never confuses two libraries that
+    // were written at the same path (dlopen returns a path it has loaded already).
+    a.plan.libraries.push_back({"kernels_" + std::to_string(a.libraries.size()) + "_" +
+                                    objects[j].stem().string().substr(0, 16) + ".so",
+                                0, ""});
+    a.libraries.push_back(objects[j]);
+  }
+}
 
 ir::Graph constants_as_inputs(const ir::Graph& g) {
   std::vector<ValueId> inputs = g.inputs();

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/cpu/codegen.h"
 #include "codegen/cpu/compiler.h"
 #include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
@@ -66,6 +67,11 @@ class PlanBuffers;
 // completes, returning the schedule text reports show. Fills a.choice_steps and a.steps.
 void lay_out_plan(const ir::Graph& g, const std::vector<StepChoice>& steps, PlanBuffers& buffers, BuiltArtifact& a,
                   const std::function<std::string(const StepChoice&, runtime::PlanStep&)>& implement_step);
+
+// Compiles each list of kernels into one shared object (with the code generator's flags),
+// appended to a.libraries and to the plan's libraries, named by content.
+void compile_libraries(const std::vector<std::vector<codegen::cpu::GeneratedKernel>>& libs, const BuildOptions& o,
+                       BuiltArtifact& a);
 
 // The graph with its constants turned into inputs (after the real ones), named as before.
 ir::Graph constants_as_inputs(const ir::Graph& g);

@@ -4,7 +4,6 @@
 #include <map>
 
 #include "codegen/cpu/codegen.h"
-#include "codegen/cpu/compiler.h"
 #include "codegen/cpu/schedule.h"
 #include "codegen/cpu/ugraph_kernel.h"
 #include "ir/printer.h"
@@ -130,12 +129,7 @@ BuiltArtifact build_ugraph_artifact(const UGraph& u, const ir::Graph& program, c
     a.plan.steps.push_back(std::move(s));
     a.steps.push_back(info);
   }
-  if (!kernels.empty()) {
-    codegen::cpu::CompilerOptions copts = o.compiler;
-    for (const std::string& f : codegen::cpu::codegen_flags()) copts.extra_flags.push_back(f);
-    a.libraries = codegen::cpu::compile_many({codegen::cpu::library_source(kernels)}, copts);
-    a.plan.libraries.push_back({"kernels_0_" + a.libraries[0].stem().string().substr(0, 16) + ".so", 0, ""});
-  }
+  if (!kernels.empty()) compile_libraries({kernels}, o, a);
   a.graph_oir = ir::print_graph(program);
   return a;
 }

@@ -48,8 +48,8 @@ bool single_variable(const ir::Expr& e, ir::VarKind* kind, int32_t* index) {
   return count == 1 && !load;
 }
 
-void join_node(const ir::Graph& g, const ir::Primitive& p, Classes& c, std::vector<int32_t>& reduce_vars,
-               std::vector<int32_t>* node_reduce = nullptr) {
+// Joins the node's axes; `reduce_vars` receives the classes of its reduction variables.
+void join_node(const ir::Graph& g, const ir::Primitive& p, Classes& c, std::vector<int32_t>& reduce_vars) {
   std::map<std::pair<int, int32_t>, int32_t> var;  // (kind, index) -> axis class
   for (size_t j = 0; j < p.domain.size(); ++j) {
     int32_t a = c.add();
@@ -60,8 +60,6 @@ void join_node(const ir::Graph& g, const ir::Primitive& p, Classes& c, std::vect
     var[{1, static_cast<int32_t>(j)}] = c.add();
     reduce_vars.push_back(var[{1, static_cast<int32_t>(j)}]);
   }
-  if (node_reduce != nullptr)
-    for (size_t j = 0; j < p.reduce_domain.size(); ++j) node_reduce->push_back(var[{1, static_cast<int32_t>(j)}]);
   for (const ir::Expr& body : p.bodies)
     ir::visit_post(body, [&](const ir::Expr& x) {
       if (x.op() != ir::ExprOp::Load) return;
@@ -79,36 +77,12 @@ void join_node(const ir::Graph& g, const ir::Primitive& p, Classes& c, std::vect
 
 }  // namespace
 
-DimClasses input_dim_classes(const ir::Graph& g) {
-  Classes c(g);
-  std::vector<int32_t> reduce_vars;
-  for (const ir::Primitive& p : g.nodes())
-    if (p.op != ir::PrimOp::View) join_node(g, p, c, reduce_vars);
-  std::map<int32_t, int32_t> dense;
-  DimClasses out;
-  for (ir::ValueId v : g.inputs()) {
-    out.inputs.emplace_back();
-    for (size_t d = 0; d < g.type(v).shape.size(); ++d) {
-      int32_t root = c.find(c.axis(v, d));
-      auto it = dense.emplace(root, static_cast<int32_t>(dense.size())).first;
-      out.inputs.back().push_back(it->second);
-    }
-  }
-  out.reduced.assign(dense.size(), false);
-  for (int32_t r : reduce_vars) {
-    auto it = dense.find(c.find(r));
-    if (it != dense.end()) out.reduced[static_cast<size_t>(it->second)] = true;
-  }
-  return out;
-}
-
 AxisClasses axis_classes(const ir::Graph& g) {
   Classes c(g);
-  std::vector<int32_t> reduce_vars;
   std::vector<std::vector<int32_t>> per_node(static_cast<size_t>(g.num_nodes()));
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Primitive& p = g.node(ir::NodeId{n});
-    if (p.op != ir::PrimOp::View) join_node(g, p, c, reduce_vars, &per_node[static_cast<size_t>(n)]);
+    if (p.op != ir::PrimOp::View) join_node(g, p, c, per_node[static_cast<size_t>(n)]);
   }
   std::map<int32_t, int32_t> dense;
   auto id = [&](int32_t axis) { return dense.emplace(c.find(axis), static_cast<int32_t>(dense.size())).first->second; };
@@ -122,6 +96,22 @@ AxisClasses axis_classes(const ir::Graph& g) {
     for (int32_t a : r) out.reduce.back().push_back(id(a));
   }
   out.count = static_cast<int32_t>(dense.size());
+  return out;
+}
+
+DimClasses input_dim_classes(const ir::Graph& g) {
+  AxisClasses a = axis_classes(g);
+  std::map<int32_t, int32_t> dense;  // axis class -> input class, in order of first appearance
+  DimClasses out;
+  for (ir::ValueId v : g.inputs()) {
+    out.inputs.emplace_back();
+    for (int32_t k : a.values[static_cast<size_t>(v.v)])
+      out.inputs.back().push_back(dense.emplace(k, static_cast<int32_t>(dense.size())).first->second);
+  }
+  out.reduced.assign(dense.size(), false);
+  for (const std::vector<int32_t>& r : a.reduce)
+    for (int32_t k : r)
+      if (auto it = dense.find(k); it != dense.end()) out.reduced[static_cast<size_t>(it->second)] = true;
   return out;
 }
 

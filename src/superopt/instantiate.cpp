@@ -34,12 +34,6 @@ std::optional<ir::Dims> moved_units(const ir::Dims& old_in, const ir::Dims& old_
   return out;
 }
 
-std::string str(const ir::Dims& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 class Rebuild {
  public:
   Rebuild(const UGraph& old, const ir::Dims& output) : old_(old), u_(old), output_(output) {}
@@ -73,7 +67,7 @@ class Rebuild {
       }
     }
     if (u_.outputs.size() != 1 || u_.shape(u_.outputs[0]) != output_)
-      return fail("the result has shape " + str(u_.shape(u_.outputs[0])) + ", not the program's " + str(output_));
+      return fail("the result has shape " + ir::dims_str(u_.shape(u_.outputs[0])) + ", not the program's " + ir::dims_str(output_));
     try {
       verify(u_);
     } catch (const UserError& e) {
@@ -97,7 +91,7 @@ class Rebuild {
       std::optional<ir::Dims> s = final_view ? std::optional<ir::Dims>(output_)
                                              : moved_units(old_in, old_.shape(op.outputs[0]), in[0]);
       if (!s) {
-        error_ = "reshape " + old_.tensor(op.outputs[0]).name + " moves more than dims of one element at " + str(in[0]);
+        error_ = "reshape " + old_.tensor(op.outputs[0]).name + " moves more than dims of one element at " + ir::dims_str(in[0]);
         return false;
       }
       op.shape = *s;

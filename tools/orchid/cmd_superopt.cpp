@@ -124,6 +124,15 @@ void write_ugraph(const ir::Graph& program, const superopt::UGraph& u, const std
   std::printf("wrote %s\n", out.c_str());
 }
 
+// --bench and --out on the μGraphs found: the fastest (or, without --bench, the first) written.
+void bench_and_write(const ir::Graph& program, const std::vector<superopt::UGraph>& found,
+                     const std::vector<std::string>& labels, const Where& w) {
+  size_t best = 0;
+  if (w.opts->bench)
+    if (std::optional<size_t> f = bench(program, found, labels, w)) best = *f;
+  if (!w.opts->out.empty()) write_ugraph(program, found[best], w.opts->out, w);
+}
+
 // The μGraph of --ugraph, checked against the program over finite fields.
 superopt::UGraph given_ugraph(const ir::Graph& program, const std::string& file) {
   superopt::UGraph u = superopt::parse_ugraph_file(file);
@@ -201,18 +210,13 @@ void search_small(const ir::Graph& program, const superopt::SearchOptions& o, co
     std::printf("no μgraph of one graph-defined kernel instantiates at %s's sizes\n", w.file.c_str());
     return;
   }
-  size_t best = 0;
-  if (w.opts->bench)
-    if (std::optional<size_t> f = bench(program, found, labels, w)) best = *f;
-  if (!w.opts->out.empty()) write_ugraph(program, found[best], w.opts->out, w);
+  bench_and_write(program, found, labels, w);
 }
 
 void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program, const Where& where) {
   if (show_program) std::printf("%s", ir::print_graph(program).c_str());
   if (!where.opts->ugraph.empty()) {
-    std::vector<superopt::UGraph> found = {given_ugraph(program, where.opts->ugraph)};
-    if (where.opts->bench) bench(program, found, {"the μgraph"}, where);
-    if (!where.opts->out.empty()) write_ugraph(program, found[0], where.opts->out, where);
+    bench_and_write(program, {given_ugraph(program, where.opts->ugraph)}, {"the μgraph"}, where);
     return;
   }
   if (!where.opts->search_at.empty() || where.opts->shrink) {
@@ -234,12 +238,9 @@ void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool
   if (!r.unverified.empty())
     std::printf("\n%zu more μgraphs passed the screening tests (not verified in full; --max-results)\n", r.unverified.size());
   if (r.found.empty()) return;
-  size_t best = 0;
   std::vector<std::string> labels;
   for (size_t i = 0; i < r.found.size(); ++i) labels.push_back("μgraph " + std::to_string(i + 1));
-  if (where.opts->bench)
-    if (std::optional<size_t> f = bench(program, r.found, labels, where)) best = *f;
-  if (!where.opts->out.empty()) write_ugraph(program, r.found[best], where.opts->out, where);
+  bench_and_write(program, r.found, labels, where);
 }
 
 int run(SuperoptOptions& opts) {

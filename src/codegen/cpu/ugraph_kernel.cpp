@@ -7,6 +7,7 @@
 #include <set>
 
 #include "codegen/cpu/emit_reduce.h"
+#include "ir/movement.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cpu {
@@ -20,50 +21,7 @@ using superopt::UGraph;
 using superopt::UOp;
 using superopt::UOpType;
 
-std::optional<std::vector<int64_t>> reshaped_strides(const ir::Dims& shape, const std::vector<int64_t>& strides,
-                                                     const ir::Dims& to) {
-  std::vector<int64_t> os, ost;  // the view's dims of more than one element, and their strides
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1) {
-      os.push_back(shape[d]);
-      ost.push_back(strides[d]);
-    }
-  std::vector<size_t> nd;  // the dims of `to` of more than one element
-  for (size_t d = 0; d < to.size(); ++d)
-    if (to[d] != 1) nd.push_back(d);
-  std::vector<int64_t> out(to.size(), 0);
-  size_t i = 0, j = 0;
-  // Groups of old and new dims with equal products: the old ones must be one contiguous run.
-  while (i < os.size() && j < nd.size()) {
-    int64_t po = os[i], pn = to[nd[j]];
-    size_t ii = i + 1, jj = j + 1;
-    while (po != pn) {
-      if (pn < po) {
-        if (jj == nd.size()) return std::nullopt;
-        pn *= to[nd[jj++]];
-      } else {
-        if (ii == os.size()) return std::nullopt;
-        po *= os[ii++];
-      }
-    }
-    for (size_t k = i; k + 1 < ii; ++k)
-      if (ost[k] != ost[k + 1] * os[k + 1]) return std::nullopt;
-    out[nd[jj - 1]] = ost[ii - 1];
-    for (size_t k = jj - 1; k-- > j;) out[nd[k]] = out[nd[k + 1]] * to[nd[k + 1]];
-    i = ii;
-    j = jj;
-  }
-  if (i != os.size() || j != nd.size()) return std::nullopt;
-  return out;
-}
-
 namespace {
-
-std::vector<int64_t> row_major(const ir::Dims& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
-  return st;
-}
 
 std::string lit(int64_t v) { return std::to_string(v) + "LL"; }
 std::string sum_of(const std::vector<std::string>& terms) {
@@ -72,10 +30,9 @@ std::string sum_of(const std::vector<std::string>& terms) {
   return out.empty() ? "0LL" : out;
 }
 
-// Where a block tensor's elements are: base[offset + sum_d index_d * strides[d]].
+// Where a block tensor's elements are: base[offset + sum_d index_d * strides[d]]. Results
+// inside a thread graph have none (they stay in registers).
 struct Home {
-  enum class Kind { Input, Scratch, Output, Register };  // Register: inside a thread graph
-  Kind kind = Kind::Scratch;
   std::string base;    // "a<arg>" or "sc"
   std::string offset;  // a C expression
   std::vector<int64_t> strides;
@@ -146,20 +103,20 @@ class BlockKernel {
     for (const UOp& o : b_.ops) {
       if (o.type == UOpType::OutAccum) {
         TensorId out = o.outputs[0];
-        accum_[out] = Home{Home::Kind::Output, "a" + std::to_string(arg(out, true)), "oo" + std::to_string(out),
-                           row_major(shape(out)), o.map.loop == kReplica && b_.loop > 1};
+        accum_[out] = Home{"a" + std::to_string(arg(out, true)), "oo" + std::to_string(out),
+                           ir::row_major_strides(shape(out)), o.map.loop == kReplica && b_.loop > 1};
         continue;
       }
       if (o.type == UOpType::InIter) {
         TensorId in = o.inputs[0], t = o.outputs[0];
-        homes_[t] = Home{Home::Kind::Input, "a" + std::to_string(arg(in, false)), "off" + std::to_string(t),
-                         row_major(shape(in)), false};
+        homes_[t] = Home{"a" + std::to_string(arg(in, false)), "off" + std::to_string(t),
+                         ir::row_major_strides(shape(in)), false};
         continue;
       }
       if (o.type == UOpType::Reshape) {
         const Home& from = homes_.at(o.inputs[0]);
-        std::optional<std::vector<int64_t>> st = reshaped_strides(shape(o.inputs[0]), from.strides, shape(o.outputs[0]));
-        if (st && !from.accumulate) {
+        std::optional<ir::Dims> st = ir::reshaped_strides(shape(o.inputs[0]), from.strides, shape(o.outputs[0]));
+        if (st) {
           Home h = from;
           h.strides = *st;
           homes_[o.outputs[0]] = h;
@@ -167,18 +124,14 @@ class BlockKernel {
           continue;
         }
       }
-      if (o.type == UOpType::Thread)
-        for (const UOp& top : g_.threads[static_cast<size_t>(o.body)].ops)
-          homes_[top.outputs[0]] = Home{Home::Kind::Register, "", "", {}, false};
       for (TensorId t : o.outputs) {
         auto acc = accum_of.find(t);
         // A reshape's copy is written in row-major order, so into scratch.
         if (acc != accum_of.end() && readers[t] == 1 && o.type != UOpType::Reshape) {
-          homes_[t] = Home{Home::Kind::Output, "", "", {}, false};  // completed below
-          in_place_[acc->second->outputs[0]] = t;
+          in_place_[acc->second->outputs[0]] = t;  // its home: the out_accum's, below
           continue;
         }
-        homes_[t] = Home{Home::Kind::Scratch, "sc", lit(scratch_floats_), row_major(shape(t)), false};
+        homes_[t] = Home{"sc", lit(scratch_floats_), ir::row_major_strides(shape(t)), false};
         scratch_floats_ += (ir::numel(shape(t)) + 15) / 16 * 16;  // 64-byte aligned
       }
     }
@@ -230,7 +183,7 @@ class BlockKernel {
       if (o.type != UOpType::OutAccum) continue;
       const ir::Dims& part = shape(o.inputs[0]);
       TensorId out = o.outputs[0];
-      std::vector<int64_t> st = row_major(shape(out));
+      std::vector<int64_t> st = ir::row_major_strides(shape(out));
       std::vector<std::string> terms;
       for (size_t j = 0; j < part.size(); ++j) {
         auto [bi, blocks] = block_index(o.map, j);
@@ -329,7 +282,7 @@ class BlockKernel {
   void in_iter(const UOp& o) {
     const ir::Dims& whole = shape(o.inputs[0]);
     const ir::Dims& part = shape(o.outputs[0]);
-    std::vector<int64_t> st = row_major(whole);
+    std::vector<int64_t> st = ir::row_major_strides(whole);
     std::vector<std::string> terms;
     for (size_t j = 0; j < whole.size(); ++j) {
       auto [bi, blocks] = block_index(o.map, j);
@@ -348,7 +301,7 @@ class BlockKernel {
       std::string at = "ob" + std::to_string(out);
       if (o.map.loop != kReplica) {
         auto d = static_cast<size_t>(o.map.loop);
-        at += " + l * " + lit(shape(src)[d] * row_major(shape(out))[d]);
+        at += " + l * " + lit(shape(src)[d] * ir::row_major_strides(shape(out))[d]);
       }
       w_.line("const int64_t oo" + std::to_string(out) + " = " + at + ";");
     }
@@ -369,7 +322,7 @@ class BlockKernel {
     // A copy in row-major order: the result's linear index is the source's.
     std::vector<std::string> idx = open_loops(shape(src), true);
     Home lin = homes_.at(t);
-    lin.strides = row_major(shape(src));
+    lin.strides = ir::row_major_strides(shape(src));
     w_.line(store(lin, idx, element(src, idx), false));
     close_loops();
   }

@@ -10,7 +10,8 @@
 // cache), except a result that only an out_accum reads: that is computed straight into the
 // block's part of the kernel output — added to it where the out_accum sums over the iterations
 // (the part is zeroed before the loop), written to the iteration's slice where it
-// concatenates. A reshape is a view where the strides allow one (numpy's rule), else a copy.
+// concatenates. A reshape is a view where the strides allow one (ir/movement.h,
+// reshaped_strides), else a copy.
 // A thread graph computes each result it stores in one loop, its inner results inline (in
 // registers). Innermost loops run along the result's last dim and are vectorized
 // (`#pragma omp simd`); a matmul accumulates each row of its result by vector multiply-adds
@@ -33,11 +34,5 @@ namespace orchid::codegen::cpu {
 // op.inputs, then op.outputs; GeneratedKernel::inputs and outputs hold their μGraph tensor
 // ids (as ValueIds), and its schedule is unused.
 GeneratedKernel generate_block_kernel(const superopt::UGraph& g, const superopt::UOp& op, const std::string& symbol);
-
-// The strides (in elements) under which a view of `shape` with `strides` reads the same
-// elements in row-major order as `to`, a reshape of it, without copying — or none where its
-// dims cannot be regrouped so (numpy's no-copy reshape). Dims of 1 get stride 0.
-std::optional<std::vector<int64_t>> reshaped_strides(const ir::Dims& shape, const std::vector<int64_t>& strides,
-                                                     const ir::Dims& to);
 
 }  // namespace orchid::codegen::cpu
