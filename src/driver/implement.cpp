@@ -23,6 +23,7 @@ std::string_view step_kind_name(StepKind k) {
     case StepKind::CublasLt: return "cublaslt";
     case StepKind::Cudnn: return "cudnn";
     case StepKind::OneDnnWinograd: return "onednn_winograd";
+    case StepKind::UGraph: return "ugraph";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 // routines), or no step at all (a lone view is a zero-copy alias of its input's buffer).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,14 +13,19 @@
 namespace orchid::driver {
 
 // OneDnnWinograd: a oneDNN convolution by Winograd's algorithm (runtime/onednn_step.h), chosen
-// only by measuring it against the direct one (measure.h).
-enum class StepKind { Generated, OneDnn, Reference, Alias, CublasLt, Cudnn, OneDnnWinograd };
+// only by measuring it against the direct one (measure.h). UGraph: a μGraph of the
+// superoptimizer computing the kernel (superopt_kernels.h), chosen only by measuring it
+// against the kernels it replaces; it becomes several plan steps.
+enum class StepKind { Generated, OneDnn, Reference, Alias, CublasLt, Cudnn, OneDnnWinograd, UGraph };
 std::string_view step_kind_name(StepKind k);
+
+struct UGraphStep;  // superopt_kernels.h
 
 struct StepChoice {
   tile::Kernel kernel;
   StepKind kind = StepKind::Generated;
   std::vector<ir::ValueId> inputs;  // tile::kernel_inputs, in increasing id order
+  std::shared_ptr<const UGraphStep> ugraph;  // UGraph steps: the μGraph and how it reads the graph
 };
 
 // Linear kernels go to oneDNN where it can run them (one matmul or conv and the post-ops it

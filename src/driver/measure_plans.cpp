@@ -7,6 +7,7 @@
 #include "codegen/cpu/codegen.h"
 #include "driver/artifact.h"
 #include "driver/measure.h"
+#include "driver/superopt_kernels.h"
 #include "runtime/layout.h"
 #include "runtime/library_step.h"
 #include "support/error.h"
@@ -29,7 +30,8 @@ bool touches_blocked(const runtime::Plan& plan, size_t i) {
 std::string plan_key(const ir::Graph& g, const std::vector<StepChoice>& steps) {
   std::string text = "plan";
   for (const StepChoice& s : steps)
-    if (s.kind != StepKind::Alias) text += "\n" + kernel_key(g, s) + " " + std::string(step_kind_name(s.kind));
+    if (s.kind != StepKind::Alias)
+      text += "\n" + kernel_key(g, s) + " " + std::string(step_kind_name(s.kind)) + (s.ugraph ? " " + s.ugraph->key : "");
   return sha256_hex(text);
 }
 

@@ -95,6 +95,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   bool cuda = o.device == runtime::PlanDevice::Cuda;
   ORCHID_USER_CHECK(!cuda || o.strategy != orchestrate::Strategy::Optimal)
       << "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy";
+  ORCHID_USER_CHECK(!cuda || !o.superopt.enabled) << "--superopt makes CPU kernels; it does not take --target cuda";
   // The artifact is verified where this machine can run it: by the reference interpreter,
   // whose values must then fit in this machine's memory, as the artifact's must anyway.
   std::string no_gpu;
@@ -139,6 +140,16 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     result.orchestration = p.notes;
     return p.kernels;
   });
+  // 4b. The superoptimizer (opt-in, CPU): μGraphs for the LAX subprograms (Mirage), searched
+  //     on small copies, instantiated at the model's sizes, measured against the kernels they
+  //     would replace, and placed where faster.
+  PlacedKernels placed{kernels, std::vector<std::shared_ptr<const UGraphStep>>(kernels.size()), 0};
+  if (o.superopt.enabled)
+    placed = stages.run("superopt", [&] {
+      SuperoptKernels found = find_superopt_kernels(g, o);
+      result.superopt = found.notes;
+      return place_ugraph_kernels(g, kernels, found.sites, &result.superopt);
+    });
   // 5. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
   //    oneDNN or generated code for linear kernels by measuring both, alone; a matmul kernel
   //    split around oneDNN against the same kernel generated whole; then whole plans where
@@ -146,11 +157,11 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   //    matmuls, generated CUDA code, or an alias.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
     if (cuda) return implement(g, kernels, runtime::PlanDevice::Cuda, o.gpu_libraries);
-    std::vector<std::vector<StepChoice>> each = implement_each(g, kernels);
+    std::vector<std::vector<StepChoice>> each = implement_placed(g, placed);
     std::vector<StepChoice> chosen = joined(each);
     choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);
     std::vector<StepChoice> before =
-        choose_whole_over_split(g, kernels, each, chosen, o.build, o.measure, &result.choices);
+        choose_whole_over_split(g, placed.kernels, each, chosen, o.build, o.measure, &result.choices);
     check_choices_on_plans(g, before, chosen, o.build, o.measure, &result.choices);
     return chosen;
   });
@@ -183,7 +194,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   // 9. The report: every step, its primitives, bytes, FLOPs and measured time.
   ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
                      result.verified, result.not_verified, stages.times(), result.choices, result.orchestration,
-                     result.rewrites, result.tuning, o.gpu_description};
+                     result.rewrites, result.tuning, result.superopt, o.gpu_description};
   result.report_summary = stages.run("report", [&] {
     return write_reports(staging, report, o.host_target && !cuda ? o.measure_seconds : 0);
   });

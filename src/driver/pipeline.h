@@ -9,6 +9,7 @@
 #include "driver/artifact.h"
 #include "driver/measure.h"
 #include "driver/plan_builder.h"
+#include "driver/superopt_kernels.h"
 #include "driver/tune.h"
 #include "frontend/onnx_loader.h"
 #include "orchestrate/strategies.h"
@@ -44,6 +45,9 @@ struct CompileOptions {
   // The rewrite search (rewrite/search.h), priced on `target`; skipped, with a note in the
   // report, where the target has no measured peak and bandwidth.
   bool rewrite = true;
+  // μGraph kernels of the superoptimizer where they measure faster (superopt_kernels.h); CPU
+  // only, off by default.
+  SuperoptCompileOptions superopt;
   uint64_t verify_seed = 1;
   // Relative L2 error of each f32 output (runtime::default_tolerance of the plan's precision).
   double tolerance = runtime::default_tolerance(runtime::PlanPrecision::Fp32);
@@ -70,6 +74,7 @@ struct CompileResult {
   std::vector<std::string> orchestration;  // the optimal strategy's solve, for the report
   std::vector<std::string> rewrites;       // the rewrite search, for the report
   std::vector<std::string> tuning;         // schedule tuning, for the report
+  std::vector<std::string> superopt;       // the superoptimizer's programs and decisions, for the report
 };
 
 // UserError for bad input (the model, options) and for an artifact that fails verification

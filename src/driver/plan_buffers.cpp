@@ -33,6 +33,16 @@ int32_t PlanBuffers::write(ValueId v, int32_t alias) {
   return b;
 }
 
+int32_t PlanBuffers::internal(const std::string& name, const ir::TensorType& type, int32_t alias) {
+  runtime::PlanBuffer b;
+  b.name = name;
+  b.type = type;
+  b.kind = runtime::BufferKind::Intermediate;
+  b.alias = alias;
+  plan_.buffers.push_back(b);
+  return static_cast<int32_t>(plan_.buffers.size() - 1);
+}
+
 int32_t PlanBuffers::add(ValueId v, runtime::BufferKind kind) {
   runtime::PlanBuffer b;
   b.name = g_.value(v).name;
@@ -44,9 +54,7 @@ int32_t PlanBuffers::add(ValueId v, runtime::BufferKind kind) {
   return id;
 }
 
-namespace {
-
-std::vector<std::string> source_ops(const ir::Graph& g, const tile::Kernel& k) {
+std::vector<std::string> kernel_source_ops(const ir::Graph& g, const tile::Kernel& k) {
   std::vector<std::string> ops;
   for (ir::NodeId n : k.nodes) {
     const std::string& name = g.node(n).name;
@@ -55,7 +63,12 @@ std::vector<std::string> source_ops(const ir::Graph& g, const tile::Kernel& k) {
   return ops;
 }
 
-}  // namespace
+void add_kernel_work(const ir::Graph& g, const tile::Kernel& k, const std::vector<ValueId>& inputs,
+                     runtime::PlanStep& step) {
+  for (ir::NodeId n : k.nodes) step.flops += ir::primitive_flops(g.node(n));
+  for (ValueId v : inputs) step.bytes += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+  for (ValueId v : k.outputs) step.bytes += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+}
 
 runtime::PlanStep base_step(const ir::Graph& g, const tile::Kernel& k, const std::vector<ValueId>& inputs,
                             PlanBuffers& buffers, size_t index) {
@@ -64,10 +77,8 @@ runtime::PlanStep base_step(const ir::Graph& g, const tile::Kernel& k, const std
   for (ValueId v : inputs) step.args.push_back(buffers.read(v));
   step.num_inputs = static_cast<int32_t>(inputs.size());
   for (ValueId v : k.outputs) step.args.push_back(buffers.write(v));
-  step.source_ops = source_ops(g, k);
-  for (ir::NodeId n : k.nodes) step.flops += ir::primitive_flops(g.node(n));
-  for (ValueId v : inputs) step.bytes += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
-  for (ValueId v : k.outputs) step.bytes += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
+  step.source_ops = kernel_source_ops(g, k);
+  add_kernel_work(g, k, inputs, step);
   return step;
 }
 

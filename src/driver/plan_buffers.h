@@ -24,6 +24,8 @@ class PlanBuffers {
   int32_t read(ir::ValueId v);
   // The buffer a step writes (alias: a view of another buffer).
   int32_t write(ir::ValueId v, int32_t alias = -1);
+  // A buffer of no value of the graph (inside a μGraph kernel), intermediate.
+  int32_t internal(const std::string& name, const ir::TensorType& type, int32_t alias = -1);
 
  private:
   int32_t add(ir::ValueId v, runtime::BufferKind kind);
@@ -38,6 +40,13 @@ class PlanBuffers {
 
 // The step of kernel k (reading `inputs`, writing k's outputs), named "k<index>", with the
 // source ops, FLOPs and bytes reports show; its implementation is for the caller to fill in.
+// The names of the model's ops the kernel's primitives come from, each once, in order.
+std::vector<std::string> kernel_source_ops(const ir::Graph& g, const tile::Kernel& k);
+
+// Adds the kernel's FLOPs and the bytes of `inputs` and its outputs to the step's.
+void add_kernel_work(const ir::Graph& g, const tile::Kernel& k, const std::vector<ir::ValueId>& inputs,
+                     runtime::PlanStep& step);
+
 runtime::PlanStep base_step(const ir::Graph& g, const tile::Kernel& k, const std::vector<ir::ValueId>& inputs,
                             PlanBuffers& buffers, size_t index);
 

@@ -13,6 +13,8 @@
 #include "ir/stats.h"
 #include "ir/subgraph.h"
 #include "driver/plan_buffers.h"
+#include "driver/superopt_kernels.h"
+#include "driver/ugraph_artifact.h"
 #include "runtime/layout.h"
 #include "support/error.h"
 
@@ -91,6 +93,35 @@ void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
   compile_libraries(libs, o, a);
 }
 
+// The buffers and plan steps of a μGraph step (ugraph_artifact.h, append_ugraph_steps): its
+// inputs read from the graph's values, its output written to the kernel's, the other tensors
+// in buffers of their own (views where they are reshapes). The site's FLOPs and bytes are
+// counted on its first step.
+void lay_out_ugraph(const ir::Graph& g, const StepChoice& s, int32_t library, int cores, PlanBuffers& buffers,
+                    BuiltArtifact& a, std::vector<codegen::cpu::GeneratedKernel>& kernels) {
+  const superopt::UGraph& u = s.ugraph->ugraph;
+  ORCHID_CHECK(u.inputs.size() == s.ugraph->inputs.size() && u.outputs.size() == 1 && s.kernel.outputs.size() == 1)
+      << "a μGraph step's inputs or output are not its kernel's";
+  std::vector<int32_t> buf(u.tensors.size(), -1);
+  for (size_t i = 0; i < u.inputs.size(); ++i) buf[static_cast<size_t>(u.inputs[i])] = buffers.read(s.ugraph->inputs[i]);
+  std::string site = "g" + std::to_string(a.plan.steps.size());
+  for (const superopt::UOp& op : u.ops)
+    for (superopt::TensorId t : op.outputs) {
+      int32_t alias = op.type == superopt::UOpType::Reshape
+                          ? runtime::alias_root(a.plan, buf[static_cast<size_t>(op.inputs[0])])
+                          : -1;
+      buf[static_cast<size_t>(t)] = t == u.outputs[0]
+                                        ? buffers.write(s.kernel.outputs[0], alias)
+                                        : buffers.internal(site + "/" + u.tensor(t).name,
+                                                           ir::TensorType{u.tensor(t).dtype, u.shape(t)}, alias);
+    }
+  size_t first = a.plan.steps.size();
+  append_ugraph_steps(u, buf, UGraphStepNames{"orc_g", site + " ", library, StepKind::UGraph, kernel_source_ops(g, s.kernel)},
+                      cores, a, kernels);
+  ORCHID_CHECK(a.plan.steps.size() > first) << "a μGraph with no kernel operator";
+  add_kernel_work(g, s.kernel, s.inputs, a.plan.steps[first]);
+}
+
 // The runtime implementation of a step kind the CPU runs as a library step, or none.
 std::optional<runtime::StepImpl> cpu_library_impl(StepKind k) {
   switch (k) {
@@ -100,7 +131,8 @@ std::optional<runtime::StepImpl> cpu_library_impl(StepKind k) {
     case StepKind::Generated:
     case StepKind::Alias:
     case StepKind::CublasLt:
-    case StepKind::Cudnn: return std::nullopt;
+    case StepKind::Cudnn:
+    case StepKind::UGraph: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -134,7 +166,8 @@ ir::Graph constants_as_inputs(const ir::Graph& g) {
 }
 
 void lay_out_plan(const ir::Graph& g, const std::vector<StepChoice>& steps, PlanBuffers& buffers, BuiltArtifact& a,
-                  const std::function<std::string(const StepChoice&, runtime::PlanStep&)>& implement_step) {
+                  const std::function<std::string(const StepChoice&, runtime::PlanStep&)>& implement_step,
+                  const std::function<void(const StepChoice&)>& ugraph_steps) {
   a.choice_steps.assign(steps.size(), SIZE_MAX);
   for (size_t i = 0; i < steps.size(); ++i) {
     const StepChoice& s = steps[i];
@@ -143,6 +176,11 @@ void lay_out_plan(const ir::Graph& g, const std::vector<StepChoice>& steps, Plan
       continue;
     }
     a.choice_steps[i] = a.plan.steps.size();
+    if (s.kind == StepKind::UGraph) {
+      ORCHID_CHECK(ugraph_steps && s.ugraph) << "a μGraph step in a plan that has none";
+      ugraph_steps(s);
+      continue;
+    }
     runtime::PlanStep step = base_step(g, s.kernel, s.inputs, buffers, a.plan.steps.size());
     std::string schedule = implement_step(s, step);
     a.plan.steps.push_back(std::move(step));
@@ -158,17 +196,28 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   a.plan.target = o.target;
   a.plan.graph_name = g.name;
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
+  // μGraph kernels go into one library after those of generated steps.
+  std::vector<codegen::cpu::GeneratedKernel> ugraph_kernels;
+  size_t generated = static_cast<size_t>(std::count_if(
+      steps.begin(), steps.end(), [](const StepChoice& s) { return s.kind == StepKind::Generated; }));
+  auto per_library = static_cast<size_t>(std::max(1, o.kernels_per_library));
+  auto ugraph_library = static_cast<int32_t>((generated + per_library - 1) / per_library);
   // Library steps are complete here; generated ones get their code from compile_generated.
-  lay_out_plan(g, steps, buffers, a, [&](const StepChoice& s, runtime::PlanStep& step) {
-    if (std::optional<runtime::StepImpl> impl = cpu_library_impl(s.kind)) {
-      step.impl = *impl;
-      step.ir = ir::print_graph(kernel_graph(g, s));
-    }
-    return std::string();
-  });
+  lay_out_plan(
+      g, steps, buffers, a,
+      [&](const StepChoice& s, runtime::PlanStep& step) {
+        if (std::optional<runtime::StepImpl> impl = cpu_library_impl(s.kind)) {
+          step.impl = *impl;
+          step.ir = ir::print_graph(kernel_graph(g, s));
+        }
+        return std::string();
+      },
+      [&](const StepChoice& s) { lay_out_ugraph(g, s, ugraph_library, o.cores, buffers, a, ugraph_kernels); });
   std::vector<codegen::cpu::Schedule> sched = schedules(g, steps, o.cores, tuned);
   std::set<ValueId> panels = o.layouts ? panel_weights(g, steps, sched) : std::set<ValueId>{};
   compile_generated(g, steps, sched, panels, a.choice_steps, o, a);
+  ORCHID_CHECK(a.libraries.size() == static_cast<size_t>(ugraph_library)) << "libraries of generated steps miscounted";
+  if (!ugraph_kernels.empty()) compile_libraries({ugraph_kernels}, o, a);
   if (o.layouts) a.layouts = assign_layouts(a.plan);
   pack_panel_weights(panels, buffers, a);
   a.graph_oir = ir::print_graph(constants_as_inputs(g));

@@ -65,8 +65,10 @@ class PlanBuffers;
 // The steps and outputs of a plan, for every device: an alias step becomes a view of its
 // source's buffer; every other step a base_step (plan_buffers.h) that `implement_step`
 // completes, returning the schedule text reports show. Fills a.choice_steps and a.steps.
+// A UGraph step is laid out by `ugraph_steps` (a CPU plan's), which appends its plan steps.
 void lay_out_plan(const ir::Graph& g, const std::vector<StepChoice>& steps, PlanBuffers& buffers, BuiltArtifact& a,
-                  const std::function<std::string(const StepChoice&, runtime::PlanStep&)>& implement_step);
+                  const std::function<std::string(const StepChoice&, runtime::PlanStep&)>& implement_step,
+                  const std::function<void(const StepChoice&)>& ugraph_steps = nullptr);
 
 // Compiles each list of kernels into one shared object (with the code generator's flags),
 // appended to a.libraries and to the plan's libraries, named by content.

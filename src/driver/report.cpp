@@ -86,7 +86,8 @@ std::string summary(const ReportInput& in, const Timing& t) {
                               ? ", cuBLASLt " + count(StepKind::CublasLt) + ", cuDNN " + count(StepKind::Cudnn)
                               : ", oneDNN " + std::to_string(counts[StepKind::OneDnn] + counts[StepKind::OneDnnWinograd]) +
                                     winograd + ", reference " + count(StepKind::Reference);
-  s += "- steps: " + std::to_string(plan.steps.size()) + " (generated " + count(StepKind::Generated) + libraries +
+  std::string ugraph = counts[StepKind::UGraph] > 0 ? ", μGraph kernels of the superoptimizer " + count(StepKind::UGraph) : "";
+  s += "- steps: " + std::to_string(plan.steps.size()) + " (generated " + count(StepKind::Generated) + ugraph + libraries +
        "), primitives " + std::to_string(in.graph->num_nodes()) + "\n";
   s += "- work: " + fmt("%.3g", static_cast<double>(flops)) + " FLOPs, " + fmt("%.3g", static_cast<double>(bytes)) +
        " bytes moved between steps\n";
@@ -135,6 +136,11 @@ std::string markdown(const ReportInput& in, const Timing& t, const std::string& 
     for (const std::string& c : in.orchestration) s += "- " + markdown_cell(c) + "\n";
     s += "\n";
   }
+  if (!in.superopt.empty()) {
+    s += "## Superoptimizer\n\n";
+    for (const std::string& c : in.superopt) s += "- " + markdown_cell(c) + "\n";
+    s += "\n";
+  }
   if (!in.tuning.empty()) {
     s += "## Schedules tuned\n\n";
     for (const std::string& c : in.tuning) s += "- " + markdown_cell(c) + "\n";
@@ -150,7 +156,8 @@ std::string markdown(const ReportInput& in, const Timing& t, const std::string& 
   s += "\n## Steps\n\n| # | impl | primitives | source ops | FLOPs | bytes | ms | schedule |\n|---|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const runtime::PlanStep& p = plan.steps[i];
-    s += "| " + p.name + " | " + std::string(runtime::step_impl_name(p.impl)) + " | " +
+    std::string impl = in.built->steps[i].kind == StepKind::UGraph ? "μgraph" : std::string(runtime::step_impl_name(p.impl));
+    s += "| " + p.name + " | " + impl + " | " +
          std::to_string(in.built->steps[i].primitives) + " | " + markdown_cell(join_ops(p.source_ops)) + " | " +
          std::to_string(p.flops) + " | " + std::to_string(p.bytes) + " | " +
          (i < t.step_ms.size() ? fmt("%.4f", t.step_ms[i]) : "-") + " | " + in.built->steps[i].schedule + " |\n";

@@ -25,6 +25,7 @@ struct ReportInput {
   std::vector<std::string> orchestration;  // the optimal strategy's solve
   std::vector<std::string> rewrites;       // the rewrite search: what it applied, rejected
   std::vector<std::string> tuning;         // schedule tuning: each generated kernel's decision
+  std::vector<std::string> superopt;       // the superoptimizer: each program's search and decision
   std::string gpu;  // CUDA: the GPU the schedules are for, and where its figures came from
 };
 

@@ -86,6 +86,41 @@ std::string block_shape(const superopt::BlockGraph& b) {
 
 }  // namespace
 
+void append_ugraph_steps(const UGraph& u, const std::vector<int32_t>& buf, const UGraphStepNames& names, int cores,
+                         BuiltArtifact& a, std::vector<codegen::cpu::GeneratedKernel>& kernels) {
+  for (const UOp& op : u.ops) {
+    if (op.type == UOpType::Reshape) continue;  // a view
+    std::string symbol = names.symbol_prefix + std::to_string(kernels.size());
+    std::vector<TensorId> args;
+    StepInfo info{names.kind, 1, ""};
+    if (op.type == UOpType::Block) {
+      const superopt::BlockGraph& b = u.blocks[static_cast<size_t>(op.body)];
+      kernels.push_back(codegen::cpu::generate_block_kernel(u, op, symbol));
+      args = op.inputs;
+      args.insert(args.end(), op.outputs.begin(), op.outputs.end());
+      info.primitives = static_cast<int>(b.ops.size());
+      info.schedule = "block " + block_shape(b);
+    } else {
+      kernels.push_back(predefined_kernel(u, op, symbol, cores, &args));
+      info.schedule = codegen::cpu::schedule_str(kernels.back().schedule);
+    }
+    runtime::PlanStep s;
+    s.name = names.step_prefix + std::string(superopt::uop_name(op.type)) + " " + u.tensor(op.outputs[0]).name;
+    s.impl = runtime::StepImpl::Generated;
+    for (TensorId t : args) s.args.push_back(buf[static_cast<size_t>(t)]);
+    s.num_inputs = static_cast<int32_t>(args.size() - op.outputs.size());
+    s.library = names.library;
+    s.kernel = static_cast<int32_t>(kernels.size() - 1);
+    s.tasks = kernels.back().tasks;
+    s.scratch_bytes = kernels.back().scratch_bytes;
+    s.checks = kernels.back().checks;
+    s.source_ops = names.source_ops.empty() ? std::vector<std::string>{std::string(superopt::uop_name(op.type))}
+                                            : names.source_ops;
+    a.plan.steps.push_back(std::move(s));
+    a.steps.push_back(info);
+  }
+}
+
 BuiltArtifact build_ugraph_artifact(const UGraph& u, const ir::Graph& program, const BuildOptions& o) {
   ORCHID_CHECK(u.inputs.size() == program.inputs().size() && u.outputs.size() == program.outputs().size())
       << "the μGraph's inputs and outputs are not the program's";
@@ -99,36 +134,7 @@ BuiltArtifact build_ugraph_artifact(const UGraph& u, const ir::Graph& program, c
   a.plan.graph_name = program.name;
   std::vector<int32_t> buf = lay_out_buffers(u, program, a.plan);
   std::vector<codegen::cpu::GeneratedKernel> kernels;
-  for (const UOp& op : u.ops) {
-    if (op.type == UOpType::Reshape) continue;  // a view
-    std::string symbol = "orc_u" + std::to_string(kernels.size());
-    std::vector<TensorId> args;
-    StepInfo info{StepKind::Generated, 1, ""};
-    if (op.type == UOpType::Block) {
-      const superopt::BlockGraph& b = u.blocks[static_cast<size_t>(op.body)];
-      kernels.push_back(codegen::cpu::generate_block_kernel(u, op, symbol));
-      args = op.inputs;
-      args.insert(args.end(), op.outputs.begin(), op.outputs.end());
-      info.primitives = static_cast<int>(b.ops.size());
-      info.schedule = "block " + block_shape(b);
-    } else {
-      kernels.push_back(predefined_kernel(u, op, symbol, o.cores, &args));
-      info.schedule = codegen::cpu::schedule_str(kernels.back().schedule);
-    }
-    runtime::PlanStep s;
-    s.name = std::string(superopt::uop_name(op.type)) + " " + u.tensor(op.outputs[0]).name;
-    s.impl = runtime::StepImpl::Generated;
-    for (TensorId t : args) s.args.push_back(buf[static_cast<size_t>(t)]);
-    s.num_inputs = static_cast<int32_t>(args.size() - op.outputs.size());
-    s.library = 0;
-    s.kernel = static_cast<int32_t>(kernels.size() - 1);
-    s.tasks = kernels.back().tasks;
-    s.scratch_bytes = kernels.back().scratch_bytes;
-    s.checks = kernels.back().checks;
-    s.source_ops = {std::string(superopt::uop_name(op.type))};
-    a.plan.steps.push_back(std::move(s));
-    a.steps.push_back(info);
-  }
+  append_ugraph_steps(u, buf, UGraphStepNames{"orc_u", "", 0, StepKind::Generated, {}}, o.cores, a, kernels);
   if (!kernels.empty()) compile_libraries({kernels}, o, a);
   a.graph_oir = ir::print_graph(program);
   return a;

@@ -21,4 +21,21 @@ namespace orchid::driver {
 // (an InternalError otherwise); non-f32 tensors are an UnsupportedError.
 BuiltArtifact build_ugraph_artifact(const superopt::UGraph& u, const ir::Graph& program, const BuildOptions& o);
 
+// How append_ugraph_steps names what it makes.
+struct UGraphStepNames {
+  std::string symbol_prefix;  // kernel symbols: the prefix and the kernel's index in `kernels`
+  std::string step_prefix;    // plan step names: the prefix, the operator and its output tensor
+  int32_t library = 0;        // the plan library the kernels will be compiled into
+  StepKind kind = StepKind::Generated;  // for reports
+  std::vector<std::string> source_ops;  // of every step (empty: the operator's name)
+};
+
+// The plan steps of u's kernel operators, in order, appended to a.plan.steps (and a.steps): a
+// graph-defined operator by codegen/cpu/ugraph_kernel.h, a pre-defined one lowered and
+// generated with the default schedule, a reshape none (its result must have a view's
+// buffer). `buf` is the plan buffer of each of u's tensors. The kernels are appended to
+// `kernels`; each step's kernel is its index there.
+void append_ugraph_steps(const superopt::UGraph& u, const std::vector<int32_t>& buf, const UGraphStepNames& names,
+                         int cores, BuiltArtifact& a, std::vector<codegen::cpu::GeneratedKernel>& kernels);
+
 }  // namespace orchid::driver

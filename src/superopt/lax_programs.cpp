@@ -127,12 +127,14 @@ std::vector<LaxProgram> lax_programs(const ir::Graph& g, size_t max_programs) {
     ir::Graph sub = ir::extract_subgraph(g, nodes, inputs, {exit});
     std::string text = ir::canonical_signature(sub).text;
     auto seen = by_text.find(text);
+    LaxSite site{std::move(nodes), std::move(inputs), exit};
     if (seen != by_text.end()) {
       ++out[seen->second].occurrences;
+      out[seen->second].sites.push_back(std::move(site));
       continue;
     }
     by_text[text] = out.size();
-    out.push_back(LaxProgram{std::move(sub), g.value(exit).name, 1});
+    out.push_back(LaxProgram{std::move(sub), g.value(exit).name, 1, {std::move(site)}});
   }
   std::stable_sort(out.begin(), out.end(), [](const LaxProgram& a, const LaxProgram& b) {
     if (a.graph.num_nodes() != b.graph.num_nodes()) return a.graph.num_nodes() > b.graph.num_nodes();

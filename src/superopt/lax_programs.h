@@ -16,10 +16,19 @@
 
 namespace orchid::superopt {
 
+// Where a program lies in the model: its primitives, the values it reads (the program's
+// inputs, in order) and the value it computes.
+struct LaxSite {
+  std::vector<ir::NodeId> nodes;  // increasing
+  std::vector<ir::ValueId> inputs;
+  ir::ValueId output;
+};
+
 struct LaxProgram {
   ir::Graph graph;          // inputs: the values it reads from outside, in first-read order
-  std::string output;       // the value of the model it computes
+  std::string output;       // the value of the model it computes (at its first site)
   int64_t occurrences = 1;  // structurally equal programs in the model
+  std::vector<LaxSite> sites;  // one per occurrence, in model order
 };
 
 // The programs, largest first (by primitives; ties by output name), at most max_programs.

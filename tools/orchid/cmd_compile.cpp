@@ -40,6 +40,8 @@ struct CompileFlags {
   double measure_seconds = 0.2;
   double tune_minutes = 0;  // 0: no tuning
   int tune_budget = 48;
+  bool superopt = false;
+  double superopt_seconds = 300;
 };
 
 std::filesystem::path default_cache_root() { return cli_cache_root("--cache-dir"); }
@@ -67,6 +69,12 @@ int compile(const CompileFlags& f) {
     o.tune.minutes = f.tune_minutes;
     o.tune.kernel.budget = f.tune_budget;
     o.progress = [](const std::string& line) { std::fprintf(stderr, "orchid: %s\n", for_terminal(line).c_str()); };
+  }
+  if (f.superopt) {
+    ORCHID_USER_CHECK(!cuda) << "--superopt makes CPU kernels; it does not take --target cuda";
+    ORCHID_USER_CHECK(f.measure) << "--superopt measures μGraphs against compiled kernels: it cannot go with --no-measure";
+    o.superopt.enabled = true;
+    o.superopt.budget_s = f.superopt_seconds;
   }
   std::string exe = f.measure && !cuda ? std::filesystem::read_symlink("/proc/self/exe").string() : std::string();
   driver::CompileResult r =
@@ -126,6 +134,12 @@ Command add_compile(CLI::App& app) {
   cmd->add_option("--tune-budget", f->tune_budget,
                   "--tune-minutes: kernel timings per kernel (the explored points and the descent's; default 48)")
       ->check(CLI::Range(3, 100000));
+  cmd->add_flag("--superopt", f->superopt,
+                "search μGraph kernels (Mirage) for the model's LAX subprograms on small copies, and use those that "
+                "measure faster than the kernels they replace; searches are cached in the tuning database");
+  cmd->add_option("--superopt-seconds", f->superopt_seconds,
+                  "--superopt: seconds of search in all, shared among the subprograms (default 300)")
+      ->check(CLI::Range(1.0, 100000.0));
   return {cmd, [f] { return compile(*f); }};
 }
 

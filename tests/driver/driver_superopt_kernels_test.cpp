@@ -1,0 +1,178 @@
+// μGraph kernels in a model's plan (driver/superopt_kernels.h): a verified μGraph placed at its
+// LAX site among the orchestrated kernels, built into the model's artifact and checked
+// against the interpreter; sites that cannot be placed are left with a note; and
+// `compile --superopt` end to end — search, instantiation, measurement, placement.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "driver/artifact.h"
+#include "driver/superopt_kernels.h"
+#include "ir/parser.h"
+#include "orchestrate/optimal.h"
+#include "orchestrate/strategies.h"
+#include "superopt/lax_programs.h"
+#include "superopt/text.h"
+#include "testlib/temp_dir.h"
+#include "driver/compile_options.h"
+#include "tune/db.h"
+
+namespace orchid::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDir = "tests/data/superopt/";
+
+BuildOptions build_options() {
+  BuildOptions o;
+  o.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
+  o.cores = 2;
+  return o;
+}
+
+// The model's one LAX site with the μGraph of `ugraph_file` for it.
+UGraphSite site_of(const ir::Graph& g, const std::string& ugraph_file) {
+  std::vector<superopt::LaxProgram> programs = superopt::lax_programs(g, 4);
+  EXPECT_EQ(programs.size(), 1u);
+  EXPECT_EQ(programs.at(0).sites.size(), 1u);
+  const superopt::LaxSite& s = programs.at(0).sites.at(0);
+  auto step = std::make_shared<UGraphStep>(UGraphStep{superopt::parse_ugraph_file(kDir + ugraph_file), s.inputs, "k"});
+  return {tile::Kernel{s.nodes, {s.output}}, step};
+}
+
+bool straddles(const tile::Kernel& k, const std::set<ir::NodeId>& site) {
+  size_t in = static_cast<size_t>(std::count_if(k.nodes.begin(), k.nodes.end(), [&](ir::NodeId n) { return site.count(n) > 0; }));
+  return in > 0 && in < k.nodes.size();
+}
+
+TEST(SuperoptKernels, TheGqaMuGraphIsPlacedInAModelAndMatchesTheInterpreter) {
+  ir::Graph g = ir::parse_graph_file(kDir + "gqa_model.oir");
+  UGraphSite site = site_of(g, "gqa_found.ugraph");
+  EXPECT_EQ(site.kernel.nodes.size(), 5u);
+  std::vector<tile::Kernel> kernels = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
+  std::set<ir::NodeId> in_site(site.kernel.nodes.begin(), site.kernel.nodes.end());
+  // The greedy strategy fuses the division with the tanh after it: placing the μGraph must
+  // cut that kernel.
+  ASSERT_TRUE(std::any_of(kernels.begin(), kernels.end(), [&](const tile::Kernel& k) { return straddles(k, in_site); }));
+  std::vector<std::string> notes;
+  PlacedKernels p = place_ugraph_kernels(g, kernels, {site}, &notes);
+  EXPECT_TRUE(notes.empty()) << notes.front();
+  EXPECT_EQ(p.placed, 1);
+  EXPECT_TRUE(orchestrate::plan_problems(g, p.kernels).empty());
+  ASSERT_EQ(std::count_if(p.ugraphs.begin(), p.ugraphs.end(), [](const auto& u) { return u != nullptr; }), 1);
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    if (!p.ugraphs[i]) {
+      EXPECT_FALSE(straddles(p.kernels[i], in_site));
+    }
+
+  std::vector<StepChoice> steps = joined(implement_placed(g, p));
+  BuiltArtifact a = build_artifact(g, steps, build_options());
+  int ugraph_steps = 0;
+  for (const StepInfo& s : a.steps) ugraph_steps += s.kind == StepKind::UGraph;
+  EXPECT_EQ(ugraph_steps, 4);  // the block graph, two sums and the division (the reshape is a view)
+  testlib::TempDir dir("orchid_superopt_kernels");
+  write_artifact(a, dir.file("a"));
+  for (uint64_t seed : {1, 2, 3}) {
+    VerifyReport r = verify_artifact(dir.file("a"), g, seed, 1e-4);
+    EXPECT_TRUE(r.ok()) << r.summary();
+  }
+}
+
+TEST(SuperoptKernels, ASiteOverlappingAPlacedOneIsLeftWithANote) {
+  ir::Graph g = ir::parse_graph_file(kDir + "gqa_model.oir");
+  UGraphSite site = site_of(g, "gqa_found.ugraph");
+  std::vector<tile::Kernel> kernels = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
+  std::vector<std::string> notes;
+  PlacedKernels p = place_ugraph_kernels(g, kernels, {site, site}, &notes);
+  EXPECT_EQ(p.placed, 1);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("%O is not placed: it overlaps another μGraph kernel"), std::string::npos) << notes[0];
+  EXPECT_TRUE(orchestrate::plan_problems(g, p.kernels).empty());
+}
+
+TEST(SuperoptKernels, APlanWithoutSitesIsUnchanged) {
+  ir::Graph g = ir::parse_graph_file(kDir + "gqa_model.oir");
+  std::vector<tile::Kernel> kernels = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
+  PlacedKernels p = place_ugraph_kernels(g, kernels, {}, nullptr);
+  EXPECT_EQ(p.placed, 0);
+  ASSERT_EQ(p.kernels.size(), kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    EXPECT_EQ(p.kernels[i].nodes, kernels[i].nodes);
+    EXPECT_EQ(p.kernels[i].outputs, kernels[i].outputs);
+  }
+}
+
+// LoRA's search: one kernel operator of two block operators, a grid of 2, a loop of 2.
+superopt::SearchOptions lora_options() {
+  superopt::SearchOptions o;
+  o.max_kernel_ops = 1;
+  o.max_block_ops = 2;
+  o.grids = {{2}};
+  o.loops = {2};
+  return o;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The whole of `compile --superopt`: the search (cached in the tuning database the second
+// time), the μGraphs timed against the compiled program, and — with no speed-up asked of it —
+// the fastest placed in the model, whose artifact the pipeline verifies.
+TEST(SuperoptKernels, CompileSearchesMeasuresAndPlacesAMuGraph) {
+  testlib::TempDir dir("orchid_superopt_compile");
+  ir::Graph g = ir::parse_graph_file(kDir + "lora_model.oir");
+  tune::TuningDb db(dir.file("tuning.db"));
+  for (int compile = 0; compile < 2; ++compile) {
+    SCOPED_TRACE(compile == 0 ? "searched" : "from the database");
+    CompileOptions o = test_compile_options("lora_model.oir", dir.file("out" + std::to_string(compile)));
+    o.build.cores = 2;
+    o.measure.orchid_exe = ORCHID_BIN;
+    o.measure.work_dir = dir.file("candidates");
+    o.measure.db = &db;
+    o.measure.target = "test-target";
+    o.measure.min_seconds = 0.01;
+    o.measure.min_runs = 2;
+    o.measure.rounds = 1;
+    o.superopt.enabled = true;
+    o.superopt.searches = {lora_options()};
+    o.superopt.budget_s = 120;
+    o.superopt.rounds = 1;
+    o.superopt.min_speedup = 0;  // use the fastest μGraph whatever it measures
+    CompileResult r = compile_graph(g, o);
+    EXPECT_TRUE(r.verified);
+    ASSERT_EQ(r.superopt.size(), 1u);
+    const std::string& line = r.superopt[0];
+    EXPECT_NE(line.find("%O (4 primitives, 1 in the model)"), std::string::npos) << line;
+    EXPECT_EQ(line.find("(cached)") != std::string::npos, compile == 1) << line;
+    EXPECT_NE(line.find("compiled without the superoptimizer"), std::string::npos) << line;
+    EXPECT_NE(line.find(" used ("), std::string::npos) << line;
+    std::string report = read_text(fs::path(r.out_dir) / "report.md");
+    EXPECT_NE(report.find("## Superoptimizer"), std::string::npos);
+    EXPECT_NE(report.find("μGraph kernels of the superoptimizer"), std::string::npos) << report;
+    EXPECT_NE(report.find("| μgraph |"), std::string::npos) << report;
+  }
+}
+
+TEST(SuperoptKernels, CompileWithoutMeasuringSearchesNothing) {
+  testlib::TempDir dir("orchid_superopt_unmeasured");
+  ir::Graph g = ir::parse_graph_file(kDir + "lora_model.oir");
+  CompileOptions o = test_compile_options("lora_model.oir", dir.file("out"));
+  o.superopt.enabled = true;
+  CompileResult r = compile_graph(g, o);
+  EXPECT_TRUE(r.verified);
+  ASSERT_EQ(r.superopt.size(), 1u);
+  EXPECT_NE(r.superopt[0].find("not run: choosing μGraphs needs measuring"), std::string::npos) << r.superopt[0];
+}
+
+}  // namespace
+}  // namespace orchid::driver
