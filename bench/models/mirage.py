@@ -15,17 +15,25 @@ PHASES = {"decode": (1, 4096), "spec": (32, 4096), "prefill": (512, 512)}  # (qu
 
 
 class Attention(nn.Module):
-    """softmax(q k^T / sqrt(d)) v with the query heads of one kv head folded into its rows."""
+    """softmax(q k^T / sqrt(d)) v with the query heads of one kv head folded into its rows.
+    `exp_normalised`: the softmax written as Mirage's programs write it, exp(s) / sum(exp(s))
+    without subtracting the row maximum (LAX: linear, algebraic and exponential only)."""
 
-    def __init__(self, kv_heads: int):
+    def __init__(self, kv_heads: int, exp_normalised: bool = False):
         super().__init__()
         self.group = Q_HEADS // kv_heads
+        self.exp_normalised = exp_normalised
 
     def forward(self, q, k, v):
         b, h, lq, d = q.shape
         q = q.reshape(b, k.shape[1], self.group * lq, d)
         scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(d))
-        return torch.matmul(torch.softmax(scores, dim=-1), v).reshape(b, h, lq, d)
+        if self.exp_normalised:
+            e = torch.exp(scores)
+            p = e / e.sum(dim=-1, keepdim=True)
+        else:
+            p = torch.softmax(scores, dim=-1)
+        return torch.matmul(p, v).reshape(b, h, lq, d)
 
 
 class Lora(nn.Module):
@@ -90,6 +98,14 @@ def specs():
                 note=f"{variant.upper()} attention, {phase}: {Q_HEADS} query heads, {kv} kv heads, "
                      f"{lq} query x {lkv} kv tokens, head dim {HEAD_DIM}",
                 default=(name == "gqa_decode")))
+    lq, lkv = PHASES["decode"]
+    kv = KV_HEADS["gqa"]
+    out.append(ModelSpec(
+        "gqa_decode_exp", "mirage", lambda: Attention(kv, exp_normalised=True).eval(),
+        (Input("q", (1, Q_HEADS, lq, HEAD_DIM)), Input("k", (1, kv, lkv, HEAD_DIM)),
+         Input("v", (1, kv, lkv, HEAD_DIM))),
+        note="GQA attention, decode, with the softmax as exp(s) / sum(exp(s)) (Mirage's LAX program: "
+             "no maximum subtracted)"))
     x = (Input("x", (TOKENS, WIDTH)),)
     out += [
         ModelSpec("lora", "mirage", lambda: Lora().eval(), x, note="LoRA W x + B A x, rank 16, 16x4096",

@@ -1,8 +1,9 @@
-"""Orchid's compiled artifacts, one runtime per orchestration strategy (per-op, greedy, optimal).
+"""Orchid's compiled artifacts, one runtime per orchestration strategy (per-op, greedy, optimal),
+and greedy with the superoptimizer's μGraph kernels (superopt).
 
 The commands this runner calls (the contract for Orchid's CPU backend; see bench/README.md):
 
-  orchid compile MODEL.onnx -o DIR --orchestrate STRATEGY
+  orchid compile MODEL.onnx -o DIR --orchestrate STRATEGY [--superopt]
   orchid run DIR --input NAME=FILE.npy ... --output-dir OUT        one run; OUT/<output>.npy
   orchid run DIR --input NAME=FILE.npy ... --bench --min-time S --min-runs N --json
       warm-up, then at least N runs and S seconds; prints {"times_ms": [...],
@@ -32,11 +33,12 @@ def orchid_subcommands(orchid: str) -> set:
 
 class Orchid(Runner):
     strategy = "?"
+    compile_flags = []
 
     def __init__(self, model_dir, threads, options):
         super().__init__(model_dir, threads, options)
         self.orchid = os.path.abspath(options.get("orchid", "build/tools/orchid/orchid"))
-        self.artifact = os.path.join(model_dir, f"orchid-{self.strategy}")
+        self.artifact = os.path.join(model_dir, self.name)
 
     def input_flags(self):
         return [f for i in self.entry["inputs"]
@@ -56,7 +58,8 @@ class Orchid(Runner):
         if "compile" not in orchid_subcommands(self.orchid):
             raise Unsupported("`orchid compile` does not exist yet (no 'compile' in `orchid --help`)")
         shutil.rmtree(self.artifact, ignore_errors=True)
-        self.call(["compile", self.onnx_path, "-o", self.artifact, "--orchestrate", self.strategy])
+        self.call(["compile", self.onnx_path, "-o", self.artifact, "--orchestrate", self.strategy,
+                   *self.compile_flags])
 
     def run(self):
         out_dir = os.path.join(self.artifact, "bench-outputs")
@@ -97,3 +100,7 @@ class OrchidGreedy(Orchid):
 
 class OrchidOptimal(Orchid):
     name, strategy = "orchid-optimal", "optimal"
+
+
+class OrchidSuperopt(Orchid):
+    name, strategy, compile_flags = "orchid-superopt", "greedy", ["--superopt"]

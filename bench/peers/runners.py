@@ -15,6 +15,7 @@ _CLASSES = {
     "orchid-per-op": ("orchid_runner", "OrchidPerOp"),
     "orchid-greedy": ("orchid_runner", "OrchidGreedy"),
     "orchid-optimal": ("orchid_runner", "OrchidOptimal"),
+    "orchid-superopt": ("orchid_runner", "OrchidSuperopt"),
 }
 
 

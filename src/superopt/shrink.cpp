@@ -12,17 +12,89 @@ namespace orchid::superopt {
 
 namespace {
 
+// Classes as a view joins them: a dim the view carries across one to one has one class on
+// both sides (a view has no index expression, so axis_classes keeps them apart); dims the view
+// splits or merges keep their classes whole, so that it keeps its element count.
+struct ViewJoins {
+  std::vector<int32_t> rep;  // per class: its representative
+  std::vector<bool> whole;   // per representative
+};
+
+int32_t root(std::vector<int32_t>& rep, int32_t k) {
+  while (rep[static_cast<size_t>(k)] != k) k = rep[static_cast<size_t>(k)] = rep[static_cast<size_t>(rep[static_cast<size_t>(k)])];
+  return k;
+}
+
+// The non-unit dims of a view's operand and result in groups of equal size, each a list of
+// (side, class): the smallest runs of dims on each side with equal products.
+std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> view_groups(const ir::Graph& g, const AxisClasses& c,
+                                                                               const ir::Primitive& p) {
+  auto non_unit = [&](ir::ValueId v) {
+    std::vector<std::pair<int64_t, int32_t>> out;  // (extent, class)
+    const ir::Dims& shape = g.type(v).shape;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != 1) out.push_back({shape[d], c.values[static_cast<size_t>(v.v)][d]});
+    return out;
+  };
+  auto a = non_unit(p.inputs[0]), b = non_unit(p.outputs[0]);
+  std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> groups;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    auto& grp = groups.emplace_back();
+    int64_t pa = a[i].first, pb = b[j].first;
+    grp.first.push_back(a[i++].second);
+    grp.second.push_back(b[j++].second);
+    while (pa != pb && i <= a.size() && j <= b.size()) {
+      if (pa < pb && i < a.size()) {
+        pa *= a[i].first;
+        grp.first.push_back(a[i++].second);
+      } else if (pb < pa && j < b.size()) {
+        pb *= b[j].first;
+        grp.second.push_back(b[j++].second);
+      } else {
+        break;
+      }
+    }
+  }
+  return groups;
+}
+
+ViewJoins view_joins(const ir::Graph& g, const AxisClasses& c) {
+  ViewJoins out;
+  out.rep.resize(static_cast<size_t>(c.count));
+  for (int32_t k = 0; k < c.count; ++k) out.rep[static_cast<size_t>(k)] = k;
+  std::vector<int32_t> whole;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const ir::Primitive& p = g.node(ir::NodeId{n});
+    if (p.op != ir::PrimOp::View) continue;
+    for (const auto& [in, res] : view_groups(g, c, p)) {
+      if (in.size() == 1 && res.size() == 1) {
+        out.rep[static_cast<size_t>(root(out.rep, in[0]))] = root(out.rep, res[0]);
+        continue;
+      }
+      whole.insert(whole.end(), in.begin(), in.end());
+      whole.insert(whole.end(), res.begin(), res.end());
+    }
+  }
+  out.whole.assign(static_cast<size_t>(c.count), false);
+  for (int32_t k = 0; k < c.count; ++k) out.rep[static_cast<size_t>(k)] = root(out.rep, k);
+  for (int32_t k : whole) out.whole[static_cast<size_t>(out.rep[static_cast<size_t>(k)])] = true;
+  return out;
+}
+
 // Per class: the power of two its extents are divided by.
-std::vector<int64_t> divisors(const ir::Graph& g, const AxisClasses& c, const ShrinkOptions& o) {
+std::vector<int64_t> divisors(const ir::Graph& g, const AxisClasses& c, const ViewJoins& joins, const ShrinkOptions& o) {
   std::vector<std::vector<int64_t>> extents(static_cast<size_t>(c.count));
+  auto at = [&](int32_t k) -> std::vector<int64_t>& { return extents[static_cast<size_t>(joins.rep[static_cast<size_t>(k)])]; };
   for (int32_t v = 0; v < g.num_values(); ++v)
     for (size_t d = 0; d < c.values[static_cast<size_t>(v)].size(); ++d)
-      extents[static_cast<size_t>(c.values[static_cast<size_t>(v)][d])].push_back(g.type(ir::ValueId{v}).shape[d]);
+      at(c.values[static_cast<size_t>(v)][d]).push_back(g.type(ir::ValueId{v}).shape[d]);
   for (int32_t n = 0; n < g.num_nodes(); ++n)
     for (size_t j = 0; j < c.reduce[static_cast<size_t>(n)].size(); ++j)
-      extents[static_cast<size_t>(c.reduce[static_cast<size_t>(n)][j])].push_back(g.node(ir::NodeId{n}).reduce_domain[j]);
+      at(c.reduce[static_cast<size_t>(n)][j]).push_back(g.node(ir::NodeId{n}).reduce_domain[j]);
   std::vector<int64_t> f(extents.size(), 1);
   for (size_t k = 0; k < extents.size(); ++k) {
+    if (joins.whole[k]) continue;
     std::vector<int64_t> e;
     for (int64_t x : extents[k])
       if (x != 1) e.push_back(x);
@@ -31,6 +103,7 @@ std::vector<int64_t> divisors(const ir::Graph& g, const AxisClasses& c, const Sh
     auto divides = [&](int64_t q) { return std::all_of(e.begin(), e.end(), [&](int64_t x) { return x % q == 0; }); };
     while (divides(f[k] * 2) && hi / (f[k] * 2) >= o.largest && lo / (f[k] * 2) >= o.smallest) f[k] *= 2;
   }
+  for (size_t k = 0; k < f.size(); ++k) f[k] = f[static_cast<size_t>(joins.rep[k])];
   return f;
 }
 
@@ -49,10 +122,17 @@ std::optional<ir::Graph> shrink(const ir::Graph& program, std::string* why, cons
     return std::nullopt;
   }
   AxisClasses c = axis_classes(program);
-  std::vector<int64_t> f = divisors(program, c, o);
+  std::vector<int64_t> f = divisors(program, c, view_joins(program, c), o);
   auto type = [&](ir::ValueId v) {
     return ir::TensorType{program.type(v).dtype, divided(program.type(v).shape, c.values[static_cast<size_t>(v.v)], f)};
   };
+  for (int32_t n = 0; n < program.num_nodes(); ++n) {
+    const ir::Primitive& p = program.node(ir::NodeId{n});
+    if (p.op == ir::PrimOp::View && type(p.inputs[0]).numel() != type(p.outputs[0]).numel()) {
+      *why = "a view (" + program.value(p.outputs[0]).name + ") would not keep its size";
+      return std::nullopt;
+    }
+  }
   ir::Graph out;
   out.name = program.name;
   std::map<int32_t, ir::ValueId> value;  // program value -> small value

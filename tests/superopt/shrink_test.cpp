@@ -40,6 +40,25 @@ TEST(Shrink, LoraAndSmallProgramsAlike) {
   EXPECT_EQ(ir::print_graph(*again), ir::print_graph(*s));
 }
 
+// Query heads viewed as kv heads times group (as attention's ONNX form writes them): the dims
+// the view splits stay whole, the others shrink.
+TEST(Shrink, DimsAViewSplitsStayWhole) {
+  ir::Graph g = ir::parse_graph(R"(graph @v {
+  input %q : f32[32,128]
+  input %k : f32[4,128,64]
+  %r : f32[4,8,128] = view(%q)
+  %s : f32[4,8,64] = matmul(%r, %k) {trans_a=false, trans_b=false}
+  output %s
+})");
+  std::string why;
+  std::optional<ir::Graph> s = shrink(g, &why);
+  ASSERT_TRUE(s) << why;
+  EXPECT_EQ(shape_of(*s, "q"), (ir::Dims{32, 8}));
+  EXPECT_EQ(shape_of(*s, "r"), (ir::Dims{4, 8, 8}));
+  EXPECT_EQ(shape_of(*s, "k"), (ir::Dims{4, 8, 8}));
+  EXPECT_EQ(shape_of(*s, "s"), (ir::Dims{4, 8, 8}));
+}
+
 TEST(Shrink, ProgramsWithConstantsAreNotShrunk) {
   ir::Graph g = ir::parse_graph(R"(graph @c {
   input %x : f32[64,64]

@@ -197,6 +197,26 @@ TEST(CliCompile, OptimalOrchestrationIsRefusedForCuda) {
   EXPECT_TRUE(contains(optimal.output, "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy"));
 }
 
+// --superopt is for the CPU and measures. The model's LAX subprogram (the softmax's exp, sum
+// and division) is searched, its μGraphs timed against it compiled, and the decision reported.
+TEST(CliCompile, SuperoptIsForTheCpuMeasuresAndIsReported) {
+  TempDir dir("orchid_cli_superopt");
+  std::string model = write_model(dir);
+  auto cuda = orchid_cli({"compile", model, "-o", dir.file("a"), "--target", "cuda", "--superopt"});
+  EXPECT_EQ(cuda.exit_code, 1);
+  EXPECT_TRUE(contains(cuda.output, "--superopt makes CPU kernels; it does not take --target cuda"));
+  auto unmeasured = orchid_cli({"compile", model, "-o", dir.file("b"), "--superopt", "--no-measure"});
+  EXPECT_EQ(unmeasured.exit_code, 1);
+  EXPECT_TRUE(contains(unmeasured.output, "--superopt measures μGraphs against compiled kernels"));
+  auto r = orchid_cli({"compile", model, "-o", dir.file("c"), "--superopt", "--superopt-seconds", "5", "--db",
+                       dir.file("tuning.db"), "--cache-dir", object_cache()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string report = read_file(dir.file("c") + "/report.md");
+  EXPECT_TRUE(contains(report, "## Superoptimizer\n\n- %y (3 primitives, 1 in the model): a shrunk copy searched"));
+  EXPECT_TRUE(contains(report, "compiled without the superoptimizer "));
+  EXPECT_TRUE(contains(report, "| superopt |"));
+}
+
 TEST(CliCompile, Tf32IsForCudaAndSaidInThePlan) {
   TempDir dir("orchid_cli_tf32");
   std::string model = write_model(dir);
