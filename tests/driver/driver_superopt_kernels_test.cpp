@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "driver/artifact.h"
+#include "driver/ugraph_test_options.h"
 #include "driver/superopt_kernels.h"
 #include "ir/parser.h"
 #include "orchestrate/optimal.h"
@@ -28,13 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kDir = "tests/data/superopt/";
-
-BuildOptions build_options() {
-  BuildOptions o;
-  o.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
-  o.cores = 2;
-  return o;
-}
 
 // The model's one LAX site with the μGraph of `ugraph_file` for it.
 UGraphSite site_of(const ir::Graph& g, const std::string& ugraph_file) {
@@ -72,7 +66,7 @@ TEST(SuperoptKernels, TheGqaMuGraphIsPlacedInAModelAndMatchesTheInterpreter) {
     }
 
   std::vector<StepChoice> steps = joined(implement_placed(g, p));
-  BuiltArtifact a = build_artifact(g, steps, build_options());
+  BuiltArtifact a = build_artifact(g, steps, ugraph_build_options());
   int ugraph_steps = 0;
   for (const StepInfo& s : a.steps) ugraph_steps += s.kind == StepKind::UGraph;
   EXPECT_EQ(ugraph_steps, 4);  // the block graph, two sums and the division (the reshape is a view)
@@ -108,16 +102,6 @@ TEST(SuperoptKernels, APlanWithoutSitesIsUnchanged) {
   }
 }
 
-// LoRA's search: one kernel operator of two block operators, a grid of 2, a loop of 2.
-superopt::SearchOptions lora_options() {
-  superopt::SearchOptions o;
-  o.max_kernel_ops = 1;
-  o.max_block_ops = 2;
-  o.grids = {{2}};
-  o.loops = {2};
-  return o;
-}
-
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream s;
@@ -144,7 +128,7 @@ TEST(SuperoptKernels, CompileSearchesMeasuresAndPlacesAMuGraph) {
     o.measure.min_runs = 2;
     o.measure.rounds = 1;
     o.superopt.enabled = true;
-    o.superopt.searches = {lora_options()};
+    o.superopt.searches = {lora_search_options()};
     o.superopt.budget_s = 120;
     o.superopt.rounds = 1;
     o.superopt.min_speedup = 0;  // use the fastest μGraph whatever it measures

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "driver/artifact.h"
+#include "driver/ugraph_test_options.h"
 #include "driver/ugraph_artifact.h"
 #include "ir/movement.h"
 #include "interp/compare.h"
@@ -33,23 +34,6 @@ namespace fs = std::filesystem;
 using superopt::UGraph;
 
 const std::string kDir = "tests/data/superopt/";
-
-BuildOptions build_options() {
-  BuildOptions o;
-  o.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
-  o.cores = 2;
-  return o;
-}
-
-// LoRA's search: one kernel operator of two block operators, a grid of 2, a loop of 2.
-superopt::SearchOptions lora_options() {
-  superopt::SearchOptions o;
-  o.max_kernel_ops = 1;
-  o.max_block_ops = 2;
-  o.grids = {{2}};
-  o.loops = {2};
-  return o;
-}
 
 // Runs the artifact twice in one session into output buffers full of NaN (every element must
 // be written, none only added to) and compares with the interpreter.
@@ -78,7 +62,7 @@ void expect_runs_again(const std::string& dir, const ir::Graph& program, uint64_
 // Builds u, runs it on seeded random inputs and compares with the interpreter on `program`.
 VerifyReport build_and_verify(const UGraph& u, const ir::Graph& program, uint64_t seed = 1) {
   testlib::TempDir dir("orchid_ugraph_artifact");
-  BuiltArtifact a = build_ugraph_artifact(u, program, build_options());
+  BuiltArtifact a = build_ugraph_artifact(u, program, ugraph_build_options());
   std::string at = dir.file("a");
   write_artifact(a, at);
   expect_runs_again(at, program, seed);
@@ -98,7 +82,7 @@ TEST(UGraphArtifact, MirageGqaAndLoraMatchTheirPrograms) {
 
 TEST(UGraphArtifact, GqaStepsAreTheKernelOperatorsAndReshapesAreViews) {
   ir::Graph program = ir::parse_graph_file(kDir + "gqa.oir");
-  BuiltArtifact a = build_ugraph_artifact(superopt::parse_ugraph_file(kDir + "gqa.ugraph"), program, build_options());
+  BuiltArtifact a = build_ugraph_artifact(superopt::parse_ugraph_file(kDir + "gqa.ugraph"), program, ugraph_build_options());
   // block, sum, sum, div; the three kernel-level reshapes are aliases.
   ASSERT_EQ(a.plan.steps.size(), 4u);
   EXPECT_EQ(a.plan.steps[0].tasks, 4);  // a task per block of the 2 x 2 grid
@@ -145,7 +129,7 @@ TEST(UGraphArtifact, LargerGqaMatchesItsProgram) {
 // Every μGraph the LoRA search returns (verified, or screened and then checked here) runs.
 TEST(UGraphArtifact, EveryLoraSearchResultMatchesTheProgram) {
   ir::Graph program = ir::parse_graph_file(kDir + "lora.oir");
-  superopt::SearchResult s = superopt::search(program, lora_options());
+  superopt::SearchResult s = superopt::search(program, lora_search_options());
   std::vector<UGraph> all = s.found;
   for (const UGraph& u : s.unverified)
     if (superopt::check_ugraph(program, u).outcome == verify::Outcome::Equivalent) all.push_back(u);
@@ -164,7 +148,7 @@ TEST(UGraphArtifact, InstantiatedMuGraphsMatchTheLargerPrograms) {
   std::vector<std::pair<const ir::Graph*, UGraph>> cases;
   cases.emplace_back(&gqa, superopt::parse_ugraph_file(kDir + "gqa_found.ugraph"));
   cases.emplace_back(&gqa, superopt::parse_ugraph_file(kDir + "gqa_split.ugraph"));
-  for (const UGraph& u : superopt::search(ir::parse_graph_file(kDir + "lora.oir"), lora_options()).found)
+  for (const UGraph& u : superopt::search(ir::parse_graph_file(kDir + "lora.oir"), lora_search_options()).found)
     cases.emplace_back(&lora, u);
   ASSERT_GE(cases.size(), 3u);
   int built = 0;
@@ -323,7 +307,7 @@ TEST(UGraphArtifact, OtherTypesThanF32AreRefusedNamingTheTensor) {
 }
 )");
   try {
-    build_ugraph_artifact(u, superopt::lower(u), build_options());
+    build_ugraph_artifact(u, superopt::lower(u), ugraph_build_options());
     FAIL() << "built";
   } catch (const UnsupportedError& e) {
     EXPECT_NE(std::string(e.what()).find("f32 tensors only; X is f64"), std::string::npos) << e.what();
