@@ -207,11 +207,16 @@ std::string cost_class(const ir::Graph& g, const tile::Kernel& k) {
 }
 
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
-                                 const MeasureOptions& measure, int max_rounds) {
+                                 const MeasureOptions& measure, int max_rounds, const std::vector<UGraphSite>& sites) {
   orchestrate::CostOracle analytic = analytic_cost(g, target, std::max(1, build.cores));
   bool measuring = !measure.orchid_exe.empty();
   struct Estimate { double seconds; std::string cls; };
   std::map<std::string, double> measured;
+  orchestrate::OptimalOptions options;
+  for (const UGraphSite& site : sites) {
+    measured[identity(site.kernel)] = site.seconds;
+    options.extra.push_back(site.kernel);
+  }
   std::map<std::string, Estimate> estimated;
   auto estimate = [&](const tile::Kernel& k, const std::string& id) -> const Estimate& {
     auto it = estimated.find(id);
@@ -245,11 +250,15 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   std::vector<tile::Kernel> greedy = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
   measure_calibrating(greedy);
   for (p.rounds = 1;; ++p.rounds) {
-    p.last = orchestrate::orchestrate_optimal(g, cost, {});
+    p.last = orchestrate::orchestrate_optimal(g, cost, options);
     if (measure_calibrating(p.last.kernels) == 0 || p.rounds >= max_rounds) break;
   }
   p.kernels = p.last.kernels;
   describe(g, p, p.notes);
+  if (!sites.empty())
+    p.notes.push_back("μGraph kernels of the superoptimizer: " + std::to_string(sites.size()) + " candidates (" +
+                      std::to_string(p.last.extra_left_out) + " across subgraphs, left out), " +
+                      std::to_string(mark_ugraph_kernels(p.kernels, sites).placed) + " chosen");
   if (!calibration.empty()) p.notes.push_back("analytic costs scaled by the median measured/analytic of their class (kernels measured): " + calibration.describe());
   if (!measuring) return p;
   double t_opt = measured_cost(p.kernels, measured), t_greedy = measured_cost(greedy, measured);
@@ -263,7 +272,8 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   // Kernels timed alone find their inputs in cache and run no neighbours: the plans are
   // decided whole, built with the steps implement() makes and timed in alternating rounds.
   // The rounds may also have stopped before every chosen kernel had a measured cost.
-  std::vector<CandidateTime> whole = measure_plans(g, {implement(g, p.kernels), implement(g, greedy)}, build, measure);
+  std::vector<CandidateTime> whole = measure_plans(
+      g, {joined(implement_placed(g, mark_ugraph_kernels(p.kernels, sites))), implement(g, greedy)}, build, measure);
   bool keep = whole[0].ms && fastest(whole) == 0;
   p.notes.push_back("whole plans: optimal's " + show(whole[0]) + ", greedy's " + show(whole[1]) + " → " +
                     (keep ? "optimal's kept" : "greedy's kept"));

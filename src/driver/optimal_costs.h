@@ -14,6 +14,7 @@
 
 #include "driver/measure.h"
 #include "driver/plan_builder.h"
+#include "driver/superopt_kernels.h"
 #include "orchestrate/optimal.h"
 #include "target/target.h"
 
@@ -67,7 +68,10 @@ class CostCalibration {
 // linear primitive, if any ("onednn conv", "generated conv", "generated").
 std::string cost_class(const ir::Graph& g, const tile::Kernel& k);
 
+// `sites`: μGraph kernels of the superoptimizer (superopt_kernels.h), candidates of the BLP at
+// their measured times (never measured again); plans are built and timed with them as μGraphs.
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
-                                 const MeasureOptions& measure, int max_rounds = 12);
+                                 const MeasureOptions& measure, int max_rounds = 12,
+                                 const std::vector<UGraphSite>& sites = {});
 
 }  // namespace orchid::driver

@@ -116,13 +116,23 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
       if (o.strategy == orchestrate::Strategy::Optimal) unrewritten = std::move(g);
       g = std::move(*r);
     }
-  // 4. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
-  //    every convex candidate with measured costs (optimal). There the graph without rewrites
-  //    is orchestrated too, and the one whose plan measures faster goes on: roofline prices
-  //    chose the rewrites, measured ones have the last word.
-  std::vector<tile::Kernel> kernels = stages.run("orchestrate", [&] {
-    if (o.strategy != orchestrate::Strategy::Optimal) return orchestrate::orchestrate(g, o.strategy);
-    OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure);
+  // 4. The superoptimizer (opt-in, CPU): μGraphs for the LAX subprograms (Mirage), searched
+  //    on small copies, instantiated at the model's sizes and measured against the subprogram
+  //    compiled without them; those that win are sites for the orchestration.
+  SuperoptKernels found;
+  if (o.superopt.enabled) {
+    found = stages.run("superopt", [&] { return find_superopt_kernels(g, o); });
+    result.superopt = found.notes;
+  }
+  // 5. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
+  //    every convex candidate with measured costs (optimal), the superoptimizer's sites among
+  //    them. There the graph without rewrites is orchestrated too, and the one whose plan
+  //    measures faster goes on: roofline prices chose the rewrites, measured ones have the
+  //    last word. Under the rules, each site's μGraph replaces its primitives' kernels.
+  PlacedKernels placed = stages.run("orchestrate", [&] {
+    if (o.strategy != orchestrate::Strategy::Optimal)
+      return place_ugraph_kernels(g, orchestrate::orchestrate(g, o.strategy), found.sites, &result.superopt);
+    OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure, 12, found.sites);
     if (unrewritten) {
       OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, o.measure);
       if (p.measured_seconds > 0 && q.measured_seconds > 0) {
@@ -134,29 +144,20 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
         if (!keep) {
           g = std::move(*unrewritten);
           p = std::move(q);
+          found.sites.clear();  // they are sites of the rewritten graph
         }
       }
     }
     result.orchestration = p.notes;
-    return p.kernels;
+    return mark_ugraph_kernels(p.kernels, found.sites);
   });
-  // 4b. The superoptimizer (opt-in, CPU): μGraphs for the LAX subprograms (Mirage), searched
-  //     on small copies, instantiated at the model's sizes, measured against the kernels they
-  //     would replace, and placed where faster.
-  PlacedKernels placed{kernels, std::vector<std::shared_ptr<const UGraphStep>>(kernels.size()), 0};
-  if (o.superopt.enabled)
-    placed = stages.run("superopt", [&] {
-      SuperoptKernels found = find_superopt_kernels(g, o);
-      result.superopt = found.notes;
-      return place_ugraph_kernels(g, kernels, found.sites, &result.superopt);
-    });
-  // 5. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
+  // 6. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
   //    oneDNN or generated code for linear kernels by measuring both, alone; a matmul kernel
   //    split around oneDNN against the same kernel generated whole; then whole plans where
   //    generated steps would break chains of blocked layouts. On a GPU: cuBLASLt for large
   //    matmuls, generated CUDA code, or an alias.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
-    if (cuda) return implement(g, kernels, runtime::PlanDevice::Cuda, o.gpu_libraries);
+    if (cuda) return implement(g, placed.kernels, runtime::PlanDevice::Cuda, o.gpu_libraries);
     std::vector<std::vector<StepChoice>> each = implement_placed(g, placed);
     std::vector<StepChoice> chosen = joined(each);
     choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);
@@ -165,7 +166,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     check_choices_on_plans(g, before, chosen, o.build, o.measure, &result.choices);
     return chosen;
   });
-  // 6. Tuning (with a budget): each generated kernel's schedule searched on this machine —
+  // 7. Tuning (with a budget): each generated kernel's schedule searched on this machine —
   //    exploration ranked by the analytic model, then Droplet Search on measured times — or
   //    read from the tuning database's earlier decisions.
   std::vector<std::optional<codegen::cpu::Schedule>> tuned;
@@ -173,11 +174,11 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     tuned = stages.run("tune", [&] {
       return tune_steps(g, steps, o.target, o.build, o.measure, o.tune, o.progress, &result.tuning);
     });
-  // 7. Code generation and compilation; the plan, weights and graph of the artifact.
+  // 8. Code generation and compilation; the plan, weights and graph of the artifact.
   BuiltArtifact built = stages.run("codegen + compile", [&] {
     return cuda ? build_cuda_artifact(g, steps, o.build) : build_artifact(g, steps, o.build, tuned);
   });
-  // 8. Write to a staging directory, check against the interpreter, then publish.
+  // 9. Write to a staging directory, check against the interpreter, then publish.
   std::string staging = result.out_dir + ".staging";
   std::filesystem::remove_all(staging);
   RemovedUnlessPublished guard{staging};
@@ -191,7 +192,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     }
     result.verified = true;
   }
-  // 9. The report: every step, its primitives, bytes, FLOPs and measured time.
+  // 10. The report: every step, its primitives, bytes, FLOPs and measured time.
   ReportInput report{o.model_path, std::string(orchestrate::strategy_name(o.strategy)), &g, &built, &result.verify,
                      result.verified, result.not_verified, stages.times(), result.choices, result.orchestration,
                      result.rewrites, result.tuning, result.superopt, o.gpu_description};

@@ -146,10 +146,11 @@ UGraphBenchOptions bench_options(const CompileOptions& o) {
 
 std::string ms_text(const CandidateTime& t) { return show(t); }
 
-// Times the μGraphs against the compiled program; the fastest when it wins by the margin.
+// Times the μGraphs against the compiled program; the fastest when it wins by the margin,
+// with its time in `seconds`.
 std::optional<size_t> measure_program(const ir::Graph& program, const std::vector<superopt::UGraph>& found,
                                       const std::vector<std::string>& labels, const CompileOptions& o,
-                                      std::string* line) {
+                                      std::string* line, double* seconds) {
   UGraphBenchOptions b = bench_options(o);
   UGraphBench r;
   try {
@@ -169,6 +170,7 @@ std::optional<size_t> measure_program(const ir::Graph& program, const std::vecto
   char ratio[64];
   std::snprintf(ratio, sizeof ratio, " → %s used (%.2fx)", labels[*best].c_str(), *r.baseline.ms / *r.times[*best].ms);
   *line += ratio;
+  *seconds = *r.times[*best].ms * 1e-3;
   return best;
 }
 
@@ -209,13 +211,14 @@ SuperoptKernels find_superopt_kernels(const ir::Graph& g, const CompileOptions& 
       out.notes.push_back(line + "; no μgraph to time");
       continue;
     }
-    std::optional<size_t> best = measure_program(prog.graph, found, labels, o, &line);
+    double seconds = 0;
+    std::optional<size_t> best = measure_program(prog.graph, found, labels, o, &line, &seconds);
     out.notes.push_back(line);
     if (!best) continue;
     std::string key = sha256_hex(superopt::print_ugraph(found[*best]));
     for (const superopt::LaxSite* s : sites) {
       auto step = std::make_shared<UGraphStep>(UGraphStep{found[*best], s->inputs, key});
-      out.sites.push_back({tile::Kernel{s->nodes, {s->output}}, std::move(step)});
+      out.sites.push_back({tile::Kernel{s->nodes, {s->output}}, std::move(step), seconds});
     }
   }
   return out;
@@ -310,6 +313,29 @@ PlacedKernels place_ugraph_kernels(const ir::Graph& g, const std::vector<tile::K
     if (!problems.empty() && notes != nullptr)
       notes->push_back("the μGraph computing %" + g.value(site.kernel.outputs[0]).name +
                        " is not placed: " + problems.front());
+  }
+  return p;
+}
+
+PlacedKernels mark_ugraph_kernels(const std::vector<tile::Kernel>& kernels, const std::vector<UGraphSite>& sites) {
+  auto sorted = [](tile::Kernel k) {
+    std::sort(k.nodes.begin(), k.nodes.end());
+    std::sort(k.outputs.begin(), k.outputs.end());
+    return k;
+  };
+  PlacedKernels p;
+  p.kernels = kernels;
+  p.ugraphs.assign(kernels.size(), nullptr);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    tile::Kernel k = sorted(kernels[i]);
+    for (const UGraphSite& s : sites) {
+      tile::Kernel site = sorted(s.kernel);
+      if (site.nodes == k.nodes && site.outputs == k.outputs) {
+        p.ugraphs[i] = s.step;
+        ++p.placed;
+        break;
+      }
+    }
   }
   return p;
 }

@@ -13,7 +13,9 @@
 // 4. Place: at each site, the μGraph becomes one kernel of the plan (StepKind::UGraph). The
 //    orchestrated kernels lose the site's primitives; what they still compute and the site
 //    reads, they write to memory. A site whose placement would not leave a plan
-//    (orchestrate::plan_problems) is left as it was, with a note.
+//    (orchestrate::plan_problems) is left as it was, with a note. Under `--orchestrate
+//    optimal` the sites are instead candidates of the BLP at their measured times
+//    (optimal_costs.h), and only those it chooses run as μGraphs (mark_ugraph_kernels).
 // The whole artifact is then verified against the interpreter like any other.
 #pragma once
 
@@ -58,6 +60,7 @@ struct UGraphStep {
 struct UGraphSite {
   tile::Kernel kernel;
   std::shared_ptr<const UGraphStep> step;
+  double seconds = 0;  // the μGraph's measured time (fastest run)
 };
 
 struct SuperoptKernels {
@@ -79,6 +82,10 @@ struct PlacedKernels {
 // `kernels`: a plan of g (orchestrate::plan_problems); `notes` receives the sites left out.
 PlacedKernels place_ugraph_kernels(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,
                                    const std::vector<UGraphSite>& sites, std::vector<std::string>* notes);
+
+// The plan with each kernel that is a site's (the same primitives and outputs) marked as its
+// μGraph: where `--orchestrate optimal` chose sites among its candidates.
+PlacedKernels mark_ugraph_kernels(const std::vector<tile::Kernel>& kernels, const std::vector<UGraphSite>& sites);
 
 // implement_each (implement.h) for the CPU, with each μGraph kernel one UGraph step.
 std::vector<std::vector<StepChoice>> implement_placed(const ir::Graph& g, const PlacedKernels& p);

@@ -79,6 +79,35 @@ Priced price(const LocalGraph& lg, const Subgraph& sg, CandidateSet cs, const Co
   return pr;
 }
 
+// The extra candidates whose nodes all lie in the subgraph, as candidates of it.
+std::vector<Candidate> extra_candidates(const ir::Graph& g, const LocalGraph& lg, const std::vector<tile::Kernel>& extra) {
+  std::vector<Candidate> out;
+  for (const tile::Kernel& k : extra) {
+    Candidate c;
+    c.kernel = k;
+    std::sort(c.kernel.nodes.begin(), c.kernel.nodes.end());
+    std::sort(c.kernel.outputs.begin(), c.kernel.outputs.end());
+    bool inside = !k.nodes.empty();
+    for (ir::NodeId n : c.kernel.nodes) {
+      auto it = std::lower_bound(lg.nodes.begin(), lg.nodes.end(), n);
+      if (it == lg.nodes.end() || *it != n) {
+        inside = false;
+        break;
+      }
+      c.set.set(static_cast<size_t>(it - lg.nodes.begin()));
+    }
+    if (!inside) continue;
+    for (ir::ValueId v : tile::kernel_inputs(g, c.kernel)) {
+      const ir::Value& val = g.value(v);
+      bool local = val.origin == ir::ValueOrigin::Node &&
+                   std::binary_search(lg.nodes.begin(), lg.nodes.end(), val.node);
+      if (local) c.reads.push_back(v);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 struct SubgraphPlan {
   std::vector<tile::Kernel> kernels;
   std::vector<double> costs;
@@ -100,6 +129,9 @@ SubgraphPlan solve_subgraph(const ir::Graph& g, const Subgraph& sg, const CostOr
   CandidateSet cs = enumerate_candidates(lg, states.states, o.candidates);
   st.node_sets = cs.node_sets;
   plan.pruning = cs.pruning;
+  std::vector<Candidate> extra = extra_candidates(g, lg, o.extra);
+  st.extra = static_cast<int32_t>(extra.size());
+  for (Candidate& c : extra) cs.candidates.push_back(std::move(c));
   PruneRow finite{"finite-cost", "the cost oracle can price the kernel", 0, 0};
   Priced pr = price(lg, sg, std::move(cs), cost, finite);
   plan.pruning.push_back(finite);
@@ -147,8 +179,10 @@ OptimalResult orchestrate_optimal(const ir::Graph& g, const CostOracle& cost, co
     res.bound += plan.stats.bound;
     res.optimal = res.optimal && plan.stats.optimal;
     add_pruning(res.pruning, plan.pruning);
+    res.extra_left_out -= plan.stats.extra;
     res.subgraphs.push_back(plan.stats);
   }
+  res.extra_left_out += static_cast<int32_t>(o.extra.size());
   check_plan(g, res.kernels);
   res.seconds = seconds_since(start);
   return res;

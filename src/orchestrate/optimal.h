@@ -48,6 +48,11 @@ struct OptimalOptions {
   PartitionOptions partition;
   CandidateOptions candidates;
   BlpOptions blp;
+  // Candidates that other generators propose (the superoptimizer's μGraph kernels: convex,
+  // each output a value its nodes produce). Each joins the BLP of the subgraph that holds all
+  // its nodes, beside the enumerated candidates, priced by the same oracle; no pruning rule
+  // applies to it. One whose nodes lie in several subgraphs is left out.
+  std::vector<tile::Kernel> extra;
 };
 
 // One subgraph's problem and solve, for the report.
@@ -57,6 +62,7 @@ struct SubgraphStats {
   int64_t states = 0;          // execution states
   int64_t node_sets = 0;       // convex sets that passed the node-set rules
   int64_t candidates = 0;      // priced candidates (node set + output set): BLP variables
+  int32_t extra = 0;           // of them, OptimalOptions::extra ones
   int64_t columns = 0;         // variables left after removing those that can never run
   int64_t rows = 0;            // constraints of the last solve
   int rounds = 0;              // solves
@@ -80,6 +86,7 @@ struct OptimalResult {
   std::vector<Cut> cuts;
   std::vector<SubgraphStats> subgraphs;
   std::vector<PruneRow> pruning;      // summed over subgraphs; "finite-cost" last
+  int32_t extra_left_out = 0;         // OptimalOptions::extra candidates in no single subgraph
   double seconds = 0;                 // the whole orchestration
 };
 

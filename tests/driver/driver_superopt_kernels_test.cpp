@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "driver/artifact.h"
+#include "driver/optimal_costs.h"
 #include "driver/ugraph_test_options.h"
 #include "driver/superopt_kernels.h"
 #include "ir/parser.h"
@@ -20,6 +22,7 @@
 #include "superopt/lax_programs.h"
 #include "superopt/text.h"
 #include "testlib/temp_dir.h"
+#include "testlib/tile_fixtures.h"
 #include "driver/compile_options.h"
 #include "tune/db.h"
 
@@ -102,6 +105,35 @@ TEST(SuperoptKernels, APlanWithoutSitesIsUnchanged) {
   }
 }
 
+MeasureOptions quick_measure(const testlib::TempDir& dir) {
+  MeasureOptions m;
+  m.orchid_exe = ORCHID_BIN;
+  m.work_dir = dir.file("candidates");
+  m.min_seconds = 0.01;
+  m.min_runs = 2;
+  m.rounds = 1;
+  return m;
+}
+
+// Under --orchestrate optimal a site is a candidate of the BLP at its measured time (here
+// nearly nothing, so the BLP takes it), and the plans are built and timed whole with it as a
+// μGraph.
+TEST(SuperoptKernels, OptimalOrchestrationTakesSitesAsCandidates) {
+  testlib::TempDir dir("orchid_superopt_optimal");
+  ir::Graph g = ir::parse_graph_file(kDir + "lora_model.oir");
+  UGraphSite site = site_of(g, "lora.ugraph");
+  site.seconds = 1e-9;
+  OptimalPlan p = orchestrate_measured(g, testlib::toy_cpu_target(), ugraph_build_options(), quick_measure(dir), 12, {site});
+  EXPECT_EQ(mark_ugraph_kernels(p.last.kernels, {site}).placed, 1);
+  std::string notes;
+  for (const std::string& n : p.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("μGraph kernels of the superoptimizer: 1 candidates (0 across subgraphs, left out), 1 chosen"),
+            std::string::npos) << notes;
+  size_t whole = notes.find("whole plans: optimal's ");
+  ASSERT_NE(whole, std::string::npos) << notes;
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(notes[whole + 23]))) << notes;  // built and timed
+}
+
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream s;
@@ -111,14 +143,17 @@ std::string read_text(const fs::path& p) {
 
 // The whole of `compile --superopt`: the search (cached in the tuning database the second
 // time), the μGraphs timed against the compiled program, and — with no speed-up asked of it —
-// the fastest placed in the model, whose artifact the pipeline verifies.
+// the fastest placed in the model (greedy) or offered to the BLP (optimal, the second time);
+// the pipeline verifies the artifact.
 TEST(SuperoptKernels, CompileSearchesMeasuresAndPlacesAMuGraph) {
   testlib::TempDir dir("orchid_superopt_compile");
   ir::Graph g = ir::parse_graph_file(kDir + "lora_model.oir");
   tune::TuningDb db(dir.file("tuning.db"));
   for (int compile = 0; compile < 2; ++compile) {
-    SCOPED_TRACE(compile == 0 ? "searched" : "from the database");
+    SCOPED_TRACE(compile == 0 ? "searched, greedy" : "from the database, optimal");
     CompileOptions o = test_compile_options("lora_model.oir", dir.file("out" + std::to_string(compile)));
+    o.target = testlib::toy_cpu_target();  // its L2 bounds blocks: a key of the cached search
+    if (compile == 1) o.strategy = orchestrate::Strategy::Optimal;
     o.build.cores = 2;
     o.measure.orchid_exe = ORCHID_BIN;
     o.measure.work_dir = dir.file("candidates");
@@ -142,8 +177,12 @@ TEST(SuperoptKernels, CompileSearchesMeasuresAndPlacesAMuGraph) {
     EXPECT_NE(line.find(" used ("), std::string::npos) << line;
     std::string report = read_text(fs::path(r.out_dir) / "report.md");
     EXPECT_NE(report.find("## Superoptimizer"), std::string::npos);
-    EXPECT_NE(report.find("μGraph kernels of the superoptimizer"), std::string::npos) << report;
-    EXPECT_NE(report.find("| μgraph |"), std::string::npos) << report;
+    if (compile == 0) {
+      EXPECT_NE(report.find("μGraph kernels of the superoptimizer"), std::string::npos) << report;
+      EXPECT_NE(report.find("| μgraph |"), std::string::npos) << report;
+    } else {
+      EXPECT_NE(report.find("- μGraph kernels of the superoptimizer: 1 candidates"), std::string::npos) << report;
+    }
   }
 }
 

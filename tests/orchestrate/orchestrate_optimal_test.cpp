@@ -250,6 +250,53 @@ TEST(Optimal, CyclicExampleOnAGraph) {
   EXPECT_DOUBLE_EQ(r.cost, 7);  // e.g. {a1}, {a1 b1 -> b1 ...}: one singleton, two pairs
 }
 
+// Candidates from another generator (the superoptimizer's μGraph kernels): LoRA's three
+// matmuls and their sum as one kernel, which the one-linear rule never enumerates. The BLP
+// takes it where it is cheaper than the kernels it covers, and not where it is dearer; a
+// candidate across two subgraphs is left out.
+TEST(Optimal, ExtraCandidatesJoinTheBlp) {
+  ir::Graph g = ir::parse_graph(R"(graph @lora {
+    input %W : f32[8,16]
+    input %X : f32[16,8]
+    input %A : f32[4,16]
+    input %B : f32[8,4]
+    %WX : f32[8,8] = matmul(%W, %X) {trans_a=false, trans_b=false}
+    %AX : f32[4,8] = matmul(%A, %X) {trans_a=false, trans_b=false}
+    %BAX : f32[8,8] = matmul(%B, %AX) {trans_a=false, trans_b=false}
+    %O : f32[8,8] = elementwise(%WX, %BAX) { add(%WX[i0, i1], %BAX[i0, i1]) }
+    %T : f32[8,8] = elementwise(%O) { tanh(%O[i0, i1]) }
+    output %T
+  })");
+  Kernel lora{{ir::NodeId{0}, ir::NodeId{1}, ir::NodeId{2}, ir::NodeId{3}}, {*g.find_value("O")}};
+  auto has = [](const OptimalResult& r, const Kernel& k) {
+    for (const Kernel& c : r.kernels)
+      if (c.nodes == k.nodes && c.outputs == k.outputs) return true;
+    return false;
+  };
+  for (double price : {0.5, 50.0}) {
+    CostOracle cost = [&](const Kernel& k) {
+      if (k.nodes == lora.nodes && k.outputs == lora.outputs) return price;
+      return static_cast<double>(k.nodes.size());  // 1 per primitive, so fusing gains nothing
+    };
+    OptimalOptions o;
+    o.extra = {lora};
+    OptimalResult r = orchestrate_optimal(g, cost, o);
+    EXPECT_EQ(plan_problems(g, r.kernels), std::vector<std::string>{});
+    ASSERT_EQ(r.subgraphs.size(), 1u);
+    EXPECT_EQ(r.subgraphs[0].extra, 1);
+    EXPECT_EQ(r.extra_left_out, 0);
+    EXPECT_EQ(has(r, lora), price < 4) << price;
+    EXPECT_DOUBLE_EQ(r.cost, price < 4 ? price + 1 : 5);
+  }
+  // Subgraphs of two primitives: LoRA's kernel spans two.
+  OptimalOptions small;
+  small.partition.max_nodes = 2;
+  small.extra = {lora};
+  OptimalResult r = orchestrate_optimal(g, [](const Kernel& k) { return static_cast<double>(k.nodes.size()); }, small);
+  EXPECT_EQ(r.extra_left_out, 1);
+  EXPECT_FALSE(has(r, lora));
+}
+
 // One pre-norm transformer block of 20 primitives, from %h_<k> to %h_<k+1>.
 std::string transformer_block(int k) {
   std::string text = R"(
