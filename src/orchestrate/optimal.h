@@ -6,7 +6,8 @@
 // more than one kernel (redundant computation) when that is cheaper.
 //
 // Pipeline, per subgraph:
-//   local_graph → execution_states → enumerate_candidates (pruning table) → cost oracle
+//   local_graph → execution_states → enumerate_candidates (pruning table), plus the extra
+//   candidates other generators propose (OptimalOptions::extra) → cost oracle
 //   (drops candidates priced +inf: the "finite-cost" row) → solve_blp (one writer per value,
 //   Eq. 3, aggregated Eq. 4 and lazily added cycle cuts) → chosen kernels in an execution
 //   order (repeatedly the first ready kernel, candidates sorted by their nodes).
