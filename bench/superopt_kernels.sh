@@ -7,7 +7,8 @@
 #   bench/superopt_kernels.sh ORCHID_BIN OUT.md [ROUNDS]
 #
 # Searches are cached in the tuning database like any `orchid superopt` run; the times are
-# measured afresh. A search that reaches its time limit is not cached (and runs again).
+# measured afresh. A search that reaches its time limit is cached apart, and taken again only
+# with a limit at most about a tenth longer.
 set -euo pipefail
 orchid=$1
 out=$2

@@ -69,6 +69,7 @@ std::vector<superopt::SearchOptions> search_ladder(const CompileOptions& o) {
 superopt::SearchResult search_ladder_of(const ir::Graph& searched, const CompileOptions& o, double seconds,
                                         std::string* line) {
   superopt::SearchResult merged;
+  std::set<std::string> seen;  // μGraphs' texts
   auto start = std::chrono::steady_clock::now();
   for (superopt::SearchOptions so : search_ladder(o)) {
     double left = seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -84,9 +85,14 @@ superopt::SearchResult search_ladder_of(const ir::Graph& searched, const Compile
       merged.unsupported = c.result.unsupported;
       break;
     }
-    merged.found.insert(merged.found.end(), c.result.found.begin(), c.result.found.end());
-    merged.cost.insert(merged.cost.end(), c.result.cost.begin(), c.result.cost.end());
-    merged.unverified.insert(merged.unverified.end(), c.result.unverified.begin(), c.result.unverified.end());
+    // A larger search finds the smaller one's μGraphs again: each is kept once.
+    for (size_t i = 0; i < c.result.found.size(); ++i)
+      if (seen.insert(superopt::print_ugraph(c.result.found[i])).second) {
+        merged.found.push_back(c.result.found[i]);
+        merged.cost.push_back(c.result.cost[i]);
+      }
+    for (const superopt::UGraph& u : c.result.unverified)
+      if (seen.insert(superopt::print_ugraph(u)).second) merged.unverified.push_back(u);
   }
   return merged;
 }
@@ -144,8 +150,6 @@ UGraphBenchOptions bench_options(const CompileOptions& o) {
   return b;
 }
 
-std::string ms_text(const CandidateTime& t) { return show(t); }
-
 // Times the μGraphs against the compiled program; the fastest when it wins by the margin,
 // with its time in `seconds`.
 std::optional<size_t> measure_program(const ir::Graph& program, const std::vector<superopt::UGraph>& found,
@@ -161,8 +165,8 @@ std::optional<size_t> measure_program(const ir::Graph& program, const std::vecto
   }
   std::filesystem::remove_all(b.measure.work_dir);
   std::optional<size_t> best = fastest_ugraph(r);
-  for (size_t i = 0; i < found.size(); ++i) *line += "; " + labels[i] + " " + ms_text(r.times[i]);
-  *line += "; compiled without the superoptimizer " + ms_text(r.baseline);
+  for (size_t i = 0; i < found.size(); ++i) *line += "; " + labels[i] + " " + show(r.times[i]);
+  *line += "; compiled without the superoptimizer " + show(r.baseline);
   if (!best || !r.baseline.ms || *r.times[*best].ms * o.superopt.min_speedup > *r.baseline.ms) {
     *line += " → not used";
     return std::nullopt;

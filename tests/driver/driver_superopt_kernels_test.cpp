@@ -16,6 +16,7 @@
 #include "driver/optimal_costs.h"
 #include "driver/ugraph_test_options.h"
 #include "driver/superopt_kernels.h"
+#include "driver/superopt_search.h"
 #include "ir/parser.h"
 #include "orchestrate/optimal.h"
 #include "orchestrate/strategies.h"
@@ -184,6 +185,28 @@ TEST(SuperoptKernels, CompileSearchesMeasuresAndPlacesAMuGraph) {
       EXPECT_NE(report.find("- μGraph kernels of the superoptimizer: 1 candidates"), std::string::npos) << report;
     }
   }
+}
+
+// A search cut at its time limit is cached apart: taken again with the same limit, searched
+// again with a much longer one.
+TEST(SuperoptSearch, ACutSearchIsCachedForLimitsNoLonger) {
+  testlib::TempDir dir("orchid_superopt_cut");
+  tune::TuningDb db(dir.file("tuning.db"));
+  ir::Graph program = ir::parse_graph_file(kDir + "gqa.oir");
+  superopt::SearchOptions o;  // GQA's search takes minutes at these limits
+  o.time_limit_s = 0.5;
+  CachedSearch first = superopt_search(program, o, &db, "test-target");
+  EXPECT_TRUE(first.cut);
+  EXPECT_FALSE(first.from_cache);
+  CachedSearch again = superopt_search(program, o, &db, "test-target");
+  EXPECT_TRUE(again.cut);
+  EXPECT_TRUE(again.from_cache);
+  EXPECT_EQ(again.stats, first.stats);
+  o.time_limit_s = 1.5;
+  CachedSearch longer = superopt_search(program, o, &db, "test-target");
+  EXPECT_TRUE(longer.cut);
+  EXPECT_FALSE(longer.from_cache);
+  EXPECT_TRUE(superopt_search(program, o, &db, "test-target").from_cache);
 }
 
 TEST(SuperoptKernels, CompileWithoutMeasuringSearchesNothing) {
