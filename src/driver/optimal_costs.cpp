@@ -212,9 +212,12 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   bool measuring = !measure.orchid_exe.empty();
   struct Estimate { double seconds; std::string cls; };
   std::map<std::string, double> measured;
+  // The sites' measured times: what the BLP pays for a site. A kernel of greedy's plan with a
+  // site's primitives and outputs is orchestrated code there, and measured as such.
+  std::map<std::string, double> site_seconds;
   orchestrate::OptimalOptions options;
   for (const UGraphSite& site : sites) {
-    measured[identity(site.kernel)] = site.seconds;
+    site_seconds[identity(site.kernel)] = site.seconds;
     options.extra.push_back(site.kernel);
   }
   std::map<std::string, Estimate> estimated;
@@ -228,15 +231,20 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   CostCalibration calibration;
   orchestrate::CostOracle cost = [&](const tile::Kernel& k) {
     std::string id = identity(k);
+    if (auto it = site_seconds.find(id); it != site_seconds.end()) return it->second;
     if (auto it = measured.find(id); it != measured.end()) return it->second;
     const Estimate& e = estimate(k, id);
     return e.seconds * calibration.scale(e.cls);
   };
   OptimalPlan p;
-  // Measures the plan's kernels not measured yet, each calibrating its class; how many were new.
-  auto measure_calibrating = [&](const std::vector<tile::Kernel>& plan) -> size_t {
+  // Measures the plan's kernels not measured yet, each calibrating its class; how many were
+  // new. In the BLP's plans, sites are μGraphs with their times already measured.
+  auto measure_calibrating = [&](const std::vector<tile::Kernel>& plan, bool with_sites) -> size_t {
     if (!measuring) return 0;
-    std::vector<const tile::Kernel*> fresh = measure_plan(g, plan, build, measure, measured);
+    std::vector<tile::Kernel> orchestrated;
+    for (const tile::Kernel& k : plan)
+      if (!with_sites || !site_seconds.count(identity(k))) orchestrated.push_back(k);
+    std::vector<const tile::Kernel*> fresh = measure_plan(g, orchestrated, build, measure, measured);
     for (const tile::Kernel* k : fresh) {
       std::string id = identity(*k);
       const Estimate& e = estimate(*k, id);
@@ -248,10 +256,10 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   // Greedy's plan first: a measured plan for the BLP to beat, and the classes it uses
   // calibrated before the first solve.
   std::vector<tile::Kernel> greedy = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
-  measure_calibrating(greedy);
+  measure_calibrating(greedy, false);
   for (p.rounds = 1;; ++p.rounds) {
     p.last = orchestrate::orchestrate_optimal(g, cost, options);
-    if (measure_calibrating(p.last.kernels) == 0 || p.rounds >= max_rounds) break;
+    if (measure_calibrating(p.last.kernels, true) == 0 || p.rounds >= max_rounds) break;
   }
   p.kernels = p.last.kernels;
   describe(g, p, p.notes);
@@ -261,11 +269,18 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
                       std::to_string(mark_ugraph_kernels(p.kernels, sites).placed) + " chosen");
   if (!calibration.empty()) p.notes.push_back("analytic costs scaled by the median measured/analytic of their class (kernels measured): " + calibration.describe());
   if (!measuring) return p;
-  double t_opt = measured_cost(p.kernels, measured), t_greedy = measured_cost(greedy, measured);
+  // The BLP's plan at its own prices (sites as μGraphs), greedy's as measured.
+  auto optimal_seconds = [&](const tile::Kernel& k) {
+    std::string id = identity(k);
+    auto site = site_seconds.find(id);
+    return site != site_seconds.end() ? site->second : measured.at(id);
+  };
+  double t_opt = 0;
+  for (const tile::Kernel& k : p.kernels) t_opt += optimal_seconds(k);
+  double t_greedy = measured_cost(greedy, measured);
   p.notes.push_back("kernels measured alone: optimal's plan " + fmt("%.4f", t_opt * 1e3) + " ms in all, greedy's " +
                     fmt("%.4f", t_greedy * 1e3) + " ms");
-  std::vector<std::string> differences =
-      plan_differences(g, p.kernels, greedy, [&](const tile::Kernel& k) { return measured.at(identity(k)); });
+  std::vector<std::string> differences = plan_differences(g, p.kernels, greedy, optimal_seconds);
   p.notes.insert(p.notes.end(), differences.begin(), differences.end());
   p.measured_seconds = t_opt;
   if (identities(p.kernels) == identities(greedy)) return p;
@@ -280,6 +295,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   if (!keep) {
     p.kernels = greedy;
     p.measured_seconds = t_greedy;
+    p.greedy_kept = true;
   }
   return p;
 }

@@ -26,6 +26,7 @@ struct OptimalPlan {
   int rounds = 0;
   int measured = 0;                 // kernels measured (or found in the tuning database)
   double measured_seconds = 0;      // the kept plan's kernels timed alone, summed (0: nothing measured)
+  bool greedy_kept = false;         // greedy's plan measured faster whole: it has no μGraph sites
   std::vector<std::string> notes;   // for the report
 };
 

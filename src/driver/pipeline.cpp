@@ -149,7 +149,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
       }
     }
     result.orchestration = p.notes;
-    return mark_ugraph_kernels(p.kernels, found.sites);
+    return mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : found.sites);
   });
   // 6. Implementation of each kernel: generated code, oneDNN, the interpreter, or an alias —
   //    oneDNN or generated code for linear kernels by measuring both, alone; a matmul kernel

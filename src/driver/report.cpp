@@ -86,7 +86,7 @@ std::string summary(const ReportInput& in, const Timing& t) {
                               ? ", cuBLASLt " + count(StepKind::CublasLt) + ", cuDNN " + count(StepKind::Cudnn)
                               : ", oneDNN " + std::to_string(counts[StepKind::OneDnn] + counts[StepKind::OneDnnWinograd]) +
                                     winograd + ", reference " + count(StepKind::Reference);
-  std::string ugraph = counts[StepKind::UGraph] > 0 ? ", μGraph kernels of the superoptimizer " + count(StepKind::UGraph) : "";
+  std::string ugraph = counts[StepKind::UGraph] > 0 ? ", steps of the superoptimizer's μGraphs " + count(StepKind::UGraph) : "";
   s += "- steps: " + std::to_string(plan.steps.size()) + " (generated " + count(StepKind::Generated) + ugraph + libraries +
        "), primitives " + std::to_string(in.graph->num_nodes()) + "\n";
   s += "- work: " + fmt("%.3g", static_cast<double>(flops)) + " FLOPs, " + fmt("%.3g", static_cast<double>(bytes)) +

@@ -118,9 +118,13 @@ std::vector<superopt::UGraph> search_program(const ir::Graph& program, const Com
   }
   std::vector<superopt::UGraph> out;
   if (!small) {
-    for (size_t i = 0; i < r.found.size() && out.size() < o.superopt.max_ugraphs; ++i) {
-      out.push_back(r.found[i]);
-      labels->push_back("μgraph " + std::to_string(i + 1));
+    // The cheapest by estimate, over every search of the ladder.
+    std::vector<size_t> order(r.found.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r.cost[a] < r.cost[b]; });
+    for (size_t i = 0; i < order.size() && out.size() < o.superopt.max_ugraphs; ++i) {
+      out.push_back(r.found[order[i]]);
+      labels->push_back("μgraph " + std::to_string(order[i] + 1));
     }
     return out;
   }
@@ -209,14 +213,23 @@ SuperoptKernels find_superopt_kernels(const ir::Graph& g, const CompileOptions& 
     }
     std::vector<std::string> labels;
     std::string search_line;
-    std::vector<superopt::UGraph> found = search_program(prog.graph, o, share, &labels, &search_line);
-    line += search_line;
-    if (found.empty()) {
-      out.notes.push_back(line + "; no μgraph to time");
+    std::vector<superopt::UGraph> found;
+    double seconds = 0;
+    std::optional<size_t> best;
+    // A program whose μGraphs cannot be built or timed here (a dtype the μGraph kernels do not
+    // take, say) is left to the orchestration, with the reason.
+    try {
+      found = search_program(prog.graph, o, share, &labels, &search_line);
+      line += search_line;
+      if (found.empty()) {
+        out.notes.push_back(line + "; no μgraph to time");
+        continue;
+      }
+      best = measure_program(prog.graph, found, labels, o, &line, &seconds);
+    } catch (const UserError& e) {
+      out.notes.push_back(line + "; not used: " + e.what());
       continue;
     }
-    double seconds = 0;
-    std::optional<size_t> best = measure_program(prog.graph, found, labels, o, &line, &seconds);
     out.notes.push_back(line);
     if (!best) continue;
     std::string key = sha256_hex(superopt::print_ugraph(found[*best]));
@@ -230,11 +243,56 @@ SuperoptKernels find_superopt_kernels(const ir::Graph& g, const CompileOptions& 
 
 namespace {
 
+// Per node of g: whether it depends on the value v (reads it, or what depends on it).
+std::vector<bool> depends_on(const ir::Graph& g, ValueId v) {
+  std::vector<bool> dep(static_cast<size_t>(g.num_nodes()), false);
+  std::set<ValueId> tainted{v};
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const ir::Primitive& p = g.node(NodeId{n});
+    if (std::none_of(p.inputs.begin(), p.inputs.end(), [&](ValueId x) { return tainted.count(x) > 0; })) continue;
+    dep[static_cast<size_t>(n)] = true;
+    tainted.insert(p.outputs.begin(), p.outputs.end());
+  }
+  return dep;
+}
+
+// What is left of kernel k without the site's nodes: those that do not depend on the site's
+// output, then those that do — a kernel each, where it has nodes, so that what fed the site
+// and what reads its result (a residual add fused around it) need not run together. Each part
+// writes k's outputs it computes, what the other part reads of it, and what the site reads
+// that no kernel wrote.
+std::vector<tile::Kernel> leftovers(const ir::Graph& g, const tile::Kernel& k, const std::set<NodeId>& in_site,
+                                    const std::vector<bool>& downstream, const std::vector<ValueId>& site_reads,
+                                    const std::set<ValueId>& written) {
+  std::vector<NodeId> nodes = k.nodes;
+  std::sort(nodes.begin(), nodes.end());
+  tile::Kernel parts[2];  // before the site, after it
+  for (NodeId n : nodes)
+    if (!in_site.count(n)) parts[downstream[static_cast<size_t>(n.v)] ? 1 : 0].nodes.push_back(n);
+  std::set<ValueId> k_outputs(k.outputs.begin(), k.outputs.end());
+  std::set<ValueId> site_needs(site_reads.begin(), site_reads.end());
+  std::vector<tile::Kernel> out;
+  for (int side = 0; side < 2; ++side) {
+    tile::Kernel& part = parts[side];
+    if (part.nodes.empty()) continue;
+    std::set<ValueId> other_reads;
+    for (NodeId n : parts[1 - side].nodes) other_reads.insert(g.node(n).inputs.begin(), g.node(n).inputs.end());
+    for (NodeId n : part.nodes)
+      for (ValueId v : g.node(n).outputs)
+        if (k_outputs.count(v) || other_reads.count(v) || (site_needs.count(v) && !written.count(v)))
+          part.outputs.push_back(v);
+    std::sort(part.outputs.begin(), part.outputs.end());
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
 // The plan with one more site placed (see the header); its problems, if any, in `problems`.
 PlacedKernels with_site(const ir::Graph& g, const PlacedKernels& p, const UGraphSite& site,
                         std::vector<std::string>* problems) {
   std::set<NodeId> in_site(site.kernel.nodes.begin(), site.kernel.nodes.end());
   std::vector<ValueId> reads = tile::kernel_inputs(g, site.kernel);
+  std::vector<bool> downstream = depends_on(g, site.kernel.outputs[0]);
   std::set<ValueId> written;
   for (size_t i = 0; i < p.kernels.size(); ++i)
     for (ValueId v : p.kernels[i].outputs) written.insert(v);
@@ -247,10 +305,7 @@ PlacedKernels with_site(const ir::Graph& g, const PlacedKernels& p, const UGraph
   std::optional<size_t> first_touch;
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const tile::Kernel& k = p.kernels[i];
-    tile::Kernel rest;
-    for (NodeId n : k.nodes)
-      if (!in_site.count(n)) rest.nodes.push_back(n);
-    if (rest.nodes.size() == k.nodes.size()) {
+    if (std::none_of(k.nodes.begin(), k.nodes.end(), [&](NodeId n) { return in_site.count(n) > 0; })) {
       items.push_back({k, p.ugraphs[i], {i, 1}});
       continue;
     }
@@ -259,17 +314,7 @@ PlacedKernels with_site(const ir::Graph& g, const PlacedKernels& p, const UGraph
       return p;
     }
     if (!first_touch) first_touch = i;
-    if (rest.nodes.empty()) continue;
-    std::set<NodeId> kept(rest.nodes.begin(), rest.nodes.end());
-    for (ValueId v : k.outputs)
-      if (kept.count(g.value(v).node)) rest.outputs.push_back(v);
-    for (ValueId v : reads) {
-      const ir::Value& val = g.value(v);
-      bool computed_here = val.origin == ir::ValueOrigin::Node && kept.count(val.node);
-      if (computed_here && !written.count(v)) rest.outputs.push_back(v);
-    }
-    std::sort(rest.outputs.begin(), rest.outputs.end());
-    items.push_back({rest, nullptr, {i, 1}});
+    for (tile::Kernel& part : leftovers(g, k, in_site, downstream, reads, written)) items.push_back({part, nullptr, {i, 1}});
   }
   items.push_back({site.kernel, site.step, {first_touch.value_or(p.kernels.size()), 0}});
   // An execution order: repeatedly the ready item of the smallest priority.

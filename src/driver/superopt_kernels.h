@@ -11,8 +11,9 @@
 //    program compiled without the superoptimizer, in alternating rounds (ugraph_bench.h). The
 //    fastest is used when it beats the compiled program by `min_speedup`.
 // 4. Place: at each site, the μGraph becomes one kernel of the plan (StepKind::UGraph). The
-//    orchestrated kernels lose the site's primitives; what they still compute and the site
-//    reads, they write to memory. A site whose placement would not leave a plan
+//    orchestrated kernels lose the site's primitives; what is left of one is cut in two where
+//    part of it depends on the site's result and part does not, and what the site reads they
+//    write to memory. A site whose placement would not leave a plan
 //    (orchestrate::plan_problems) is left as it was, with a note. Under `--orchestrate
 //    optimal` the sites are instead candidates of the BLP at their measured times
 //    (optimal_costs.h), and only those it chooses run as μGraphs (mark_ugraph_kernels).
@@ -33,9 +34,10 @@ namespace orchid::driver {
 
 struct CompileOptions;
 
-// The searches run per program, smallest first: one graph-defined kernel of few block
-// operators (LoRA's fused kernel), then Mirage's default limits (GQA's two kernels). Their
-// threads and block memory are set from the compile's target.
+// The searches run per program, smallest first: one kernel operator of few block operators
+// (LoRA's fused kernel), then Mirage's default limits (GQA's block kernel and the sums and
+// division after it). Their threads (the compile's cores) and block memory (its target's L2)
+// are set by the compile.
 std::vector<superopt::SearchOptions> default_superopt_searches();
 
 struct SuperoptCompileOptions {
