@@ -70,15 +70,22 @@ TEST(SuperoptKernels, TheGqaMuGraphIsPlacedInAModelAndMatchesTheInterpreter) {
     }
 
   std::vector<StepChoice> steps = joined(implement_placed(g, p));
-  BuiltArtifact a = build_artifact(g, steps, ugraph_build_options());
-  int ugraph_steps = 0;
-  for (const StepInfo& s : a.steps) ugraph_steps += s.kind == StepKind::UGraph;
-  EXPECT_EQ(ugraph_steps, 4);  // the block graph, two sums and the division (the reshape is a view)
   testlib::TempDir dir("orchid_superopt_kernels");
-  write_artifact(a, dir.file("a"));
-  for (uint64_t seed : {1, 2, 3}) {
-    VerifyReport r = verify_artifact(dir.file("a"), g, seed, 1e-4);
-    EXPECT_TRUE(r.ok()) << r.summary();
+  // One generated kernel per library as well: the μGraph's library comes after all of theirs.
+  for (int per_library : {16, 1}) {
+    SCOPED_TRACE(per_library);
+    BuildOptions build = ugraph_build_options();
+    build.kernels_per_library = per_library;
+    BuiltArtifact a = build_artifact(g, steps, build);
+    int ugraph_steps = 0;
+    for (const StepInfo& s : a.steps) ugraph_steps += s.kind == StepKind::UGraph;
+    EXPECT_EQ(ugraph_steps, 4);  // the block graph, two sums and the division (the reshape is a view)
+    std::string out = dir.file("a" + std::to_string(per_library));
+    write_artifact(a, out);
+    for (uint64_t seed : {1, 2, 3}) {
+      VerifyReport r = verify_artifact(out, g, seed, 1e-4);
+      EXPECT_TRUE(r.ok()) << r.summary();
+    }
   }
 }
 
