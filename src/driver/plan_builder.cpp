@@ -96,27 +96,21 @@ void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
 // The buffers and plan steps of a μGraph step (ugraph_artifact.h, append_ugraph_steps): its
 // inputs read from the graph's values, its output written to the kernel's, the other tensors
 // in buffers of their own (views where they are reshapes). The site's FLOPs and bytes are
-// counted on its first step.
-void lay_out_ugraph(const ir::Graph& g, const StepChoice& s, int32_t library, int cores, PlanBuffers& buffers,
-                    BuiltArtifact& a, std::vector<codegen::cpu::GeneratedKernel>& kernels) {
+// counted on its first step. Their library is set once the generated steps' are compiled.
+void lay_out_ugraph(const ir::Graph& g, const StepChoice& s, int cores, PlanBuffers& buffers, BuiltArtifact& a,
+                    std::vector<codegen::cpu::GeneratedKernel>& kernels) {
   const superopt::UGraph& u = s.ugraph->ugraph;
   ORCHID_CHECK(u.inputs.size() == s.ugraph->inputs.size() && u.outputs.size() == 1 && s.kernel.outputs.size() == 1)
       << "a μGraph step's inputs or output are not its kernel's";
-  std::vector<int32_t> buf(u.tensors.size(), -1);
-  for (size_t i = 0; i < u.inputs.size(); ++i) buf[static_cast<size_t>(u.inputs[i])] = buffers.read(s.ugraph->inputs[i]);
+  std::vector<int32_t> inputs;
+  for (ValueId v : s.ugraph->inputs) inputs.push_back(buffers.read(v));
   std::string site = "g" + std::to_string(a.plan.steps.size());
-  for (const superopt::UOp& op : u.ops)
-    for (superopt::TensorId t : op.outputs) {
-      int32_t alias = op.type == superopt::UOpType::Reshape
-                          ? runtime::alias_root(a.plan, buf[static_cast<size_t>(op.inputs[0])])
-                          : -1;
-      buf[static_cast<size_t>(t)] = t == u.outputs[0]
-                                        ? buffers.write(s.kernel.outputs[0], alias)
-                                        : buffers.internal(site + "/" + u.tensor(t).name,
-                                                           ir::TensorType{u.tensor(t).dtype, u.shape(t)}, alias);
-    }
+  std::vector<int32_t> buf = ugraph_buffers(u, a.plan, inputs, [&](superopt::TensorId t, int32_t alias) {
+    if (t == u.outputs[0]) return buffers.write(s.kernel.outputs[0], alias);
+    return buffers.internal(site + "/" + u.tensor(t).name, ir::TensorType{u.tensor(t).dtype, u.shape(t)}, alias);
+  });
   size_t first = a.plan.steps.size();
-  append_ugraph_steps(u, buf, UGraphStepNames{"orc_g", site + " ", library, StepKind::UGraph, kernel_source_ops(g, s.kernel)},
+  append_ugraph_steps(u, buf, UGraphStepNames{"orc_g", site + " ", -1, StepKind::UGraph, kernel_source_ops(g, s.kernel)},
                       cores, a, kernels);
   ORCHID_CHECK(a.plan.steps.size() > first) << "a μGraph with no kernel operator";
   add_kernel_work(g, s.kernel, s.inputs, a.plan.steps[first]);
@@ -196,12 +190,7 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   a.plan.target = o.target;
   a.plan.graph_name = g.name;
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
-  // μGraph kernels go into one library after those of generated steps.
   std::vector<codegen::cpu::GeneratedKernel> ugraph_kernels;
-  size_t generated = static_cast<size_t>(std::count_if(
-      steps.begin(), steps.end(), [](const StepChoice& s) { return s.kind == StepKind::Generated; }));
-  auto per_library = static_cast<size_t>(std::max(1, o.kernels_per_library));
-  auto ugraph_library = static_cast<int32_t>((generated + per_library - 1) / per_library);
   // Library steps are complete here; generated ones get their code from compile_generated.
   lay_out_plan(
       g, steps, buffers, a,
@@ -212,12 +201,16 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
         }
         return std::string();
       },
-      [&](const StepChoice& s) { lay_out_ugraph(g, s, ugraph_library, o.cores, buffers, a, ugraph_kernels); });
+      [&](const StepChoice& s) { lay_out_ugraph(g, s, o.cores, buffers, a, ugraph_kernels); });
   std::vector<codegen::cpu::Schedule> sched = schedules(g, steps, o.cores, tuned);
   std::set<ValueId> panels = o.layouts ? panel_weights(g, steps, sched) : std::set<ValueId>{};
   compile_generated(g, steps, sched, panels, a.choice_steps, o, a);
-  ORCHID_CHECK(a.libraries.size() == static_cast<size_t>(ugraph_library)) << "libraries of generated steps miscounted";
-  if (!ugraph_kernels.empty()) compile_libraries({ugraph_kernels}, o, a);
+  // μGraph kernels go into one library after those of generated steps.
+  if (!ugraph_kernels.empty()) {
+    for (size_t i = 0; i < a.steps.size(); ++i)
+      if (a.steps[i].kind == StepKind::UGraph) a.plan.steps[i].library = static_cast<int32_t>(a.libraries.size());
+    compile_libraries({ugraph_kernels}, o, a);
+  }
   if (o.layouts) a.layouts = assign_layouts(a.plan);
   pack_panel_weights(panels, buffers, a);
   a.graph_oir = ir::print_graph(constants_as_inputs(g));

@@ -97,12 +97,6 @@ superopt::SearchResult search_ladder_of(const ir::Graph& searched, const Compile
   return merged;
 }
 
-std::string grid_text(const superopt::Tiling& t) {
-  std::string s;
-  for (int64_t d : t.grid) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s + " loop " + std::to_string(t.loop);
-}
-
 // The μGraphs worth timing for the program at its own sizes, with labels: those of a shrunk
 // copy instantiated, or (where it has no shrunk copy) the program's own. `line` receives the
 // search's summary.
@@ -133,7 +127,7 @@ std::vector<superopt::UGraph> search_program(const ir::Graph& program, const Com
       r, *small, program, std::max(1, o.build.cores), block_memory(o), o.superopt.max_ugraphs, o.superopt.tilings,
       &notes);
   for (superopt::Instantiated& x : in) {
-    labels->push_back("μgraph " + std::to_string(x.source + 1) + " at grid " + grid_text(x.tiling));
+    labels->push_back(superopt::instance_label(x));
     out.push_back(std::move(x.ugraph));
   }
   return out;
@@ -159,15 +153,7 @@ UGraphBenchOptions bench_options(const CompileOptions& o) {
 std::optional<size_t> measure_program(const ir::Graph& program, const std::vector<superopt::UGraph>& found,
                                       const std::vector<std::string>& labels, const CompileOptions& o,
                                       std::string* line, double* seconds) {
-  UGraphBenchOptions b = bench_options(o);
-  UGraphBench r;
-  try {
-    r = bench_ugraphs(program, found, b);
-  } catch (...) {
-    std::filesystem::remove_all(b.measure.work_dir);
-    throw;
-  }
-  std::filesystem::remove_all(b.measure.work_dir);
+  UGraphBench r = bench_ugraphs(program, found, bench_options(o));
   std::optional<size_t> best = fastest_ugraph(r);
   for (size_t i = 0; i < found.size(); ++i) *line += "; " + labels[i] + " " + show(r.times[i]);
   *line += "; compiled without the superoptimizer " + show(r.baseline);

@@ -22,7 +22,6 @@ namespace {
 // One plan buffer per kernel tensor (a reshape's result a view of its operand's); the
 // program's names for the inputs and outputs. Returns the buffer of each tensor (-1: none).
 std::vector<int32_t> lay_out_buffers(const UGraph& u, const ir::Graph& program, runtime::Plan& plan) {
-  std::vector<int32_t> buf(u.tensors.size(), -1);
   std::map<TensorId, std::string> output_name;
   for (size_t i = 0; i < u.outputs.size(); ++i)
     output_name.emplace(u.outputs[i], program.value(program.outputs()[i]).name);
@@ -32,21 +31,17 @@ std::vector<int32_t> lay_out_buffers(const UGraph& u, const ir::Graph& program, 
     b.type = ir::TensorType{u.tensor(t).dtype, u.shape(t)};
     b.kind = kind;
     b.alias = alias;
-    buf[static_cast<size_t>(t)] = static_cast<int32_t>(plan.buffers.size());
     plan.buffers.push_back(std::move(b));
+    return static_cast<int32_t>(plan.buffers.size() - 1);
   };
-  for (size_t i = 0; i < u.inputs.size(); ++i) {
-    add(u.inputs[i], runtime::BufferKind::Input, program.value(program.inputs()[i]).name, -1);
-    plan.inputs.push_back(buf[static_cast<size_t>(u.inputs[i])]);
-  }
-  for (const UOp& op : u.ops)
-    for (TensorId t : op.outputs) {
-      auto out = output_name.find(t);
-      bool is_output = out != output_name.end();
-      int32_t alias = op.type == UOpType::Reshape ? runtime::alias_root(plan, buf[static_cast<size_t>(op.inputs[0])]) : -1;
-      add(t, is_output ? runtime::BufferKind::Output : runtime::BufferKind::Intermediate,
-          is_output ? out->second : u.tensor(t).name, alias);
-    }
+  for (size_t i = 0; i < u.inputs.size(); ++i)
+    plan.inputs.push_back(add(u.inputs[i], runtime::BufferKind::Input, program.value(program.inputs()[i]).name, -1));
+  std::vector<int32_t> buf = ugraph_buffers(u, plan, plan.inputs, [&](TensorId t, int32_t alias) {
+    auto out = output_name.find(t);
+    bool is_output = out != output_name.end();
+    return add(t, is_output ? runtime::BufferKind::Output : runtime::BufferKind::Intermediate,
+               is_output ? out->second : u.tensor(t).name, alias);
+  });
   for (TensorId t : u.outputs) plan.outputs.push_back(buf[static_cast<size_t>(t)]);
   return buf;
 }
@@ -85,6 +80,18 @@ std::string block_shape(const superopt::BlockGraph& b) {
 }
 
 }  // namespace
+
+std::vector<int32_t> ugraph_buffers(const UGraph& u, const runtime::Plan& plan, const std::vector<int32_t>& inputs,
+                                    const std::function<int32_t(TensorId, int32_t)>& make) {
+  std::vector<int32_t> buf(u.tensors.size(), -1);
+  for (size_t i = 0; i < u.inputs.size(); ++i) buf[static_cast<size_t>(u.inputs[i])] = inputs[i];
+  for (const UOp& op : u.ops)
+    for (TensorId t : op.outputs) {
+      int32_t alias = op.type == UOpType::Reshape ? runtime::alias_root(plan, buf[static_cast<size_t>(op.inputs[0])]) : -1;
+      buf[static_cast<size_t>(t)] = make(t, alias);
+    }
+  return buf;
+}
 
 void append_ugraph_steps(const UGraph& u, const std::vector<int32_t>& buf, const UGraphStepNames& names, int cores,
                          BuiltArtifact& a, std::vector<codegen::cpu::GeneratedKernel>& kernels) {

@@ -9,6 +9,8 @@
 // schedule. All of them go into one shared object.
 #pragma once
 
+#include <functional>
+
 #include "driver/plan_builder.h"
 #include "ir/graph.h"
 #include "superopt/ugraph.h"
@@ -20,6 +22,13 @@ namespace orchid::driver {
 // u must verify and have the program's inputs and outputs in order, of the same types
 // (an InternalError otherwise); non-f32 tensors are an UnsupportedError.
 BuiltArtifact build_ugraph_artifact(const superopt::UGraph& u, const ir::Graph& program, const BuildOptions& o);
+
+// The plan buffer of each of u's tensors: its inputs' as given (`inputs`, in u's order), each
+// operator's results from `make(tensor, alias)`, where alias is the buffer a reshape's result
+// views (its operand's root) and -1 for other results.
+std::vector<int32_t> ugraph_buffers(const superopt::UGraph& u, const runtime::Plan& plan,
+                                    const std::vector<int32_t>& inputs,
+                                    const std::function<int32_t(superopt::TensorId, int32_t)>& make);
 
 // How append_ugraph_steps names what it makes.
 struct UGraphStepNames {

@@ -18,6 +18,13 @@ UGraphBench bench_ugraphs(const ir::Graph& program, const std::vector<superopt::
   MeasureOptions m = o.measure;
   m.db = nullptr;
   fs::create_directories(m.work_dir);
+  struct Removed {
+    fs::path dir;
+    ~Removed() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } removed{m.work_dir};  // also when a build or the baseline's compile throws
   std::vector<TimedArtifact> items;
   std::vector<size_t> item_of;  // per μGraph: its item, or SIZE_MAX where its check failed
   std::vector<BuiltArtifact> built(ugraphs.size());  // built once: checked, then written to be timed

@@ -5,6 +5,8 @@
 // interpreter on seeded random inputs; those that match are timed with the program's own
 // artifact in alternating rounds (measure.h, time_alternating: each keeps its fastest run),
 // each in a helper process. Times are measured afresh, never taken from the tuning database.
+// The measure options' work directory is bench_ugraphs' own: it is removed when it returns or
+// throws.
 #pragma once
 
 #include <cstdint>

@@ -54,46 +54,51 @@ std::optional<Dims> write_strides(const Graph& g, NodeId n, const Dims& out_stri
   return reshaped_strides(p.domain, out_strides, g.type(p.inputs[0]).shape);
 }
 
-namespace {
-
-// (dims, strides) without the dims of 1.
-void drop_ones(const Dims& shape, const Dims& strides, Dims& s, Dims& st) {
-  for (size_t k = 0; k < shape.size(); ++k)
-    if (shape[k] != 1) {
-      s.push_back(shape[k]);
-      st.push_back(strides[k]);
+std::vector<ReshapeGroup> reshape_groups(const Dims& from, const Dims& to) {
+  if (numel(from) != numel(to) || numel(from) == 0) return {};
+  auto non_unit = [](const Dims& s) {
+    std::vector<size_t> out;
+    for (size_t k = 0; k < s.size(); ++k)
+      if (s[k] != 1) out.push_back(k);
+    return out;
+  };
+  std::vector<size_t> f = non_unit(from), t = non_unit(to);
+  std::vector<ReshapeGroup> out;
+  size_t i = 0, j = 0;
+  while (i < f.size() && j < t.size()) {
+    ReshapeGroup& grp = out.emplace_back();
+    grp.from.push_back(f[i]);
+    grp.to.push_back(t[j]);
+    int64_t a = from[f[i++]], b = to[t[j++]];
+    while (a != b) {  // equal counts: the smaller side has a dim left
+      if (a < b) {
+        a *= from[f[i]];
+        grp.from.push_back(f[i++]);
+      } else {
+        b *= to[t[j]];
+        grp.to.push_back(t[j++]);
+      }
     }
+  }
+  return out;
 }
-
-}  // namespace
 
 std::optional<Dims> reshaped_strides(const Dims& from, const Dims& from_strides, const Dims& to) {
   if (numel(from) != numel(to) || numel(from) == 0) return std::nullopt;
-  Dims fs, fst;
-  drop_ones(from, from_strides, fs, fst);
-  Dims ts, tst;
-  for (int64_t d : to)
-    if (d != 1) ts.push_back(d);
-  // Groups of consecutive dims of equal products: each `from` group must be contiguous, and
-  // its `to` dims then step through it in row-major order from its last stride.
-  size_t i = 0, j = 0;
-  while (i < fs.size() && j < ts.size()) {
-    size_t i1 = i + 1, j1 = j + 1;
-    int64_t a = fs[i], b = ts[j];
-    while (a != b) {
-      if (a < b) a *= fs[i1++];
-      else b *= ts[j1++];
+  // Each `from` group must be contiguous, and its `to` dims then step through it in row-major
+  // order from its last stride.
+  Dims ts, tst;  // `to`'s dims of more than one element, and their strides
+  for (const ReshapeGroup& grp : reshape_groups(from, to)) {
+    for (size_t k = 0; k + 1 < grp.from.size(); ++k)
+      if (from_strides[grp.from[k]] != from_strides[grp.from[k + 1]] * from[grp.from[k + 1]]) return std::nullopt;
+    int64_t stride = from_strides[grp.from.back()];
+    size_t at = tst.size();
+    tst.resize(at + grp.to.size());
+    for (size_t k = grp.to.size(); k-- > 0;) {
+      tst[at + k] = stride;
+      stride *= to[grp.to[k]];
     }
-    for (size_t k = i; k + 1 < i1; ++k)
-      if (fst[k] != fst[k + 1] * fs[k + 1]) return std::nullopt;
-    int64_t stride = fst[i1 - 1];
-    for (size_t k = j1; k-- > j;) {
-      tst.push_back(stride);
-      stride *= ts[k];
-    }
-    std::reverse(tst.end() - static_cast<std::ptrdiff_t>(j1 - j), tst.end());
-    i = i1;
-    j = j1;
+    for (size_t d : grp.to) ts.push_back(to[d]);
   }
   // Back to `to`'s rank. Any stride reads a dim of 1 the same; the one chosen keeps the
   // layout recognisable (oneDNN matches layouts by their strides): leading dims of 1 are

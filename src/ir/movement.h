@@ -29,6 +29,14 @@ std::optional<Dims> read_strides(const Graph& g, NodeId n, const Dims& in_stride
 // result written through n), or nullopt where no strides can.
 std::optional<Dims> write_strides(const Graph& g, NodeId n, const Dims& out_strides);
 
+// How a reshape of `from` into `to` regroups dims: the smallest runs of consecutive dims of
+// more than one element, one on each side, with equal products, in order, as dim indices.
+// Empty where the element counts differ or are zero.
+struct ReshapeGroup {
+  std::vector<size_t> from, to;
+};
+std::vector<ReshapeGroup> reshape_groups(const Dims& from, const Dims& to);
+
 // The strides at which `to` (a reshape of a tensor of shape `from` read at `from_strides`,
 // elements in row-major order) reads the same memory, or nullopt where no strides can (a
 // merged group of dims that is not contiguous in memory). Dims of 1 get the stride their

@@ -1,3 +1,4 @@
+#include "support/union_find.h"
 #include "rewrite/search.h"
 
 #include <algorithm>
@@ -25,13 +26,6 @@ namespace {
 using ir::Graph;
 using ir::NodeId;
 using ir::ValueId;
-
-struct UnionFind {
-  std::vector<size_t> parent;
-  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  size_t find(size_t x) { return parent[x] == x ? x : parent[x] = find(parent[x]); }
-  void join(size_t a, size_t b) { parent[find(a)] = find(b); }
-};
 
 // Nodes that lie on a path between two nodes of `set` (set included): convex.
 std::set<int32_t> convex_closure(const Graph& g, const std::set<int32_t>& set, const Readers& readers) {

@@ -251,4 +251,10 @@ std::vector<Instantiated> instantiate_results(const SearchResult& r, const ir::G
   return out;
 }
 
+std::string instance_label(const Instantiated& x) {
+  std::string grid;
+  for (int64_t g : x.tiling.grid) grid += (grid.empty() ? "" : "x") + std::to_string(g);
+  return "μgraph " + std::to_string(x.source + 1) + " at grid " + grid + ", loop " + std::to_string(x.tiling.loop);
+}
+
 }  // namespace orchid::superopt

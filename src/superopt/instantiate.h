@@ -63,6 +63,9 @@ struct Instantiated {
   double cost = 0;    // estimate_cost at the new sizes, with the first tiling
 };
 
+// "μgraph <source + 1> at grid AxB, loop L": how reports name an instance.
+std::string instance_label(const Instantiated& x);
+
 // The μGraphs of a search of `small` (found, then unverified) that instantiate at the sizes of
 // `program` (same inputs, one output) with a tiling from tiling_choices, ordered by their
 // estimated cost at those sizes (the search's order is by the small program's), and verified

@@ -7,6 +7,7 @@
 #include "ir/canonical.h"
 #include "ir/subgraph.h"
 #include "superopt/abstract_program.h"
+#include "support/union_find.h"
 
 namespace orchid::superopt {
 
@@ -28,11 +29,6 @@ bool in_fragment(const ir::Graph& g, NodeId n) {
   ir::Graph one = ir::extract_subgraph(g, {n}, distinct(p.inputs), p.outputs);
   AbsPool pool;
   return abstract_program(one, pool).unsupported.empty();
-}
-
-int find(std::vector<int>& parent, int x) {
-  while (parent[static_cast<size_t>(x)] != x) x = parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
-  return x;
 }
 
 // Whether no path leaves `set` and comes back (nodes are in topological order).
@@ -99,15 +95,14 @@ std::vector<LaxProgram> lax_programs(const ir::Graph& g, size_t max_programs) {
   size_t n = static_cast<size_t>(g.num_nodes());
   std::vector<bool> lax(n);
   for (size_t i = 0; i < n; ++i) lax[i] = in_fragment(g, NodeId{static_cast<int32_t>(i)});
-  std::vector<int> parent(n);
-  std::iota(parent.begin(), parent.end(), 0);
+  UnionFind components(n);
   std::vector<std::vector<NodeId>> users = g.users();
   for (size_t i = 0; i < n; ++i) {
     if (!lax[i]) continue;
     for (ValueId v : g.node(NodeId{static_cast<int32_t>(i)}).inputs) {
       const ir::Value& val = g.value(v);
       if (val.origin == ir::ValueOrigin::Node && lax[static_cast<size_t>(val.node.v)])
-        parent[static_cast<size_t>(find(parent, static_cast<int>(i)))] = find(parent, val.node.v);
+        components.join(i, static_cast<size_t>(val.node.v));
     }
   }
   std::vector<bool> is_output(static_cast<size_t>(g.num_values()), false);
@@ -117,13 +112,13 @@ std::vector<LaxProgram> lax_programs(const ir::Graph& g, size_t max_programs) {
   for (size_t i = 0; i < n; ++i) {
     if (!lax[i]) continue;
     ValueId exit = g.node(NodeId{static_cast<int32_t>(i)}).outputs[0];
-    int comp = find(parent, static_cast<int>(i));
+    size_t comp = components.find(i);
     bool handed_out = is_output[static_cast<size_t>(exit.v)];
-    for (NodeId u : users[static_cast<size_t>(exit.v)]) handed_out |= !lax[static_cast<size_t>(u.v)] || find(parent, u.v) != comp;
+    for (NodeId u : users[static_cast<size_t>(exit.v)]) handed_out |= !lax[static_cast<size_t>(u.v)] || components.find(static_cast<size_t>(u.v)) != comp;
     if (!handed_out) continue;
     std::vector<NodeId> nodes;
     std::vector<ValueId> inputs;
-    if (!program_nodes(g, lax, [&](int32_t node) { return find(parent, node) == comp; }, i, &nodes, &inputs)) continue;
+    if (!program_nodes(g, lax, [&](int32_t node) { return components.find(static_cast<size_t>(node)) == comp; }, i, &nodes, &inputs)) continue;
     ir::Graph sub = ir::extract_subgraph(g, nodes, inputs, {exit});
     std::string text = ir::canonical_signature(sub).text;
     auto seen = by_text.find(text);

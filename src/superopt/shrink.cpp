@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/movement.h"
 #include "ir/verifier.h"
 #include "superopt/dim_classes.h"
+#include "support/union_find.h"
 #include "support/error.h"
 
 namespace orchid::superopt {
@@ -16,69 +18,31 @@ namespace {
 // both sides (a view has no index expression, so axis_classes keeps them apart); dims the view
 // splits or merges keep their classes whole, so that it keeps its element count.
 struct ViewJoins {
-  std::vector<int32_t> rep;  // per class: its representative
-  std::vector<bool> whole;   // per representative
+  std::vector<size_t> rep;  // per class: its representative
+  std::vector<bool> whole;  // per representative
 };
 
-int32_t root(std::vector<int32_t>& rep, int32_t k) {
-  while (rep[static_cast<size_t>(k)] != k) k = rep[static_cast<size_t>(k)] = rep[static_cast<size_t>(rep[static_cast<size_t>(k)])];
-  return k;
-}
-
-// The non-unit dims of a view's operand and result in groups of equal size, each a list of
-// (side, class): the smallest runs of dims on each side with equal products.
-std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> view_groups(const ir::Graph& g, const AxisClasses& c,
-                                                                               const ir::Primitive& p) {
-  auto non_unit = [&](ir::ValueId v) {
-    std::vector<std::pair<int64_t, int32_t>> out;  // (extent, class)
-    const ir::Dims& shape = g.type(v).shape;
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (shape[d] != 1) out.push_back({shape[d], c.values[static_cast<size_t>(v.v)][d]});
-    return out;
-  };
-  auto a = non_unit(p.inputs[0]), b = non_unit(p.outputs[0]);
-  std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> groups;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    auto& grp = groups.emplace_back();
-    int64_t pa = a[i].first, pb = b[j].first;
-    grp.first.push_back(a[i++].second);
-    grp.second.push_back(b[j++].second);
-    while (pa != pb && i <= a.size() && j <= b.size()) {
-      if (pa < pb && i < a.size()) {
-        pa *= a[i].first;
-        grp.first.push_back(a[i++].second);
-      } else if (pb < pa && j < b.size()) {
-        pb *= b[j].first;
-        grp.second.push_back(b[j++].second);
-      } else {
-        break;
-      }
-    }
-  }
-  return groups;
-}
-
 ViewJoins view_joins(const ir::Graph& g, const AxisClasses& c) {
-  ViewJoins out;
-  out.rep.resize(static_cast<size_t>(c.count));
-  for (int32_t k = 0; k < c.count; ++k) out.rep[static_cast<size_t>(k)] = k;
+  UnionFind joined(static_cast<size_t>(c.count));
   std::vector<int32_t> whole;
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     const ir::Primitive& p = g.node(ir::NodeId{n});
     if (p.op != ir::PrimOp::View) continue;
-    for (const auto& [in, res] : view_groups(g, c, p)) {
-      if (in.size() == 1 && res.size() == 1) {
-        out.rep[static_cast<size_t>(root(out.rep, in[0]))] = root(out.rep, res[0]);
+    const std::vector<int32_t>& in = c.values[static_cast<size_t>(p.inputs[0].v)];
+    const std::vector<int32_t>& res = c.values[static_cast<size_t>(p.outputs[0].v)];
+    for (const ir::ReshapeGroup& grp : ir::reshape_groups(g.type(p.inputs[0]).shape, g.type(p.outputs[0]).shape)) {
+      if (grp.from.size() == 1 && grp.to.size() == 1) {
+        joined.join(static_cast<size_t>(in[grp.from[0]]), static_cast<size_t>(res[grp.to[0]]));
         continue;
       }
-      whole.insert(whole.end(), in.begin(), in.end());
-      whole.insert(whole.end(), res.begin(), res.end());
+      for (size_t d : grp.from) whole.push_back(in[d]);
+      for (size_t d : grp.to) whole.push_back(res[d]);
     }
   }
+  ViewJoins out;
+  for (size_t k = 0; k < static_cast<size_t>(c.count); ++k) out.rep.push_back(joined.find(k));
   out.whole.assign(static_cast<size_t>(c.count), false);
-  for (int32_t k = 0; k < c.count; ++k) out.rep[static_cast<size_t>(k)] = root(out.rep, k);
-  for (int32_t k : whole) out.whole[static_cast<size_t>(out.rep[static_cast<size_t>(k)])] = true;
+  for (int32_t k : whole) out.whole[out.rep[static_cast<size_t>(k)]] = true;
   return out;
 }
 

@@ -14,10 +14,14 @@ namespace {
 
 const std::string kDir = "tests/data/superopt/";
 
+// GQA at decoding sizes: 32 query heads over 8 kv heads, 4096 cached tokens, head dim 128.
+const std::vector<ir::Dims> kDecodeInputs = {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}};
+const ir::Dims kDecodeOutput = {32, 1, 128};
+
 TEST(Instantiate, GqaAsFoundKeepsItsStructureAtDecodingSizes) {
   UGraph small = parse_ugraph_file(kDir + "gqa_found.ugraph");
   EXPECT_EQ(check_ugraph(ir::parse_graph_file(kDir + "gqa.oir"), small).outcome, verify::Outcome::Equivalent);
-  Instance in = instantiate(small, {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}}, {32, 1, 128}, {{{8, 4}, 8}});
+  Instance in = instantiate(small, kDecodeInputs, kDecodeOutput, {{{8, 4}, 8}});
   ASSERT_TRUE(in.ugraph) << in.error;
   const UGraph& g = *in.ugraph;
   EXPECT_EQ(g.shape(*g.find("b3")), (ir::Dims{4, 1, 128}));   // the kv head's 4 query heads
@@ -36,7 +40,7 @@ TEST(Instantiate, GqaAsFoundKeepsItsStructureAtDecodingSizes) {
 
 TEST(Instantiate, TilingsThatDoNotSplitTheShapesAreRefusedByOperator) {
   UGraph small = parse_ugraph_file(kDir + "gqa_found.ugraph");
-  Instance in = instantiate(small, {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}}, {32, 1, 128}, {{{3, 4}, 8}});
+  Instance in = instantiate(small, kDecodeInputs, kDecodeOutput, {{{3, 4}, 8}});
   ASSERT_FALSE(in.ugraph);
   EXPECT_NE(in.error.find("in_iter b3: dim 0 of [32,1,128] does not split into 3 blocks"), std::string::npos) << in.error;
   // A query of 2 tokens: the query part's dim of one element would be 2.
@@ -44,7 +48,7 @@ TEST(Instantiate, TilingsThatDoNotSplitTheShapesAreRefusedByOperator) {
   ASSERT_FALSE(two.ugraph);
   EXPECT_NE(two.error.find("block tensor b3: dim 1 of one element would be 2"), std::string::npos) << two.error;
   // Blocks of 2 kv heads would pair every query head with both.
-  Instance pairs = instantiate(small, {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}}, {32, 1, 128}, {{{4, 4}, 8}});
+  Instance pairs = instantiate(small, kDecodeInputs, kDecodeOutput, {{{4, 4}, 8}});
   ASSERT_FALSE(pairs.ugraph);
   EXPECT_NE(pairs.error.find("block tensor b4: dim 0 of one element would be 2"), std::string::npos) << pairs.error;
 }
@@ -54,7 +58,7 @@ TEST(Instantiate, TilingsThatDoNotSplitTheShapesAreRefusedByOperator) {
 TEST(Instantiate, SumsOfSplitsFollowTheGrid) {
   UGraph small = parse_ugraph_file(kDir + "gqa_split.ugraph");
   EXPECT_EQ(check_ugraph(ir::parse_graph_file(kDir + "gqa.oir"), small).outcome, verify::Outcome::Equivalent);
-  Instance in = instantiate(small, {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}}, {32, 1, 128}, {{{8, 4}, 8}});
+  Instance in = instantiate(small, kDecodeInputs, kDecodeOutput, {{{8, 4}, 8}});
   ASSERT_TRUE(in.ugraph) << in.error;
   const UGraph& g = *in.ugraph;
   EXPECT_EQ(g.shape(*g.find("t12")), (ir::Dims{32, 4, 128}));
@@ -65,17 +69,16 @@ TEST(Instantiate, SumsOfSplitsFollowTheGrid) {
 
 TEST(Instantiate, TilingChoicesFitTheCoresAndTheBlockMemory) {
   UGraph small = parse_ugraph_file(kDir + "gqa_found.ugraph");
-  std::vector<ir::Dims> inputs = {{32, 1, 128}, {8, 128, 4096}, {8, 4096, 128}};
-  std::vector<Tiling> t = tiling_choices(small, inputs, {32, 1, 128}, 2, int64_t{2} << 20, 5);
+  std::vector<Tiling> t = tiling_choices(small, kDecodeInputs, kDecodeOutput, 2, int64_t{2} << 20, 5);
   ASSERT_EQ(t.size(), 5u);
   for (const Tiling& x : t) {
-    Instance in = instantiate(small, inputs, {32, 1, 128}, {x});
+    Instance in = instantiate(small, kDecodeInputs, kDecodeOutput, {x});
     ASSERT_TRUE(in.ugraph) << in.error;
     EXPECT_GE(ir::numel(x.grid), 2);
     EXPECT_LE(memory_use(*in.ugraph).block_bytes, int64_t{2} << 20);
   }
   // Deterministic.
-  EXPECT_EQ(t, tiling_choices(small, inputs, {32, 1, 128}, 2, int64_t{2} << 20, 5));
+  EXPECT_EQ(t, tiling_choices(small, kDecodeInputs, kDecodeOutput, 2, int64_t{2} << 20, 5));
 }
 
 }  // namespace

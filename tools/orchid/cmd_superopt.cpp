@@ -85,14 +85,7 @@ driver::UGraphBenchOptions bench_options(const Where& w) {
 std::optional<size_t> bench(const ir::Graph& program, const std::vector<superopt::UGraph>& found,
                             const std::vector<std::string>& labels, const Where& w) {
   driver::UGraphBenchOptions o = bench_options(w);
-  driver::UGraphBench b;
-  try {
-    b = driver::bench_ugraphs(program, found, o);
-  } catch (...) {
-    std::filesystem::remove_all(o.measure.work_dir);
-    throw;
-  }
-  std::filesystem::remove_all(o.measure.work_dir);
+  driver::UGraphBench b = driver::bench_ugraphs(program, found, o);
   std::printf("\nmeasured on this machine (fastest run of %d alternating rounds):\n", o.rounds);
   for (size_t i = 0; i < found.size(); ++i) {
     std::string vs;
@@ -198,10 +191,7 @@ void search_small(const ir::Graph& program, const superopt::SearchOptions& o, co
   std::vector<superopt::UGraph> found;
   std::vector<std::string> labels;
   for (superopt::Instantiated& x : in) {
-    std::string grid;
-    for (int64_t g : x.tiling.grid) grid += (grid.empty() ? "" : "x") + std::to_string(g);
-    labels.push_back("μgraph " + std::to_string(x.source + 1) + " at grid " + grid + ", loop " +
-                     std::to_string(x.tiling.loop));
+    labels.push_back(superopt::instance_label(x));
     std::printf("\n# %s, estimated %.3g µs at these sizes\n%s", labels.back().c_str(), x.cost * 1e6,
                 superopt::print_ugraph(superopt::with_thread_graphs(x.ugraph)).c_str());
     found.push_back(std::move(x.ugraph));
