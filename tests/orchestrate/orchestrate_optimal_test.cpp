@@ -255,18 +255,7 @@ TEST(Optimal, CyclicExampleOnAGraph) {
 // takes it where it is cheaper than the kernels it covers, and not where it is dearer; a
 // candidate across two subgraphs is left out.
 TEST(Optimal, ExtraCandidatesJoinTheBlp) {
-  ir::Graph g = ir::parse_graph(R"(graph @lora {
-    input %W : f32[8,16]
-    input %X : f32[16,8]
-    input %A : f32[4,16]
-    input %B : f32[8,4]
-    %WX : f32[8,8] = matmul(%W, %X) {trans_a=false, trans_b=false}
-    %AX : f32[4,8] = matmul(%A, %X) {trans_a=false, trans_b=false}
-    %BAX : f32[8,8] = matmul(%B, %AX) {trans_a=false, trans_b=false}
-    %O : f32[8,8] = elementwise(%WX, %BAX) { add(%WX[i0, i1], %BAX[i0, i1]) }
-    %T : f32[8,8] = elementwise(%O) { tanh(%O[i0, i1]) }
-    output %T
-  })");
+  ir::Graph g = ir::parse_graph_file("tests/data/superopt/lora_model.oir");  // LoRA, then a tanh
   Kernel lora{{ir::NodeId{0}, ir::NodeId{1}, ir::NodeId{2}, ir::NodeId{3}}, {*g.find_value("O")}};
   auto has = [](const OptimalResult& r, const Kernel& k) {
     for (const Kernel& c : r.kernels)
