@@ -14,6 +14,7 @@
 #include "orchestrate/optimal.h"
 #include "superopt/instantiate.h"
 #include "superopt/lax_programs.h"
+#include "superopt/search_form.h"
 #include "superopt/shrink.h"
 #include "superopt/text.h"
 #include "support/error.h"
@@ -205,7 +206,12 @@ SuperoptKernels find_superopt_kernels(const ir::Graph& g, const CompileOptions& 
     // A program whose μGraphs cannot be built or timed here (a dtype the μGraph kernels do not
     // take, say) is left to the orchestration, with the reason.
     try {
-      found = search_program(prog.graph, o, share, &labels, &search_line);
+      // Searched in its search form (views, transposes and a constant scale at the boundary),
+      // the μGraphs found computing the program itself once the boundary is put back.
+      superopt::SearchForm form = superopt::search_form(prog.graph);
+      if (form.changed) line += "its search form: " + superopt::describe(form) + "; ";
+      found = search_program(form.program, o, share, &labels, &search_line);
+      for (superopt::UGraph& u : found) u = superopt::attach(form, prog.graph, u);
       line += search_line;
       if (found.empty()) {
         out.notes.push_back(line + "; no μgraph to time");

@@ -2,9 +2,10 @@
 // made real on this machine, so that they can be checked against the interpreter and timed.
 //
 // One plan buffer per kernel tensor, named as in the program (a kernel-level reshape is a
-// view: an alias of its operand's buffer, no step); one generated step per other kernel
-// operator, in the kernel graph's order: a graph-defined one by codegen/cpu/ugraph_kernel.h
-// (a task per block), a pre-defined one (matmul, sum, elementwise, repeat) lowered to its
+// view: an alias of its operand's buffer, no step; so is a transpose that only blocks read,
+// superopt::strided_views); one generated step per other kernel operator, in the kernel
+// graph's order: a graph-defined one by codegen/cpu/ugraph_kernel.h (a task per block), a
+// pre-defined one (matmul, sum, elementwise, repeat, transpose, scale) lowered to its
 // primitive (superopt/lower.h) and generated like any one-primitive kernel, with the default
 // schedule. All of them go into one shared object.
 #pragma once

@@ -27,7 +27,9 @@ double flops_of(const UGraph& g, const UOp& op) {
     case UOpType::Mul:
     case UOpType::Div: return n;
     case UOpType::Exp: return 8 * n;  // a polynomial
+    case UOpType::Scale: return n;
     case UOpType::Repeat:
+    case UOpType::Transpose:
     case UOpType::Reshape:
     case UOpType::InIter:
     case UOpType::OutAccum:
@@ -70,6 +72,10 @@ AbsId abstract_of(AbsPool& pool, const UOp& op, const std::vector<AbsId>& in,
     case UOpType::Mul: return pool.mul(in[0], in[1]);
     case UOpType::Div: return pool.div(in[0], in[1]);
     case UOpType::Exp: return pool.exp(in[0]);
+    // A constant factor and a transpose are outside the abstraction (abstract_program.h: an
+    // operation with a constant is its other operand; indices are not told apart).
+    case UOpType::Scale:
+    case UOpType::Transpose:
     case UOpType::Repeat:
     case UOpType::Reshape:
     case UOpType::InIter: return in[0];

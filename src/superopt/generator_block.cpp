@@ -112,10 +112,12 @@ std::vector<uint8_t> dims_of(const UOp& op, const std::vector<std::vector<uint8_
     case UOpType::Mul:
     case UOpType::Div:
     case UOpType::Exp:
+    case UOpType::Scale:
     case UOpType::Repeat:
       for (const auto& d : in)
         for (size_t i = 0; i < r; ++i) out[i] |= d[i];
       return out;
+    case UOpType::Transpose:  // kernel operators only
     case UOpType::InIter:
     case UOpType::OutAccum:
     case UOpType::Block:
@@ -182,7 +184,9 @@ std::optional<std::vector<int32_t>> classes_of(const UOp& op, const std::vector<
       if (!summable(in[0][static_cast<size_t>(op.dim)])) return std::nullopt;
       return in[0];
     case UOpType::Exp:
+    case UOpType::Scale:
     case UOpType::Repeat: return in[0];
+    case UOpType::Transpose: return std::nullopt;  // a kernel operator only
     case UOpType::Reshape: return unit_moved(in[0], in_shapes[0], out, int32_t{-1});
     case UOpType::InIter:
     case UOpType::OutAccum:

@@ -113,6 +113,18 @@ class Lowering {
       case UOpType::Reshape:
         p.op = ir::PrimOp::View;
         return emit(std::move(p), t, name);
+      case UOpType::Transpose: {
+        std::vector<Expr> out = domain_vars(t.shape.size()), i = out;
+        for (size_t d = 0; d < op.shape.size(); ++d) i[batch + static_cast<size_t>(op.shape[d])] = out[batch + d];
+        p.op = ir::PrimOp::Layout;
+        p.bodies = {ir::load(0, t.dtype, i)};
+        return emit(std::move(p), t, name);
+      }
+      case UOpType::Scale:
+        p.op = ir::PrimOp::Elementwise;
+        p.bodies = {ir::binary(ir::ExprOp::Mul, ir::load(0, t.dtype, domain_vars(t.shape.size())),
+                               ir::const_f(t.dtype, op.factor))};
+        return emit(std::move(p), t, name);
       case UOpType::InIter:
       case UOpType::OutAccum:
       case UOpType::Block:
@@ -175,6 +187,8 @@ class Lowering {
         case UOpType::Exp:
         case UOpType::Repeat:
         case UOpType::Reshape:
+        case UOpType::Transpose:
+        case UOpType::Scale:
         case UOpType::Block: batched(bop, prefix); break;
       }
     }

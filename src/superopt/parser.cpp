@@ -1,5 +1,6 @@
 // parse_ugraph: the text form (text.h) into a verified UGraph. Shares the primitive IR's
 // tokenizer, so names, numbers and comments read alike in both forms.
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -72,6 +73,20 @@ class Parser {
     } catch (const std::exception&) {
     }
     error(t, "expected an integer, found " + Lexer::describe(t));
+  }
+
+  // A finite real number (scale's constant).
+  double real() {
+    Token t = lex_.peek();
+    if (t.kind != TokKind::Number) lex_.expected("a number");
+    lex_.next();
+    try {
+      size_t used = 0;
+      double v = std::stod(t.text, &used);
+      if (used == t.text.size() && std::isfinite(v)) return v;
+    } catch (const std::exception&) {
+    }
+    error(t, "expected a finite number, found " + Lexer::describe(t));
   }
 
   int64_t dim_or_rep() {
@@ -164,7 +179,12 @@ class Parser {
     UOp op;
     op.type = *type;
     op.inputs = operands();
-    auto a = attrs({"dim", "k", "imap", "omap", "fmap"});
+    if (op.type == UOpType::Scale) {
+      lex_.expect_ident("by");
+      lex_.expect_punct('=');
+      op.factor = real();
+    }
+    auto a = attrs({"dim", "k", "imap", "omap", "fmap", "perm"});
     if (op.type == UOpType::Sum || op.type == UOpType::Repeat) {
       op.dim = static_cast<int32_t>(scalar(a, "dim", op_tok));
       op.k = scalar(a, "k", op_tok);
@@ -172,6 +192,11 @@ class Parser {
     if (op.type == UOpType::InIter) op.map = dim_map(a, "imap", op_tok);
     if (op.type == UOpType::OutAccum) op.map = dim_map(a, "omap", op_tok);
     if (op.type == UOpType::Reshape) op.shape = types[0].second;
+    if (op.type == UOpType::Transpose) {
+      auto it = a.find("perm");
+      if (it == a.end() || !it->second.list) error(op_tok, "transpose needs perm=[...]");
+      op.shape = it->second.items;
+    }
     Level out_level = op.type == UOpType::OutAccum ? Level::Kernel : level;
     for (size_t i = 0; i < results.size(); ++i)
       op.outputs.push_back(declare(results[i].first, results[i].second, types[i].first, types[i].second, out_level));

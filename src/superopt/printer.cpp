@@ -1,4 +1,5 @@
 // print_ugraph: the text form (text.h). The parser reads back exactly what this writes.
+#include <cstdio>
 #include <sstream>
 
 #include "ir/text_internal.h"
@@ -49,6 +50,16 @@ class Printer {
       case UOpType::Repeat: return " dim=" + std::to_string(op.dim) + " k=" + std::to_string(op.k);
       case UOpType::InIter: return map(op.map, "imap");
       case UOpType::OutAccum: return map(op.map, "omap");
+      case UOpType::Transpose: {
+        std::string s = " perm=[";
+        for (size_t i = 0; i < op.shape.size(); ++i) s += (i ? "," : "") + std::to_string(op.shape[i]);
+        return s + "]";
+      }
+      case UOpType::Scale: {
+        char c[48];
+        std::snprintf(c, sizeof c, " by=%.9g", op.factor);
+        return c;
+      }
       case UOpType::Matmul:
       case UOpType::ConcatMatmul:
       case UOpType::Add:

@@ -207,7 +207,20 @@ Shapes infer_shapes(const UOp& op, const std::vector<ir::Dims>& in, const BlockG
       if (!b) return fail("operands " + str(in[0]) + " and " + str(in[1]) + " do not broadcast");
       return Shapes{{*b}, {}};
     }
-    case UOpType::Exp: return Shapes{{in[0]}, {}};
+    case UOpType::Exp:
+    case UOpType::Scale: return Shapes{{in[0]}, {}};
+    case UOpType::Transpose: {
+      ir::Dims out;
+      std::vector<bool> seen(in[0].size(), false);
+      for (int64_t p : op.shape) {
+        if (p < 0 || static_cast<size_t>(p) >= in[0].size() || seen[static_cast<size_t>(p)])
+          return fail("perm " + str(op.shape) + " is not a permutation of the dims of " + str(in[0]));
+        seen[static_cast<size_t>(p)] = true;
+        out.push_back(in[0][static_cast<size_t>(p)]);
+      }
+      if (out.size() != in[0].size()) return fail("perm " + str(op.shape) + " does not permute " + str(in[0]));
+      return Shapes{{out}, {}};
+    }
     case UOpType::Reshape:
       if (ir::numel(op.shape) != ir::numel(in[0]))
         return fail("cannot reshape " + str(in[0]) + " to " + str(op.shape));
@@ -222,6 +235,26 @@ Shapes infer_shapes(const UOp& op, const std::vector<ir::Dims>& in, const BlockG
     case UOpType::Thread: return fail("the shapes of a nested graph come from the graph itself");
   }
   return fail("unknown operator");
+}
+
+std::map<TensorId, std::vector<int64_t>> strided_views(const UGraph& g) {
+  std::map<TensorId, bool> only_blocks;  // per kernel tensor read: whether only blocks read it
+  for (const UOp& op : g.ops)
+    for (TensorId t : op.inputs) {
+      auto [at, fresh] = only_blocks.emplace(t, true);
+      at->second = at->second && op.type == UOpType::Block;
+    }
+  std::map<TensorId, std::vector<int64_t>> views;
+  for (const UOp& op : g.ops) {
+    if (op.type != UOpType::Transpose || views.count(op.inputs[0])) continue;
+    TensorId t = op.outputs[0];
+    auto read = only_blocks.find(t);
+    if (read == only_blocks.end() || !read->second) continue;
+    std::vector<int64_t> from = ir::row_major_strides(g.shape(op.inputs[0])), st;
+    for (int64_t p : op.shape) st.push_back(from[static_cast<size_t>(p)]);
+    views.emplace(t, std::move(st));
+  }
+  return views;
 }
 
 int64_t block_bytes(const UGraph& g, const BlockGraph& b) {

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,7 +80,8 @@ struct UOp {
   int32_t dim = 0;  // sum, repeat: the data dim
   int64_t k = 1;    // sum: elements per group; repeat: copies of each element
   DimMap map;       // in_iter, out_accum
-  ir::Dims shape;   // reshape: the result's shape
+  ir::Dims shape;   // reshape: the result's shape; transpose: the permutation
+  double factor = 1;  // scale: the constant
   int32_t body = -1;  // block: index of its BlockGraph; thread: of its ThreadGraph
   bool operator==(const UOp&) const = default;
 };
@@ -128,6 +130,11 @@ Shapes in_iter_shape(const ir::Dims& whole, const DimMap& map, const BlockGraph&
 Shapes out_accum_shape(const ir::Dims& part, const DimMap& map, const BlockGraph& block);
 // The broadcast shape of an elementwise operator's operands (equal ranks; dims equal or 1).
 std::optional<ir::Dims> broadcast(const ir::Dims& a, const ir::Dims& b);
+
+// The kernel-level transposes that are views: every reader is a graph-defined operator (whose
+// in_iter loads read the operand's buffer with the view's strides) and the operand is laid out
+// row-major (not such a view itself). Per view: its element strides into the operand's buffer.
+std::map<TensorId, std::vector<int64_t>> strided_views(const UGraph& g);
 
 // ---- Memory. Bytes of the kernel graph's tensors, and the largest block's fast memory: every
 // block tensor it stores (in_iter results, operator results, accumulators; results kept in a

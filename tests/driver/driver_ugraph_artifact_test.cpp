@@ -23,6 +23,7 @@
 #include "superopt/generator.h"
 #include "superopt/instantiate.h"
 #include "superopt/lower.h"
+#include "superopt/search_form.h"
 #include "superopt/text.h"
 #include "support/error.h"
 #include "testlib/temp_dir.h"
@@ -293,6 +294,42 @@ TEST(UGraphArtifact, ReshapedStridesFollowNumpysNoCopyRule) {
   EXPECT_EQ(reshaped_strides({2, 12}, {100, 1}, {2, 3, 4}), (std::vector<int64_t>{100, 4, 1}));
   // Columns 0..2 of rows of 6 cannot be regrouped as [3,4].
   EXPECT_EQ(reshaped_strides({4, 3}, {6, 1}, {3, 4}), std::nullopt);
+}
+
+// Attention as a model exports it (views, transposed keys, a constant scale): a μGraph of its
+// search form with the boundary attached. The blocks read the keys where they lie, strided
+// (the transpose is a view, no step); a kernel-level matmul reading them gets a copy instead.
+TEST(UGraphArtifact, ModelFormAttentionReadsItsKeysTransposedInPlace) {
+  ir::Graph program = ir::parse_graph_file(kDir + "attention_model.oir");
+  superopt::SearchForm form = superopt::search_form(program);
+  UGraph blocked = superopt::attach(form, program, superopt::parse_ugraph_file(kDir + "attention_form.ugraph"));
+  BuiltArtifact a = build_ugraph_artifact(blocked, program, ugraph_build_options());
+  // scale (of q's view), block, div; q's and the output's reshapes and k's transpose are views.
+  ASSERT_EQ(a.plan.steps.size(), 3u);
+  int views = 0;
+  for (const runtime::PlanBuffer& b : a.plan.buffers) views += b.alias >= 0;
+  EXPECT_EQ(views, 3);
+  for (uint64_t seed : {1, 2}) {
+    VerifyReport r = build_and_verify(blocked, program, seed);
+    EXPECT_TRUE(r.ok()) << "seed " << seed << "\n" << r.summary();
+  }
+  // The same form computed by kernel operators only: k's transpose is copied for the matmul.
+  UGraph flat = superopt::attach(form, program, superopt::parse_ugraph(R"(ugraph @attention {
+  input %q : f32[1,2,4,8]
+  input %k : f32[1,2,8,16]
+  input %v : f32[1,2,16,8]
+  %s : f32[1,2,4,16] = matmul(%q, %k)
+  %e : f32[1,2,4,16] = exp(%s)
+  %r : f32[1,2,4,1] = sum(%e) dim=3 k=16
+  %d : f32[1,2,4,16] = div(%e, %r)
+  %o : f32[1,2,4,8] = matmul(%d, %v)
+  output %o
+}
+)"));
+  BuiltArtifact b = build_ugraph_artifact(flat, program, ugraph_build_options());
+  EXPECT_EQ(b.plan.steps.size(), 7u);  // scale, transpose, matmul, exp, sum, div, matmul
+  VerifyReport r = build_and_verify(flat, program);
+  EXPECT_TRUE(r.ok()) << r.summary();
 }
 
 TEST(UGraphArtifact, OtherTypesThanF32AreRefusedNamingTheTensor) {

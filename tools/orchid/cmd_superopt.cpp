@@ -12,6 +12,7 @@
 #include "cache_root.h"
 #include "commands.h"
 #include "driver/host_options.h"
+#include "driver/pipeline.h"
 #include "driver/superopt_search.h"
 #include "driver/ugraph_artifact.h"
 #include "driver/ugraph_bench.h"
@@ -23,6 +24,7 @@
 #include "superopt/generator.h"
 #include "superopt/instantiate.h"
 #include "superopt/lax_programs.h"
+#include "superopt/search_form.h"
 #include "superopt/shrink.h"
 #include "superopt/text.h"
 #include "superopt/threads.h"
@@ -203,7 +205,14 @@ void search_small(const ir::Graph& program, const superopt::SearchOptions& o, co
   bench_and_write(program, found, labels, w);
 }
 
-void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program, const Where& where) {
+// A model's subprogram searched in its search form: the program and the form.
+struct Boundary {
+  const ir::Graph* program;
+  const superopt::SearchForm* form;
+};
+
+void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program, const Where& where,
+                const Boundary* boundary = nullptr) {
   if (show_program) std::printf("%s", ir::print_graph(program).c_str());
   if (!where.opts->ugraph.empty()) {
     bench_and_write(program, {given_ugraph(program, where.opts->ugraph)}, {"the μgraph"}, where);
@@ -230,7 +239,14 @@ void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool
   if (r.found.empty()) return;
   std::vector<std::string> labels;
   for (size_t i = 0; i < r.found.size(); ++i) labels.push_back("μgraph " + std::to_string(i + 1));
-  bench_and_write(program, r.found, labels, where);
+  if (!boundary) {
+    bench_and_write(program, r.found, labels, where);
+    return;
+  }
+  // Timed as the model runs them: on the program's own inputs, the boundary put back.
+  std::vector<superopt::UGraph> whole;
+  for (const superopt::UGraph& u : r.found) whole.push_back(superopt::attach(*boundary->form, *boundary->program, u));
+  bench_and_write(*boundary->program, whole, labels, where);
 }
 
 int run(SuperoptOptions& opts) {
@@ -261,13 +277,22 @@ int run(SuperoptOptions& opts) {
   }
   ORCHID_USER_CHECK(opts.out.empty() && opts.ugraph.empty() && opts.search_at.empty() && !opts.shrink)
       << "--out, --ugraph, --search-at and --shrink take one LAX program (.oir), not a model's subprograms";
-  ir::Graph g = fission::fission(load_model(opts.model));
+  // The programs `orchid compile --superopt` searches: those of the cleaned-up graph.
+  ir::Graph g = driver::clean_up(fission::fission(load_model(opts.model)));
   std::vector<superopt::LaxProgram> programs = superopt::lax_programs(g, opts.max_programs);
   std::printf("%s: %zu LAX subprogram%s searched\n", file.c_str(), programs.size(), programs.size() == 1 ? "" : "s");
   for (const superopt::LaxProgram& p : programs) {
     std::printf("\n## subprogram computing %%%s (%d primitives, %lld in the model)\n", p.output.c_str(),
                 p.graph.num_nodes(), static_cast<long long>(p.occurrences));
-    search_one(p.graph, o, opts.show_program, where);
+    superopt::SearchForm form = superopt::search_form(p.graph);
+    if (!form.changed) {
+      search_one(p.graph, o, opts.show_program, where);
+      continue;
+    }
+    if (opts.show_program) std::printf("%s", ir::print_graph(p.graph).c_str());
+    std::printf("searched in its search form: %s\n", superopt::describe(form).c_str());
+    Boundary boundary{&p.graph, &form};
+    search_one(form.program, o, opts.show_program, where, &boundary);
   }
   return 0;
 }

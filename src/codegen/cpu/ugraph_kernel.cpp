@@ -41,7 +41,8 @@ struct Home {
 
 class BlockKernel {
  public:
-  BlockKernel(const UGraph& g, const UOp& op) : g_(g), op_(op), b_(g.blocks[static_cast<size_t>(op.body)]) {}
+  BlockKernel(const UGraph& g, const UOp& op)
+      : g_(g), op_(op), b_(g.blocks[static_cast<size_t>(op.body)]), strided_(superopt::strided_views(g)) {}
 
   GeneratedKernel run(const std::string& symbol) {
     check_types();
@@ -73,6 +74,11 @@ class BlockKernel {
 
  private:
   const ir::Dims& shape(TensorId t) const { return g_.shape(t); }
+  // Where a kernel input's elements lie in its buffer: row-major, or a transpose's strides.
+  std::vector<int64_t> kernel_strides(TensorId t) const {
+    auto v = strided_.find(t);
+    return v != strided_.end() ? v->second : ir::row_major_strides(shape(t));
+  }
 
   void check_types() const {
     for (const UOp& o : b_.ops)
@@ -109,8 +115,7 @@ class BlockKernel {
       }
       if (o.type == UOpType::InIter) {
         TensorId in = o.inputs[0], t = o.outputs[0];
-        homes_[t] = Home{"a" + std::to_string(arg(in, false)), "off" + std::to_string(t),
-                         ir::row_major_strides(shape(in)), false};
+        homes_[t] = Home{"a" + std::to_string(arg(in, false)), "off" + std::to_string(t), kernel_strides(in), false};
         continue;
       }
       if (o.type == UOpType::Reshape) {
@@ -274,6 +279,8 @@ class BlockKernel {
       case UOpType::Div:
       case UOpType::Exp: elementwise({o}, o.outputs); return;
       case UOpType::Thread: elementwise(g_.threads[static_cast<size_t>(o.body)].ops, o.outputs); return;
+      case UOpType::Transpose:
+      case UOpType::Scale:
       case UOpType::Block: break;
     }
     ORCHID_CHECK(false) << "a block graph holds no " << superopt::uop_name(o.type);
@@ -282,7 +289,7 @@ class BlockKernel {
   void in_iter(const UOp& o) {
     const ir::Dims& whole = shape(o.inputs[0]);
     const ir::Dims& part = shape(o.outputs[0]);
-    std::vector<int64_t> st = ir::row_major_strides(whole);
+    std::vector<int64_t> st = kernel_strides(o.inputs[0]);
     std::vector<std::string> terms;
     for (size_t j = 0; j < whole.size(); ++j) {
       auto [bi, blocks] = block_index(o.map, j);
@@ -450,10 +457,19 @@ class BlockKernel {
     w_.close();
   }
 
-  // Dot products along the contracted dim (b's rows strided, or one column).
+  // Dot products along the contracted dim (b's rows strided, or one column). With few rows of
+  // a (attention at decode, keys read transposed) b's column is the outer loop: read once, from
+  // L1 for every row.
   void dots(const Operands& x, int64_t m, int64_t n) {
     open_.push_back(0);
-    std::string i = open_loop(m, false), j = open_loop(n, false);
+    std::string i, j;
+    if (m <= kTileRows) {
+      j = open_loop(n, false);
+      i = open_loop(m, false);
+    } else {
+      i = open_loop(m, false);
+      j = open_loop(n, false);
+    }
     std::string s = "s" + std::to_string(vars_++);
     w_.line("float " + s + " = " + (x.accumulate ? element(x.c, at(x.ic, i, j)) : "0.0f") + ";");
     open_.push_back(0);
@@ -538,6 +554,8 @@ class BlockKernel {
       case UOpType::Sum:
       case UOpType::Repeat:
       case UOpType::Reshape:
+      case UOpType::Transpose:
+      case UOpType::Scale:
       case UOpType::ConcatMatmul:
       case UOpType::InIter:
       case UOpType::OutAccum:
@@ -556,6 +574,7 @@ class BlockKernel {
   std::map<TensorId, Home> accum_;         // per out_accum output: the block's part, this iteration
   std::map<TensorId, TensorId> in_place_;  // out_accum output -> the result computed into it
   std::set<TensorId> views_;               // reshapes read where their operand lies
+  std::map<TensorId, std::vector<int64_t>> strided_;  // kernel inputs that are transposed views
   std::vector<int> open_;  // loops opened per open_loops() call
   int64_t scratch_floats_ = 0;
   int vars_ = 0;
