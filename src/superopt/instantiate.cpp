@@ -174,7 +174,9 @@ std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>&
     double balance;  // |log2(blocks / (8 per core))|
     Tiling tiling;
   };
-  std::map<int64_t, std::vector<Scored>> by_loop;
+  // Per group (the block's parts all fit block_memory; only what it stores besides its in_iter
+  // parts does), per loop extent.
+  std::map<int64_t, std::vector<Scored>> by_loop[2];
   std::vector<size_t> at(options.size(), 0);
   while (true) {
     Tiling t;
@@ -183,23 +185,27 @@ std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>&
     int64_t tasks = ir::numel(t.grid);
     if (tasks >= cores && tasks <= int64_t{64} * cores) {
       Instance in = instantiate(g, inputs, output, {t});
-      if (in.ugraph && memory_use(*in.ugraph).block_bytes <= block_memory)
-        by_loop[t.loop].push_back({std::abs(std::log2(static_cast<double>(tasks) / (8.0 * cores))), t});
+      MemoryUse m = in.ugraph ? memory_use(*in.ugraph) : MemoryUse{};
+      if (in.ugraph && m.stored_bytes <= block_memory)
+        by_loop[m.block_bytes <= block_memory ? 0 : 1][t.loop].push_back(
+            {std::abs(std::log2(static_cast<double>(tasks) / (8.0 * cores))), t});
     }
     size_t d = 0;  // the next combination, odometer-wise
     while (d < at.size() && ++at[d] == options[d].size()) at[d++] = 0;
     if (d == at.size()) break;
   }
-  for (auto& [loop, v] : by_loop)
-    std::stable_sort(v.begin(), v.end(), [](const Scored& x, const Scored& y) {
-      return std::tie(x.balance, x.tiling.grid) < std::tie(y.balance, y.tiling.grid);
-    });
   std::vector<Tiling> out;
-  for (size_t rank = 0; out.size() < max; ++rank) {
-    size_t before = out.size();
-    for (const auto& [loop, v] : by_loop)
-      if (rank < v.size() && out.size() < max) out.push_back(v[rank].tiling);
-    if (out.size() == before) break;
+  for (std::map<int64_t, std::vector<Scored>>& group : by_loop) {
+    for (auto& [loop, v] : group)
+      std::stable_sort(v.begin(), v.end(), [](const Scored& x, const Scored& y) {
+        return std::tie(x.balance, x.tiling.grid) < std::tie(y.balance, y.tiling.grid);
+      });
+    for (size_t rank = 0; out.size() < max; ++rank) {
+      size_t before = out.size();
+      for (const auto& [loop, v] : group)
+        if (rank < v.size() && out.size() < max) out.push_back(v[rank].tiling);
+      if (out.size() == before) break;
+    }
   }
   return out;
 }
@@ -231,7 +237,7 @@ std::vector<Instantiated> instantiate_results(const SearchResult& r, const ir::G
   if (none > 0)
     notes->push_back(std::to_string(none) + " of " + std::to_string(r.found.size() + r.unverified.size()) +
                      " μGraphs have no tiling at these sizes (one graph-defined kernel, " + std::to_string(cores) +
-                     " to " + std::to_string(64 * cores) + " blocks, block memory within " +
+                     " to " + std::to_string(64 * cores) + " blocks, what a block stores besides its in_iter parts within " +
                      std::to_string(block_memory) + " bytes)");
   std::vector<Instantiated> out;
   size_t kept = 0, rejected = 0;

@@ -47,11 +47,12 @@ Instance instantiate(const UGraph& g, const std::vector<ir::Dims>& inputs, const
 // Tilings of g's block graph (g has exactly one) worth timing at the new sizes: each grid dim
 // that partitions data and the for-loop take powers of two (grid dims that partition nothing
 // stay 1); kept where the instance builds, gives at least `cores` blocks and at most 64 per
-// core, and its block memory fits `block_memory` bytes (one core's L2). Fewer iterations come
-// first: on a CPU the hardware prefetcher streams long chunks, and a sum across iterations
-// reads and writes its accumulator once per iteration. For each loop extent, from the
-// smallest, its best grid (blocks closest to 8 per core, for balance), then the second best
-// of each, and so on: the first `max`.
+// core, and what a block stores besides its in_iter parts fits `block_memory` bytes (one
+// core's L2; a CPU block reads those parts where they lie). Those whose in_iter parts fit too
+// come first. Then fewer iterations come first: on a CPU the hardware prefetcher streams long
+// chunks, and a sum across iterations reads and writes its accumulator once per iteration.
+// For each loop extent, from the smallest, its best grid (blocks closest to 8 per core, for
+// balance), then the second best of each, and so on: the first `max`.
 std::vector<Tiling> tiling_choices(const UGraph& g, const std::vector<ir::Dims>& inputs, const ir::Dims& output,
                                    int cores, int64_t block_memory, size_t max);
 

@@ -257,7 +257,7 @@ std::map<TensorId, std::vector<int64_t>> strided_views(const UGraph& g) {
   return views;
 }
 
-int64_t block_bytes(const UGraph& g, const BlockGraph& b) {
+int64_t block_bytes(const UGraph& g, const BlockGraph& b, bool in_iter_parts) {
   int64_t bytes = 0;
   auto size = [&](TensorId t) { return ir::numel(g.shape(t)) * ir::dtype_bytes(g.tensor(t).dtype); };
   for (const UOp& op : b.ops) {
@@ -267,6 +267,7 @@ int64_t block_bytes(const UGraph& g, const BlockGraph& b) {
       if (op.map.loop == kReplica && b.loop > 1) bytes += size(op.inputs[0]);
       continue;
     }
+    if (op.type == UOpType::InIter && !in_iter_parts) continue;
     for (TensorId t : op.outputs) bytes += size(t);
   }
   return bytes;
@@ -276,7 +277,10 @@ MemoryUse memory_use(const UGraph& g) {
   MemoryUse m;
   for (const UTensor& t : g.tensors)
     if (t.level == Level::Kernel) m.device_bytes += ir::numel(t.shape) * ir::dtype_bytes(t.dtype);
-  for (const BlockGraph& b : g.blocks) m.block_bytes = std::max(m.block_bytes, block_bytes(g, b));
+  for (const BlockGraph& b : g.blocks) {
+    m.block_bytes = std::max(m.block_bytes, block_bytes(g, b));
+    m.stored_bytes = std::max(m.stored_bytes, block_bytes(g, b, false));
+  }
   return m;
 }
 

@@ -142,9 +142,12 @@ std::map<TensorId, std::vector<int64_t>> strided_views(const UGraph& g);
 struct MemoryUse {
   int64_t device_bytes = 0;
   int64_t block_bytes = 0;  // the largest over the block graphs
+  // The same without the in_iter parts: what a CPU block stores, since it reads those where
+  // they lie in the kernel inputs (codegen/cpu/ugraph_kernel.h).
+  int64_t stored_bytes = 0;
 };
 MemoryUse memory_use(const UGraph& g);
-int64_t block_bytes(const UGraph& g, const BlockGraph& b);
+int64_t block_bytes(const UGraph& g, const BlockGraph& b, bool in_iter_parts = true);
 
 // ---- Verification: every structural rule of a μGraph, with a message naming the operator
 // and tensor that breaks one (UserError). Run by the parser and after lowering-related edits.

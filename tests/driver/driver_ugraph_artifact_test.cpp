@@ -279,6 +279,22 @@ TEST(UGraphArtifact, MatmulTilesWithEdges) {
   output %O
 }
 )");
+  // Rows of b too long for L2 together: the terms in chunks (64 of 150 here: two in a loop,
+  // then the edge), into scratch and summed across iterations into the output.
+  for (const char* kept : {"%q : f32[7,1100] = exp(%p)\n    %O : f32[14,1100] = out_accum(%q) omap=[0] fmap=rep",
+                           "%O : f32[14,1100] = out_accum(%p) omap=[0] fmap=rep"})
+    expect_matches_lowering(std::string(R"(ugraph @t {
+  input %A : f32[14,300]
+  input %B : f32[300,1100]
+  block(%A, %B) grid=[2] loop=2 {
+    %a : f32[7,150] = in_iter(%A) imap=[0] fmap=1
+    %b : f32[150,1100] = in_iter(%B) imap=[rep] fmap=0
+    %p : f32[7,1100] = matmul(%a, %b)
+    )") + kept + R"(
+  }
+  output %O
+}
+)");
 }
 
 TEST(UGraphArtifact, ReshapedStridesFollowNumpysNoCopyRule) {

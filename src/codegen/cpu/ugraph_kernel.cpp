@@ -2,6 +2,7 @@
 #include "codegen/cpu/ugraph_kernel.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <set>
@@ -348,9 +349,12 @@ class BlockKernel {
       rows(x, m, n);
     } else if (n > 1 && homes_.at(b).strides[r - 1] == 1) {
       // Rows of b are contiguous: tiles of c in registers (blocks(): full ones in a loop, then
-      // the edge).
-      blocks(m, kTileRows, [&](const std::string& i0, int64_t rows) {
-        blocks(n, kTileCols, [&](const std::string& j0, int64_t cols) { tile(x, i0, rows, j0, cols); });
+      // the edge), the terms in chunks whose rows of b stay in L2 while every tile reads them.
+      int64_t chunk = std::max<int64_t>(kMinChunk, kChunkFloats / n);
+      blocks(x.k, std::min(chunk, x.k), [&](const std::string& p0, int64_t terms) {
+        blocks(m, kTileRows, [&](const std::string& i0, int64_t rows) {
+          blocks(n, kTileCols, [&](const std::string& j0, int64_t cols) { tile(x, i0, rows, j0, cols, p0, terms); });
+        });
       });
     } else {
       dots(x, m, n);
@@ -368,6 +372,9 @@ class BlockKernel {
   // Register tiles of c: kTileRows x kTileCols floats (6 x 16: 12 AVX2 or 6 AVX-512 registers,
   // the micro-kernel's blocking, gemm.inc).
   static constexpr int64_t kTileRows = 6, kTileCols = 16;
+  // A chunk of a matmul's terms: rows of b of at most this many floats (256 KiB), and at
+  // least this many terms.
+  static constexpr int64_t kChunkFloats = 64 * 1024, kMinChunk = 64;
 
   static std::string plus(const std::string& a, const std::string& b) {
     if (a == "0") return b;
@@ -395,8 +402,10 @@ class BlockKernel {
   }
 
   // c's rows i0.. (rows of them) and columns j0.. (cols) accumulated in registers over the
-  // terms: per term, each row's a element times b's row segment.
-  void tile(const Operands& x, const std::string& i0, int64_t rows, const std::string& j0, int64_t cols) {
+  // terms p0.. (terms of them): per term, each row's a element times b's row segment. The
+  // first chunk of terms starts from zero unless c accumulates; later ones add to c.
+  void tile(const Operands& x, const std::string& i0, int64_t rows, const std::string& j0, int64_t cols,
+            const std::string& p0, int64_t terms) {
     std::string id = std::to_string(vars_++);
     std::string acc = "acc" + id, rv = "r" + id, jv = "j" + id, pv = "p" + id;
     std::string row = plus(i0, rv), col = plus(j0, jv);
@@ -413,14 +422,19 @@ class BlockKernel {
     w_.line("float " + acc + "[" + std::to_string(rows) + "][" + std::to_string(cols) + "];");
     rows_loop();
     cols_loop();
-    w_.line(cell + " = " + (x.accumulate ? element(x.c, at(x.ic, row, col)) : "0.0f") + ";");
+    // p0 is "0", a loop variable from 0 (blocks()), or a later chunk's start.
+    std::string before = element(x.c, at(x.ic, row, col));
+    bool later = std::isdigit(static_cast<unsigned char>(p0[0])) && p0 != "0";
+    if (!x.accumulate && !later) before = p0 == "0" ? "0.0f" : "(" + p0 + " == 0 ? 0.0f : " + before + ")";
+    w_.line(cell + " = " + before + ";");
     w_.close();
     w_.close();
-    w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(x.k) + "; ++" + pv + ") {");
+    w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(terms) + "; ++" + pv + ") {");
+    std::string term = plus(p0, pv);
     rows_loop();
-    w_.line("const float x" + id + " = " + element(x.a, at(x.ia, row, pv)) + ";");
+    w_.line("const float x" + id + " = " + element(x.a, at(x.ia, row, term)) + ";");
     cols_loop();
-    w_.line(cell + " += x" + id + " * " + element(x.b, at(x.ib, pv, col)) + ";");
+    w_.line(cell + " += x" + id + " * " + element(x.b, at(x.ib, term, col)) + ";");
     w_.close();
     w_.close();
     w_.close();
@@ -457,13 +471,14 @@ class BlockKernel {
     w_.close();
   }
 
-  // Dot products along the contracted dim (b's rows strided, or one column). With few rows of
-  // a (attention at decode, keys read transposed) b's column is the outer loop: read once, from
-  // L1 for every row.
+  // Dot products along the contracted dim (b's rows strided, or one column). Where a's rows fit
+  // in L1 (attention at decode, the keys read transposed) b's column is the outer loop: read
+  // once, from L1 for every row.
+  static constexpr int64_t kRowsInL1 = 4096;  // floats
   void dots(const Operands& x, int64_t m, int64_t n) {
     open_.push_back(0);
     std::string i, j;
-    if (m <= kTileRows) {
+    if (m * x.k <= kRowsInL1) {
       j = open_loop(n, false);
       i = open_loop(m, false);
     } else {
