@@ -297,6 +297,28 @@ TEST(UGraphArtifact, MatmulTilesWithEdges) {
 )");
 }
 
+// A kernel input read transposed (a strided view): dots of a's rows side by side in partial
+// sums, the terms past the last full vector added after; alone, and summed across iterations
+// into the output.
+TEST(UGraphArtifact, DotsOfTransposedOperandsSideBySide) {
+  for (const char* loop : {"loop=1", "loop=2"})
+    expect_matches_lowering(std::string(R"(ugraph @t {
+  input %A : f32[2,5,40]
+  input %Bt : f32[2,23,40]
+  %B : f32[2,40,23] = transpose(%Bt) perm=[0,2,1]
+  block(%A, %B) grid=[2] )") + loop + (std::string(loop) == "loop=1" ? R"( {
+    %a : f32[1,5,40] = in_iter(%A) imap=[0] fmap=rep
+    %b : f32[1,40,23] = in_iter(%B) imap=[0] fmap=rep)" : R"( {
+    %a : f32[1,5,20] = in_iter(%A) imap=[0] fmap=2
+    %b : f32[1,20,23] = in_iter(%B) imap=[0] fmap=1)") + R"(
+    %p : f32[1,5,23] = matmul(%a, %b)
+    %O : f32[2,5,23] = out_accum(%p) omap=[0] fmap=rep
+  }
+  output %O
+}
+)");
+}
+
 TEST(UGraphArtifact, ReshapedStridesFollowNumpysNoCopyRule) {
   // The shared rule (ir/movement.h) the kernels' reshapes follow; dims of one element are
   // never indexed, so only the others' strides matter.

@@ -119,9 +119,20 @@ void write_ugraph(const ir::Graph& program, const superopt::UGraph& u, const std
   std::printf("wrote %s\n", out.c_str());
 }
 
-// --bench and --out on the μGraphs found: the fastest (or, without --bench, the first) written.
-void bench_and_write(const ir::Graph& program, const std::vector<superopt::UGraph>& found,
-                     const std::vector<std::string>& labels, const Where& w) {
+// A program searched in its search form (superopt/search_form.h): the program and the form.
+struct Boundary {
+  const ir::Graph* program;
+  const superopt::SearchForm* form;
+};
+
+// --bench and --out on the μGraphs found for `searched`: the fastest (or, without --bench,
+// the first) written. Where `searched` is a search form, they are timed and written as the
+// program runs them: on its own inputs, the boundary attached.
+void bench_and_write(const ir::Graph& searched, std::vector<superopt::UGraph> found,
+                     const std::vector<std::string>& labels, const Where& w, const Boundary* boundary) {
+  const ir::Graph& program = boundary ? *boundary->program : searched;
+  if (boundary)
+    for (superopt::UGraph& u : found) u = superopt::attach(*boundary->form, program, u);
   size_t best = 0;
   if (w.opts->bench)
     if (std::optional<size_t> f = bench(program, found, labels, w)) best = *f;
@@ -165,7 +176,8 @@ ir::Dims parse_grid(const std::string& text) {
 
 // --search-at: the μGraphs of the small program, instantiated at the program's sizes with the
 // tilings worth timing there.
-void search_small(const ir::Graph& program, const superopt::SearchOptions& o, const Where& w) {
+void search_small(const ir::Graph& program, const superopt::SearchOptions& o, const Where& w,
+                  const Boundary* boundary) {
   std::string small_name = w.opts->search_at;
   ir::Graph small;
   if (w.opts->shrink) {
@@ -177,6 +189,7 @@ void search_small(const ir::Graph& program, const superopt::SearchOptions& o, co
     std::printf("searching a shrunk copy:\n%s", ir::print_graph(small).c_str());
   } else {
     small = ir::parse_graph_file(small_name);
+    if (boundary) small = superopt::search_form(small).program;
   }
   ORCHID_USER_CHECK(small.inputs().size() == program.inputs().size() && small.outputs().size() == 1 &&
                     program.outputs().size() == 1)
@@ -202,27 +215,17 @@ void search_small(const ir::Graph& program, const superopt::SearchOptions& o, co
     std::printf("no μgraph of one graph-defined kernel instantiates at %s's sizes\n", w.file.c_str());
     return;
   }
-  bench_and_write(program, found, labels, w);
+  bench_and_write(program, std::move(found), labels, w, boundary);
 }
 
-// A model's subprogram searched in its search form: the program and the form.
-struct Boundary {
-  const ir::Graph* program;
-  const superopt::SearchForm* form;
-};
-
-void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program, const Where& where,
-                const Boundary* boundary = nullptr) {
-  if (show_program) std::printf("%s", ir::print_graph(program).c_str());
-  if (!where.opts->ugraph.empty()) {
-    bench_and_write(program, {given_ugraph(program, where.opts->ugraph)}, {"the μgraph"}, where);
-    return;
-  }
+// Searches `searched` (the program, or its search form) as the options say.
+void search_one(const ir::Graph& searched, const superopt::SearchOptions& o, const Where& where,
+                const Boundary* boundary) {
   if (!where.opts->search_at.empty() || where.opts->shrink) {
-    search_small(program, o, where);
+    search_small(searched, o, where, boundary);
     return;
   }
-  driver::CachedSearch c = driver::superopt_search(program, o, where.db, where.target);
+  driver::CachedSearch c = driver::superopt_search(searched, o, where.db, where.target);
   const superopt::SearchResult& r = c.result;
   if (!r.unsupported.empty()) {
     std::printf("not searched: %s\n", r.unsupported.c_str());
@@ -239,14 +242,25 @@ void search_one(const ir::Graph& program, const superopt::SearchOptions& o, bool
   if (r.found.empty()) return;
   std::vector<std::string> labels;
   for (size_t i = 0; i < r.found.size(); ++i) labels.push_back("μgraph " + std::to_string(i + 1));
-  if (!boundary) {
-    bench_and_write(program, r.found, labels, where);
+  bench_and_write(searched, r.found, labels, where, boundary);
+}
+
+// A program: the μGraph of --ugraph for it, or a search of its search form.
+void search_program(const ir::Graph& program, const superopt::SearchOptions& o, bool show_program, const Where& where) {
+  if (show_program) std::printf("%s", ir::print_graph(program).c_str());
+  if (!where.opts->ugraph.empty()) {
+    bench_and_write(program, {given_ugraph(program, where.opts->ugraph)}, {"the μgraph"}, where, nullptr);
     return;
   }
-  // Timed as the model runs them: on the program's own inputs, the boundary put back.
-  std::vector<superopt::UGraph> whole;
-  for (const superopt::UGraph& u : r.found) whole.push_back(superopt::attach(*boundary->form, *boundary->program, u));
-  bench_and_write(*boundary->program, whole, labels, where);
+  superopt::SearchForm form = superopt::search_form(program);
+  if (!form.changed) {
+    search_one(program, o, where, nullptr);
+    return;
+  }
+  std::printf("searched in its search form: %s\n", superopt::describe(form).c_str());
+  if (show_program) std::printf("%s", ir::print_graph(form.program).c_str());
+  Boundary boundary{&program, &form};
+  search_one(form.program, o, where, &boundary);
 }
 
 int run(SuperoptOptions& opts) {
@@ -272,7 +286,7 @@ int run(SuperoptOptions& opts) {
   }
   const std::string& file = opts.model.file;
   if (file.size() > 4 && file.substr(file.size() - 4) == ".oir") {
-    search_one(ir::parse_graph_file(file), o, false, where);
+    search_program(ir::parse_graph_file(file), o, false, where);
     return 0;
   }
   ORCHID_USER_CHECK(opts.out.empty() && opts.ugraph.empty() && opts.search_at.empty() && !opts.shrink)
@@ -284,15 +298,7 @@ int run(SuperoptOptions& opts) {
   for (const superopt::LaxProgram& p : programs) {
     std::printf("\n## subprogram computing %%%s (%d primitives, %lld in the model)\n", p.output.c_str(),
                 p.graph.num_nodes(), static_cast<long long>(p.occurrences));
-    superopt::SearchForm form = superopt::search_form(p.graph);
-    if (!form.changed) {
-      search_one(p.graph, o, opts.show_program, where);
-      continue;
-    }
-    if (opts.show_program) std::printf("%s", ir::print_graph(p.graph).c_str());
-    std::printf("searched in its search form: %s\n", superopt::describe(form).c_str());
-    Boundary boundary{&p.graph, &form};
-    search_one(form.program, o, opts.show_program, where, &boundary);
+    search_program(p.graph, o, opts.show_program, where);
   }
   return 0;
 }

@@ -473,9 +473,17 @@ class BlockKernel {
 
   // Dot products along the contracted dim (b's rows strided, or one column). Where a's rows fit
   // in L1 (attention at decode, the keys read transposed) b's column is the outer loop: read
-  // once, from L1 for every row.
+  // once, from L1 for every row; where both operands are contiguous along it, the rows' dots
+  // run side by side (dot_rows).
   static constexpr int64_t kRowsInL1 = 4096;  // floats
+  static constexpr int64_t kLanes = 16;       // partial sums per dot: one AVX-512 vector
   void dots(const Operands& x, int64_t m, int64_t n) {
+    size_t r = shape(x.c).size();
+    bool contiguous = homes_.at(x.a).strides[r - 1] == 1 && homes_.at(x.b).strides[r - 2] == 1;
+    if (contiguous && m * x.k <= kRowsInL1 && m <= kTileRows * 2 && x.k >= kLanes) {
+      dot_rows(x, m, n);
+      return;
+    }
     open_.push_back(0);
     std::string i, j;
     if (m * x.k <= kRowsInL1) {
@@ -492,6 +500,48 @@ class BlockKernel {
     w_.line(s + " += " + element(x.a, at(x.ia, i, p)) + " * " + element(x.b, at(x.ib, p, j)) + ";");
     close_loops();
     w_.line(element(x.c, at(x.ic, i, j)) + " = " + s + ";");
+    close_loops();
+  }
+
+  // Per column j of b: the m rows' dots with it, each in kLanes partial sums held in registers
+  // (m independent chains of multiply-adds rather than one), then each summed and the terms
+  // past the last full vector added.
+  void dot_rows(const Operands& x, int64_t m, int64_t n) {
+    std::string id = std::to_string(vars_++);
+    std::string acc = "acc" + id, rv = "r" + id, lv = "l" + id, pv = "p" + id, sv = "s" + id;
+    int64_t full = x.k / kLanes * kLanes;
+    open_.push_back(0);
+    std::string j = open_loop(n, false);
+    auto rows_loop = [&] {
+      w_.line("#pragma GCC unroll " + std::to_string(m));
+      w_.open("for (int64_t " + rv + " = 0; " + rv + " < " + lit(m) + "; ++" + rv + ") {");
+    };
+    auto lanes_loop = [&](const std::string& clauses) {
+      w_.line("#pragma omp simd" + clauses);
+      w_.open("for (int64_t " + lv + " = 0; " + lv + " < " + lit(kLanes) + "; ++" + lv + ") {");
+    };
+    w_.line("float " + acc + "[" + std::to_string(m) + "][" + std::to_string(kLanes) + "] = {};");
+    w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(full) + "; " + pv + " += " + lit(kLanes) + ") {");
+    rows_loop();
+    lanes_loop("");
+    std::string term = "(" + pv + " + " + lv + ")";
+    w_.line(acc + "[" + rv + "][" + lv + "] += " + element(x.a, at(x.ia, rv, term)) + " * " +
+            element(x.b, at(x.ib, term, j)) + ";");
+    w_.close();
+    w_.close();
+    w_.close();
+    rows_loop();
+    w_.line("float " + sv + " = " + (x.accumulate ? element(x.c, at(x.ic, rv, j)) : "0.0f") + ";");
+    lanes_loop(" reduction(+:" + sv + ")");
+    w_.line(sv + " += " + acc + "[" + rv + "][" + lv + "];");
+    w_.close();
+    if (full < x.k) {
+      w_.open("for (int64_t " + pv + " = " + lit(full) + "; " + pv + " < " + lit(x.k) + "; ++" + pv + ") {");
+      w_.line(sv + " += " + element(x.a, at(x.ia, rv, pv)) + " * " + element(x.b, at(x.ib, pv, j)) + ";");
+      w_.close();
+    }
+    w_.line(element(x.c, at(x.ic, rv, j)) + " = " + sv + ";");
+    w_.close();
     close_loops();
   }
 
