@@ -516,25 +516,34 @@ class BlockKernel {
       w_.line("#pragma GCC unroll " + std::to_string(m));
       w_.open("for (int64_t " + rv + " = 0; " + rv + " < " + lit(m) + "; ++" + rv + ") {");
     };
-    auto lanes_loop = [&](const std::string& clauses) {
-      w_.line("#pragma omp simd" + clauses);
+    auto lanes_loop = [&] {
+      w_.line("#pragma omp simd");
       w_.open("for (int64_t " + lv + " = 0; " + lv + " < " + lit(kLanes) + "; ++" + lv + ") {");
     };
     w_.line("float " + acc + "[" + std::to_string(m) + "][" + std::to_string(kLanes) + "] = {};");
     w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(full) + "; " + pv + " += " + lit(kLanes) + ") {");
     rows_loop();
-    lanes_loop("");
+    lanes_loop();
     std::string term = "(" + pv + " + " + lv + ")";
     w_.line(acc + "[" + rv + "][" + lv + "] += " + element(x.a, at(x.ia, rv, term)) + " * " +
             element(x.b, at(x.ib, term, j)) + ";");
     w_.close();
     w_.close();
     w_.close();
+    // The partial sums halved twice in vectors (16 -> 8 -> 4), then added pairwise: a
+    // reduction loop over the 16 would run element by element.
+    for (int64_t half : {kLanes / 2, kLanes / 4}) {
+      rows_loop();
+      w_.line("#pragma omp simd");
+      w_.open("for (int64_t " + lv + " = 0; " + lv + " < " + lit(half) + "; ++" + lv + ") {");
+      w_.line(acc + "[" + rv + "][" + lv + "] += " + acc + "[" + rv + "][" + lv + " + " + lit(half) + "];");
+      w_.close();
+      w_.close();
+    }
     rows_loop();
-    w_.line("float " + sv + " = " + (x.accumulate ? element(x.c, at(x.ic, rv, j)) : "0.0f") + ";");
-    lanes_loop(" reduction(+:" + sv + ")");
-    w_.line(sv + " += " + acc + "[" + rv + "][" + lv + "];");
-    w_.close();
+    auto lane = [&](int l) { return acc + "[" + rv + "][" + std::to_string(l) + "]"; };
+    w_.line("float " + sv + " = (" + lane(0) + " + " + lane(2) + ") + (" + lane(1) + " + " + lane(3) + ");");
+    if (x.accumulate) w_.line(sv + " += " + element(x.c, at(x.ic, rv, j)) + ";");
     if (full < x.k) {
       w_.open("for (int64_t " + pv + " = " + lit(full) + "; " + pv + " < " + lit(x.k) + "; ++" + pv + ") {");
       w_.line(sv + " += " + element(x.a, at(x.ia, rv, pv)) + " * " + element(x.b, at(x.ib, pv, j)) + ";");
