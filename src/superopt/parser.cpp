@@ -62,31 +62,33 @@ class Parser {
     return id;
   }
 
-  int64_t number() {
+  // The next token as `what`: converted whole by `convert` (std::stoll, std::stod) and
+  // accepted by `valid`.
+  template <class T, class Convert, class Valid>
+  T numeric(const std::string& what, Convert convert, Valid valid) {
     Token t = lex_.peek();
-    if (t.kind != TokKind::Number) lex_.expected("an integer");
+    if (t.kind != TokKind::Number) lex_.expected(what);
     lex_.next();
     try {
       size_t used = 0;
-      int64_t v = std::stoll(t.text, &used);
-      if (used == t.text.size()) return v;
+      T v = convert(t.text, &used);
+      if (used == t.text.size() && valid(v)) return v;
     } catch (const std::exception&) {
     }
-    error(t, "expected an integer, found " + Lexer::describe(t));
+    error(t, "expected " + what + ", found " + Lexer::describe(t));
+  }
+
+  int64_t number() {
+    return numeric<int64_t>(
+        "an integer", [](const std::string& s, size_t* used) { return static_cast<int64_t>(std::stoll(s, used)); },
+        [](int64_t) { return true; });
   }
 
   // A finite real number (scale's constant).
   double real() {
-    Token t = lex_.peek();
-    if (t.kind != TokKind::Number) lex_.expected("a number");
-    lex_.next();
-    try {
-      size_t used = 0;
-      double v = std::stod(t.text, &used);
-      if (used == t.text.size() && std::isfinite(v)) return v;
-    } catch (const std::exception&) {
-    }
-    error(t, "expected a finite number, found " + Lexer::describe(t));
+    return numeric<double>(
+        "a finite number", [](const std::string& s, size_t* used) { return std::stod(s, used); },
+        [](double v) { return std::isfinite(v); });
   }
 
   int64_t dim_or_rep() {

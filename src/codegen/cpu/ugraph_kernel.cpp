@@ -387,6 +387,12 @@ class BlockKernel {
     return x;
   }
 
+  // `#pragma <pragma>`, then `for (int64_t v = 0; v < n; ++v) {` opened.
+  void counted_loop(const std::string& v, int64_t n, const std::string& pragma) {
+    w_.line("#pragma " + pragma);
+    w_.open("for (int64_t " + v + " = 0; " + v + " < " + lit(n) + "; ++" + v + ") {");
+  }
+
   // Calls f(start, size) for the blocks of `size` along an extent: the full blocks in a loop
   // (start a variable), then the edge block.
   void blocks(int64_t extent, int64_t size, const std::function<void(const std::string&, int64_t)>& f) {
@@ -409,14 +415,8 @@ class BlockKernel {
     std::string id = std::to_string(vars_++);
     std::string acc = "acc" + id, rv = "r" + id, jv = "j" + id, pv = "p" + id;
     std::string row = plus(i0, rv), col = plus(j0, jv);
-    auto rows_loop = [&] {
-      w_.line("#pragma GCC unroll " + std::to_string(rows));
-      w_.open("for (int64_t " + rv + " = 0; " + rv + " < " + lit(rows) + "; ++" + rv + ") {");
-    };
-    auto cols_loop = [&] {
-      w_.line("#pragma omp simd");
-      w_.open("for (int64_t " + jv + " = 0; " + jv + " < " + lit(cols) + "; ++" + jv + ") {");
-    };
+    auto rows_loop = [&] { counted_loop(rv, rows, "GCC unroll " + std::to_string(rows)); };
+    auto cols_loop = [&] { counted_loop(jv, cols, "omp simd"); };
     std::string cell = acc + "[" + rv + "][" + jv + "]";
     w_.open("{");
     w_.line("float " + acc + "[" + std::to_string(rows) + "][" + std::to_string(cols) + "];");
@@ -450,21 +450,17 @@ class BlockKernel {
   void rows(const Operands& x, int64_t m, int64_t n) {
     std::string id = std::to_string(vars_++);
     std::string rv = "r" + id, jv = "j" + id, pv = "p" + id;
-    auto loop = [&](const std::string& v, int64_t extent, const char* pragma) {
-      w_.line(pragma);
-      w_.open("for (int64_t " + v + " = 0; " + v + " < " + lit(extent) + "; ++" + v + ") {");
-    };
     if (!x.accumulate) {
-      loop(rv, m, "#pragma GCC unroll 6");
-      loop(jv, n, "#pragma omp simd");
+      counted_loop(rv, m, "GCC unroll 6");
+      counted_loop(jv, n, "omp simd");
       w_.line(element(x.c, at(x.ic, rv, jv)) + " = 0.0f;");
       w_.close();
       w_.close();
     }
     w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(x.k) + "; ++" + pv + ") {");
-    loop(rv, m, "#pragma GCC unroll 6");
+    counted_loop(rv, m, "GCC unroll 6");
     w_.line("const float x" + id + " = " + element(x.a, at(x.ia, rv, pv)) + ";");
-    loop(jv, n, "#pragma omp simd");
+    counted_loop(jv, n, "omp simd");
     w_.line(element(x.c, at(x.ic, rv, jv)) + " += x" + id + " * " + element(x.b, at(x.ib, pv, jv)) + ";");
     w_.close();
     w_.close();
@@ -512,14 +508,8 @@ class BlockKernel {
     int64_t full = x.k / kLanes * kLanes;
     open_.push_back(0);
     std::string j = open_loop(n, false);
-    auto rows_loop = [&] {
-      w_.line("#pragma GCC unroll " + std::to_string(m));
-      w_.open("for (int64_t " + rv + " = 0; " + rv + " < " + lit(m) + "; ++" + rv + ") {");
-    };
-    auto lanes_loop = [&] {
-      w_.line("#pragma omp simd");
-      w_.open("for (int64_t " + lv + " = 0; " + lv + " < " + lit(kLanes) + "; ++" + lv + ") {");
-    };
+    auto rows_loop = [&] { counted_loop(rv, m, "GCC unroll " + std::to_string(m)); };
+    auto lanes_loop = [&] { counted_loop(lv, kLanes, "omp simd"); };
     w_.line("float " + acc + "[" + std::to_string(m) + "][" + std::to_string(kLanes) + "] = {};");
     w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(full) + "; " + pv + " += " + lit(kLanes) + ") {");
     rows_loop();
@@ -534,8 +524,7 @@ class BlockKernel {
     // reduction loop over the 16 would run element by element.
     for (int64_t half : {kLanes / 2, kLanes / 4}) {
       rows_loop();
-      w_.line("#pragma omp simd");
-      w_.open("for (int64_t " + lv + " = 0; " + lv + " < " + lit(half) + "; ++" + lv + ") {");
+      counted_loop(lv, half, "omp simd");
       w_.line(acc + "[" + rv + "][" + lv + "] += " + acc + "[" + rv + "][" + lv + " + " + lit(half) + "];");
       w_.close();
       w_.close();
