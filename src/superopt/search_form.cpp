@@ -30,7 +30,7 @@ bool loads_in_place(const Expr& e, size_t rank) {
 // The constant factor of an elementwise x·c, c·x or x/c over one input, or none.
 std::optional<double> constant_scale(const ir::Graph& g, const ir::Primitive& p) {
   if (p.op != ir::PrimOp::Elementwise || p.inputs.size() != 1 || p.outputs.size() != 1 || p.bodies.size() != 1 ||
-      g.type(p.inputs[0]).shape != p.domain)
+      g.type(p.inputs[0]).shape != p.domain || !ir::is_float(g.type(p.inputs[0]).dtype))
     return std::nullopt;
   const Expr& b = p.bodies[0];
   if (b.op() != ir::ExprOp::Mul && b.op() != ir::ExprOp::Div) return std::nullopt;
@@ -63,12 +63,15 @@ UOp step_of(UOpType t) {
 
 class Former {
  public:
-  explicit Former(const ir::Graph& p) : p_(p), users_(p.users()) {
-    ORCHID_CHECK(p.outputs().size() == 1) << "a LAX program has one output";
-  }
+  explicit Former(const ir::Graph& p) : p_(p), users_(p.users()) {}
 
   SearchForm run() {
     SearchForm f;
+    if (p_.outputs().size() != 1) {  // the search refuses it, saying why
+      f.program = p_;
+      f.input_steps.resize(p_.inputs().size());
+      return f;
+    }
     f.output_shape = p_.type(p_.outputs()[0]).shape;
     f.input_steps.resize(p_.inputs().size());
     for (size_t i = 0; i < p_.inputs().size(); ++i) boundary_.push_back(views_of(i, f.input_steps[i]));
@@ -180,6 +183,9 @@ class Former {
       for (const UOp& s : steps[i]) t.shape = after(t.shape, s);
       nv_[boundary_[i]] = q.add_input(p_.value(boundary_[i]).name, t);
     }
+    for (int32_t v = 0; v < p_.num_values(); ++v)
+      if (p_.value(ValueId(v)).origin == ir::ValueOrigin::Constant)
+        nv_[ValueId(v)] = q.add_constant(p_.value(ValueId(v)).name, p_.constant(ValueId(v)));
     for (int32_t n = 0; n < p_.num_nodes(); ++n) {
       if (dropped_.count(NodeId(n))) continue;
       ir::Primitive c = p_.node(NodeId(n));

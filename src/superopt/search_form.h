@@ -34,7 +34,7 @@ struct SearchForm {
   bool changed = false;   // whether `program` differs from the program
 };
 
-// The search form of a program with one output.
+// The search form of a program (one with several outputs is its own).
 SearchForm search_form(const ir::Graph& program);
 
 // What the form moved to the boundary, as "input 2 by transpose, output by reshape".

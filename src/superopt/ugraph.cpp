@@ -248,6 +248,7 @@ std::map<TensorId, std::vector<int64_t>> strided_views(const UGraph& g) {
   for (const UOp& op : g.ops) {
     if (op.type != UOpType::Transpose || views.count(op.inputs[0])) continue;
     TensorId t = op.outputs[0];
+    if (std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end()) continue;  // written row-major
     auto read = only_blocks.find(t);
     if (read == only_blocks.end() || !read->second) continue;
     std::vector<int64_t> from = ir::row_major_strides(g.shape(op.inputs[0])), st;

@@ -132,8 +132,8 @@ Shapes out_accum_shape(const ir::Dims& part, const DimMap& map, const BlockGraph
 std::optional<ir::Dims> broadcast(const ir::Dims& a, const ir::Dims& b);
 
 // The kernel-level transposes that are views: every reader is a graph-defined operator (whose
-// in_iter loads read the operand's buffer with the view's strides) and the operand is laid out
-// row-major (not such a view itself). Per view: its element strides into the operand's buffer.
+// in_iter loads read the operand's buffer with the view's strides), the result is no output
+// and the operand is laid out row-major (not such a view itself). Per view: its element strides into the operand's buffer.
 std::map<TensorId, std::vector<int64_t>> strided_views(const UGraph& g);
 
 // ---- Memory. Bytes of the kernel graph's tensors, and the largest block's fast memory: every

@@ -95,6 +95,32 @@ TEST(SearchForm, WhatOthersReadStaysInside) {
   EXPECT_EQ(ir::print_graph(f.program), ir::print_graph(p));
 }
 
+TEST(SearchForm, ConstantsStayAndProgramsOfTwoOutputsAreTheirOwn) {
+  ir::Graph c = ir::parse_graph(R"(graph @c {
+  input %x : f32[4,8]
+  const %w : f32[8,4] = splat(0.5)
+  %t : f32[4,8] = view(%x)
+  %y : f32[4,4] = matmul(%t, %w) {trans_a=false, trans_b=false}
+  output %y
+})");
+  SearchForm f = search_form(c);
+  EXPECT_TRUE(f.changed);
+  EXPECT_EQ(f.program.constants().size(), 1u);
+  for (uint64_t seed : {1, 2}) {
+    std::vector<ir::Tensor> in = interp::random_inputs(c, seed);
+    EXPECT_EQ(interp::compare_tensors(interp::run(f.program, in)[0], interp::run(c, in)[0], 0, 0), "");
+  }
+  ir::Graph two = ir::parse_graph(R"(graph @two {
+  input %x : f32[4,8]
+  %t : f32[8,4] = view(%x)
+  %y : f32[4,4] = matmul(%x, %t) {trans_a=false, trans_b=false}
+  output %y, %t
+})");
+  SearchForm g = search_form(two);
+  EXPECT_FALSE(g.changed);
+  EXPECT_EQ(ir::print_graph(g.program), ir::print_graph(two));
+}
+
 TEST(SearchForm, BoundaryOperatorsAreCheckedAndNeverInBlocks) {
   UOp t;
   t.type = UOpType::Transpose;
@@ -106,6 +132,24 @@ TEST(SearchForm, BoundaryOperatorsAreCheckedAndNeverInBlocks) {
   EXPECT_FALSE(uop_allowed(UOpType::Scale, Level::Block));
   EXPECT_THROW(parse_ugraph("ugraph @g {\n input %x : f32[2]\n %y : f32[2] = scale(%x) by=nan\n output %y\n}\n"),
                UserError);
+  // A transpose only blocks read is a strided view; one that is also an output is written.
+  std::string text = R"(ugraph @t {
+  input %X : f32[4,6]
+  %Y : f32[6,4] = transpose(%X) perm=[1,0]
+  block(%Y) grid=[2] loop=1 {
+    %y : f32[3,4] = in_iter(%Y) imap=[0] fmap=rep
+    %e : f32[3,4] = exp(%y)
+    %O : f32[6,4] = out_accum(%e) omap=[0] fmap=rep
+  }
+  output %O
+}
+)";
+  UGraph u = parse_ugraph(text);
+  std::map<TensorId, std::vector<int64_t>> views = strided_views(u);
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views.begin()->second, (std::vector<int64_t>{1, 6}));
+  u.outputs.push_back(*u.find("Y"));
+  EXPECT_TRUE(strided_views(u).empty());
 }
 
 }  // namespace
