@@ -19,15 +19,12 @@ namespace orchid::driver {
 namespace {
 
 std::string identity(const tile::Kernel& k) {
-  std::vector<ir::NodeId> nodes = k.nodes;
-  std::vector<ir::ValueId> outs = k.outputs;
-  std::sort(nodes.begin(), nodes.end());
-  std::sort(outs.begin(), outs.end());
-  std::string s;
-  for (ir::NodeId n : nodes) s += std::to_string(n.v) + ",";
-  s += "|";
-  for (ir::ValueId v : outs) s += std::to_string(v.v) + ",";
-  return s;
+  tile::Kernel s = tile::sorted(k);
+  std::string id;
+  for (ir::NodeId n : s.nodes) id += std::to_string(n.v) + ",";
+  id += "|";
+  for (ir::ValueId v : s.outputs) id += std::to_string(v.v) + ",";
+  return id;
 }
 
 // Seconds of the kernel as it would run (the steps implement() makes of it): aliases are

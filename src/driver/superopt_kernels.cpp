@@ -359,18 +359,13 @@ PlacedKernels place_ugraph_kernels(const ir::Graph& g, const std::vector<tile::K
 }
 
 PlacedKernels mark_ugraph_kernels(const std::vector<tile::Kernel>& kernels, const std::vector<UGraphSite>& sites) {
-  auto sorted = [](tile::Kernel k) {
-    std::sort(k.nodes.begin(), k.nodes.end());
-    std::sort(k.outputs.begin(), k.outputs.end());
-    return k;
-  };
   PlacedKernels p;
   p.kernels = kernels;
   p.ugraphs.assign(kernels.size(), nullptr);
   for (size_t i = 0; i < kernels.size(); ++i) {
-    tile::Kernel k = sorted(kernels[i]);
+    tile::Kernel k = tile::sorted(kernels[i]);
     for (const UGraphSite& s : sites) {
-      tile::Kernel site = sorted(s.kernel);
+      tile::Kernel site = tile::sorted(s.kernel);
       if (site.nodes == k.nodes && site.outputs == k.outputs) {
         p.ugraphs[i] = s.step;
         ++p.placed;

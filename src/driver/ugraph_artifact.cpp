@@ -85,11 +85,10 @@ std::vector<int32_t> ugraph_buffers(const UGraph& u, const runtime::Plan& plan, 
                                     const std::function<int32_t(TensorId, int32_t)>& make) {
   std::vector<int32_t> buf(u.tensors.size(), -1);
   for (size_t i = 0; i < u.inputs.size(); ++i) buf[static_cast<size_t>(u.inputs[i])] = inputs[i];
-  std::map<TensorId, std::vector<int64_t>> strided = superopt::strided_views(u);
+  std::set<TensorId> views = superopt::buffer_views(u);
   for (const UOp& op : u.ops)
     for (TensorId t : op.outputs) {
-      bool view = op.type == UOpType::Reshape || strided.count(t) > 0;
-      int32_t alias = view ? runtime::alias_root(plan, buf[static_cast<size_t>(op.inputs[0])]) : -1;
+      int32_t alias = views.count(t) ? runtime::alias_root(plan, buf[static_cast<size_t>(op.inputs[0])]) : -1;
       buf[static_cast<size_t>(t)] = make(t, alias);
     }
   return buf;
@@ -97,9 +96,9 @@ std::vector<int32_t> ugraph_buffers(const UGraph& u, const runtime::Plan& plan, 
 
 void append_ugraph_steps(const UGraph& u, const std::vector<int32_t>& buf, const UGraphStepNames& names, int cores,
                          BuiltArtifact& a, std::vector<codegen::cpu::GeneratedKernel>& kernels) {
-  std::map<TensorId, std::vector<int64_t>> strided = superopt::strided_views(u);
+  std::set<TensorId> views = superopt::buffer_views(u);
   for (const UOp& op : u.ops) {
-    if (op.type == UOpType::Reshape || strided.count(op.outputs[0])) continue;  // a view
+    if (views.count(op.outputs[0])) continue;  // no step
     std::string symbol = names.symbol_prefix + std::to_string(kernels.size());
     std::vector<TensorId> args;
     StepInfo info{names.kind, 1, ""};

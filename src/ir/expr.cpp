@@ -257,4 +257,14 @@ Expr make_op(ExprOp op, DType cast_to, std::vector<Expr> args) {
 Expr floordiv(Expr a, int64_t b) { return binary(ExprOp::FloorDiv, std::move(a), const_i64(b)); }
 Expr mod(Expr a, int64_t b) { return binary(ExprOp::Mod, std::move(a), const_i64(b)); }
 
+bool is_identity_load(const Expr& e, int32_t slot, size_t rank) {
+  if (e.op() != ExprOp::Load || e->predicated || e->index != slot || e.num_args() != rank) return false;
+  for (size_t k = 0; k < rank; ++k) {
+    const Expr& a = e.arg(k);
+    if (a.op() != ExprOp::Var || a->var_kind != VarKind::Domain || a->index != static_cast<int32_t>(k))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace orchid::ir

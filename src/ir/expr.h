@@ -116,6 +116,9 @@ inline Expr operator*(Expr a, int64_t b) { return std::move(a) * const_i64(b); }
 Expr floordiv(Expr a, int64_t b);
 Expr mod(Expr a, int64_t b);
 
+// `e` is a load of input `slot` at i0, i1, .., i{rank-1}, unpredicated: the operand read as it is.
+bool is_identity_load(const Expr& e, int32_t slot, size_t rank);
+
 // Visits every node once per occurrence, operands before the node (post-order).
 template <class F>
 void visit_post(const Expr& e, F&& f) {

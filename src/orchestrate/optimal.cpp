@@ -84,9 +84,7 @@ std::vector<Candidate> extra_candidates(const ir::Graph& g, const LocalGraph& lg
   std::vector<Candidate> out;
   for (const tile::Kernel& k : extra) {
     Candidate c;
-    c.kernel = k;
-    std::sort(c.kernel.nodes.begin(), c.kernel.nodes.end());
-    std::sort(c.kernel.outputs.begin(), c.kernel.outputs.end());
+    c.kernel = tile::sorted(k);
     bool inside = !k.nodes.empty();
     for (ir::NodeId n : c.kernel.nodes) {
       auto it = std::lower_bound(lg.nodes.begin(), lg.nodes.end(), n);

@@ -47,16 +47,6 @@ bool depends_on(const ir::Graph& g, ValueId v, ir::NodeId n) {
   return false;
 }
 
-bool is_identity_load(const Expr& e, int32_t slot, size_t rank) {
-  if (e.op() != ir::ExprOp::Load || e->predicated || e->index != slot || e.num_args() != rank) return false;
-  for (size_t k = 0; k < rank; ++k) {
-    const Expr& a = e.arg(k);
-    if (a.op() != ir::ExprOp::Var || a->var_kind != ir::VarKind::Domain || a->index != static_cast<int32_t>(k))
-      return false;
-  }
-  return true;
-}
-
 bool uses_domain_var(const Expr& e, int32_t index) {
   bool used = false;
   ir::visit_post(e, [&](const Expr& x) {

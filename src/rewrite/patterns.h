@@ -29,8 +29,6 @@ struct Readers {
 // Whether value v depends on an output of node n.
 bool depends_on(const ir::Graph& g, ir::ValueId v, ir::NodeId n);
 
-// `e` is a load of input `slot` at i0, i1, .., i{rank-1}, unpredicated.
-bool is_identity_load(const ir::Expr& e, int32_t slot, size_t rank);
 // Whether `e` mentions domain variable i{index} (anywhere: indices, predicates, values).
 bool uses_domain_var(const ir::Expr& e, int32_t index);
 // Whether `e` loads input `slot`.

@@ -49,7 +49,7 @@ std::optional<Scale> scale_of(const ir::Graph& g, const ir::Primitive& d) {
   for (size_t side = 0; side < 2; ++side) {
     if (side == 1 && b.op() == ir::ExprOp::Div) break;
     const Expr& e = b.arg(side);
-    if (e.op() != ir::ExprOp::Load || !is_identity_load(e, e->index, r)) continue;
+    if (e.op() != ir::ExprOp::Load || !ir::is_identity_load(e, e->index, r)) continue;
     if (g.type(d.inputs[static_cast<size_t>(e->index)]).shape != d.domain) continue;
     const Expr& f = b.arg(1 - side);
     if (loads_slot(f, e->index)) continue;

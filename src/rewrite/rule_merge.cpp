@@ -95,7 +95,7 @@ std::vector<Site> find_sum_of_matmuls(const ir::Graph& g) {
       continue;
     const ir::Expr& b = s.bodies[0];
     size_t r = s.domain.size();
-    if (!is_identity_load(b.arg(0), b.arg(0)->index, r) || !is_identity_load(b.arg(1), b.arg(1)->index, r) ||
+    if (!ir::is_identity_load(b.arg(0), b.arg(0)->index, r) || !ir::is_identity_load(b.arg(1), b.arg(1)->index, r) ||
         b.arg(0)->index == b.arg(1)->index)
       continue;
     const ir::Primitive* m[2];

@@ -17,16 +17,6 @@ using ir::Expr;
 using ir::NodeId;
 using ir::ValueId;
 
-// A load of input 0 at i0, i1, .., i{rank-1}.
-bool loads_in_place(const Expr& e, size_t rank) {
-  if (e.op() != ir::ExprOp::Load || e->predicated || e->index != 0 || e.num_args() != rank) return false;
-  for (size_t k = 0; k < rank; ++k)
-    if (e.arg(k).op() != ir::ExprOp::Var || e.arg(k)->var_kind != ir::VarKind::Domain ||
-        e.arg(k)->index != static_cast<int32_t>(k))
-      return false;
-  return true;
-}
-
 // The constant factor of an elementwise x·c, c·x or x/c over one input, or none.
 std::optional<double> constant_scale(const ir::Graph& g, const ir::Primitive& p) {
   if (p.op != ir::PrimOp::Elementwise || p.inputs.size() != 1 || p.outputs.size() != 1 || p.bodies.size() != 1 ||
@@ -39,20 +29,12 @@ std::optional<double> constant_scale(const ir::Graph& g, const ir::Primitive& p)
     if (side == 1 && b.op() == ir::ExprOp::Div) break;
     const Expr& x = b.arg(side);
     const Expr& c = b.arg(1 - side);
-    if (!loads_in_place(x, r) || c.op() != ir::ExprOp::Const) continue;
+    if (!ir::is_identity_load(x, 0, r) || c.op() != ir::ExprOp::Const) continue;
     double f = c->value.as_double();
     if (b.op() == ir::ExprOp::Div) f = 1.0 / f;
     if (std::isfinite(f) && f != 0) return f;
   }
   return std::nullopt;
-}
-
-ir::Dims after(const ir::Dims& shape, const UOp& step) {
-  if (step.type == UOpType::Reshape) return step.shape;
-  if (step.type != UOpType::Transpose) return shape;
-  ir::Dims out;
-  for (int64_t p : step.shape) out.push_back(shape[static_cast<size_t>(p)]);
-  return out;
 }
 
 UOp step_of(UOpType t) {
@@ -110,7 +92,7 @@ class Former {
   void transpose(size_t i, std::vector<UOp>& steps) {
     ValueId v = boundary_[i];
     std::optional<NodeId> n = only_reader(v);
-    if (!n || p_.node(*n).op != ir::PrimOp::MatMul || p_.node(*n).inputs[0] == p_.node(*n).inputs[1]) return;
+    if (!n || p_.node(*n).op != ir::PrimOp::MatMul) return;  // (a matmul of v by itself reads it twice)
     const ir::Primitive& m = p_.node(*n);
     ir::MatMulAttrs& a = matmul_attrs(*n);
     bool& flag = m.inputs[0] == v ? a.trans_a : a.trans_b;
@@ -180,7 +162,7 @@ class Former {
     q.name = p_.name;
     for (size_t i = 0; i < p_.inputs().size(); ++i) {
       ir::TensorType t = p_.type(p_.inputs()[i]);
-      for (const UOp& s : steps[i]) t.shape = after(t.shape, s);
+      for (const UOp& s : steps[i]) t.shape = infer_shapes(s, {t.shape}, nullptr).out.at(0);
       nv_[boundary_[i]] = q.add_input(p_.value(boundary_[i]).name, t);
     }
     for (int32_t v = 0; v < p_.num_values(); ++v)

@@ -258,6 +258,14 @@ std::map<TensorId, std::vector<int64_t>> strided_views(const UGraph& g) {
   return views;
 }
 
+std::set<TensorId> buffer_views(const UGraph& g) {
+  std::set<TensorId> views;
+  for (const auto& [t, strides] : strided_views(g)) views.insert(t);
+  for (const UOp& op : g.ops)
+    if (op.type == UOpType::Reshape) views.insert(op.outputs[0]);
+  return views;
+}
+
 int64_t block_bytes(const UGraph& g, const BlockGraph& b, bool in_iter_parts) {
   int64_t bytes = 0;
   auto size = [&](TensorId t) { return ir::numel(g.shape(t)) * ir::dtype_bytes(g.tensor(t).dtype); };

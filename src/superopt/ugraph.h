@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -135,6 +136,9 @@ std::optional<ir::Dims> broadcast(const ir::Dims& a, const ir::Dims& b);
 // in_iter loads read the operand's buffer with the view's strides), the result is no output
 // and the operand is laid out row-major (not such a view itself). Per view: its element strides into the operand's buffer.
 std::map<TensorId, std::vector<int64_t>> strided_views(const UGraph& g);
+// The kernel tensors that share their operand's buffer: reshapes' results (row-major views)
+// and strided_views'.
+std::set<TensorId> buffer_views(const UGraph& g);
 
 // ---- Memory. Bytes of the kernel graph's tensors, and the largest block's fast memory: every
 // block tensor it stores (in_iter results, operator results, accumulators; results kept in a

@@ -24,6 +24,12 @@ std::string value_str(const ir::Graph& g, ir::ValueId v) { return "%" + g.value(
 
 }  // namespace
 
+Kernel sorted(Kernel k) {
+  std::sort(k.nodes.begin(), k.nodes.end());
+  std::sort(k.outputs.begin(), k.outputs.end());
+  return k;
+}
+
 std::vector<ir::ValueId> kernel_inputs(const ir::Graph& g, const Kernel& k) {
   std::set<ir::ValueId> produced, inputs;
   for (ir::NodeId n : k.nodes)

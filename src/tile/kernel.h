@@ -39,6 +39,10 @@ struct Kernel {
   std::vector<ir::ValueId> outputs;  // each an output of one of `nodes`
 };
 
+// k with its nodes and outputs in increasing order: kernels of the same primitives and
+// outputs are then equal.
+Kernel sorted(Kernel k);
+
 // The values the kernel reads from memory (inputs of its nodes that none of its nodes
 // produces), in increasing id order.
 std::vector<ir::ValueId> kernel_inputs(const ir::Graph& g, const Kernel& k);

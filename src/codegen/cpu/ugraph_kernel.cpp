@@ -2,7 +2,6 @@
 #include "codegen/cpu/ugraph_kernel.h"
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <map>
 #include <set>
@@ -422,11 +421,11 @@ class BlockKernel {
     w_.line("float " + acc + "[" + std::to_string(rows) + "][" + std::to_string(cols) + "];");
     rows_loop();
     cols_loop();
-    // p0 is "0", a loop variable from 0 (blocks()), or a later chunk's start.
-    std::string before = element(x.c, at(x.ic, row, col));
-    bool later = std::isdigit(static_cast<unsigned char>(p0[0])) && p0 != "0";
-    if (!x.accumulate && !later) before = p0 == "0" ? "0.0f" : "(" + p0 + " == 0 ? 0.0f : " + before + ")";
-    w_.line(cell + " = " + before + ";");
+    // p0 is "0", or a loop variable from 0 or a later chunk's start (blocks()), which the
+    // compiler folds.
+    std::string c = element(x.c, at(x.ic, row, col));
+    if (!x.accumulate) c = p0 == "0" ? "0.0f" : "(" + p0 + " == 0 ? 0.0f : " + c + ")";
+    w_.line(cell + " = " + c + ";");
     w_.close();
     w_.close();
     w_.open("for (int64_t " + pv + " = 0; " + pv + " < " + lit(terms) + "; ++" + pv + ") {");
