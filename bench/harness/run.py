@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from bench.models.registry import DEFAULT
-from bench.peers.runners import ORCHID, PEERS
+from bench.peers.runners import OPT_IN, ORCHID, PEERS
 from bench.peers.tvm_runner import TUNED_MARK
 
 from . import machine as machine_info
@@ -37,7 +37,7 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cache", required=True, help="models exported by bench.models.export")
     ap.add_argument("--models", default="default", help="'default', 'all' or comma-separated names")
-    ap.add_argument("--runtimes", default=",".join(PEERS + ORCHID))
+    ap.add_argument("--runtimes", default=",".join(n for n in PEERS + ORCHID if n not in OPT_IN))
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=1.0, help="seconds timed per runtime and model, in all")
@@ -47,6 +47,8 @@ def parse_args():
     ap.add_argument("--load-timeout", type=float, default=900)
     ap.add_argument("--run-timeout", type=float, default=300)
     ap.add_argument("--orchid", default="build/tools/orchid/orchid")
+    ap.add_argument("--orchid-tune-minutes", type=float, default=3, help="orchid-tuned: --tune-minutes per model")
+    ap.add_argument("--orchid-db", default=None, help="orchid-tuned: its tuning database (default: the user's)")
     ap.add_argument("--tvm-trials", type=int, default=16, help="MetaSchedule trials per task")
     ap.add_argument("--tvm-tune", action="store_true",
                     help="tune TVM where no tuning database exists (slow); otherwise TVM runs only on models "
@@ -99,7 +101,9 @@ class ModelBench:
             worker.close()
 
     def load(self, runtimes):
-        options = {"orchid": os.path.abspath(self.args.orchid), "tvm_trials": self.args.tvm_trials}
+        options = {"orchid": os.path.abspath(self.args.orchid), "tvm_trials": self.args.tvm_trials,
+                   "tune_minutes": self.args.orchid_tune_minutes,
+                   "db": self.args.orchid_db and os.path.abspath(self.args.orchid_db)}
         for rt in runtimes:
             if rt == "tvm" and tvm_untuned_reason(self.model_dir, self.args):
                 self.result(rt, "unsupported", reason=tvm_untuned_reason(self.model_dir, self.args))

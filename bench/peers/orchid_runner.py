@@ -104,3 +104,16 @@ class OrchidOptimal(Orchid):
 
 class OrchidSuperopt(Orchid):
     name, strategy, compile_flags = "orchid-superopt", "greedy", ["--superopt"]
+
+
+class OrchidTuned(Orchid):
+    """greedy with the schedule tuner (`--tune-minutes`, the harness's --orchid-tune-minutes);
+    its decisions go to the tuning database (--orchid-db, or the user's), so that a later run
+    compiles warm: compile_s is then the warm compile's."""
+    name, strategy = "orchid-tuned", "greedy"
+
+    def __init__(self, model_dir, threads, options):
+        super().__init__(model_dir, threads, options)
+        self.compile_flags = ["--tune-minutes", str(options.get("tune_minutes", 3))]
+        if options.get("db"):
+            self.compile_flags += ["--db", options["db"]]

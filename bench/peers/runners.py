@@ -16,6 +16,7 @@ _CLASSES = {
     "orchid-greedy": ("orchid_runner", "OrchidGreedy"),
     "orchid-optimal": ("orchid_runner", "OrchidOptimal"),
     "orchid-superopt": ("orchid_runner", "OrchidSuperopt"),
+    "orchid-tuned": ("orchid_runner", "OrchidTuned"),
 }
 
 
@@ -32,3 +33,5 @@ def _factory(module, cls):
 RUNNERS = {name: _factory(*where) for name, where in _CLASSES.items()}
 ORCHID = [n for n in _CLASSES if n.startswith("orchid-") or n == "torch-orchid"]
 PEERS = [n for n in _CLASSES if n not in ORCHID]
+# Minutes of tuning per model: asked for by name, not run by default.
+OPT_IN = ["orchid-tuned"]

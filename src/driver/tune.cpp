@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +18,7 @@
 #include "tune/droplet.h"
 #include "tune/estimate.h"
 #include "tune/explore.h"
+#include "tune/scheduler.h"
 #include "tune/stats.h"
 
 namespace orchid::driver {
@@ -94,57 +97,84 @@ std::vector<std::vector<double>> ScheduleTimer::time(const ir::Graph& g, const t
   return out;
 }
 
-TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
-                       const MeasureOptions& m, const TuneOptions& o) {
-  auto start = std::chrono::steady_clock::now();
-  ScheduleTimer timer(build, m);
-  tune::CpuSpace space = tune::cpu_space(g, k, build.cores);
-  TuneResult r;
-  r.initial = space.base;
-  const tune::Point initial = space.point_of(space.base);
-  // Exploration, priced by the model.
-  auto cost = [&](const tune::Point& p) { return tune::estimate_cpu_schedule(g, k, space.schedule(p), t).seconds; };
-  Rng rng(o.seed);
+KernelTuner::KernelTuner(const ir::Graph& g, const tile::Kernel& k, const target::Target& t,
+                         const ScheduleTimer& timer, const TuneOptions& o, int cores)
+    : g_(g), k_(k), t_(t), timer_(timer), o_(o), space_(tune::cpu_space(g, k, cores)),
+      start_(std::chrono::steady_clock::now()) {
+  r_.initial = space_.base;
+  r_.best = space_.base;
+}
+
+std::vector<std::vector<double>> KernelTuner::measure(const std::vector<tune::Point>& points) {
+  std::vector<codegen::cpu::Schedule> scheds;
+  for (const tune::Point& p : points) scheds.push_back(space_.schedule(p));
+  r_.measured += static_cast<int>(points.size());
+  return timer_.time(g_, k_, scheds, o_.rounds, o_.runs, &r_.failures);
+}
+
+// Exploration priced by the model; the default and the cheapest explored points of each kind
+// measured together, leaving room for the second timing of the fastest and a step of the
+// descent. The descent starts from the fastest explored point by mean where a second timing,
+// of it and the default alone together, finds it faster with significance (one hypothesis: no
+// correction to pay); the fastest of several by mean alone is as often the luckiest.
+void KernelTuner::explore() {
+  const tune::Point initial = space_.point_of(space_.base);
+  auto cost = [&](const tune::Point& p) { return tune::estimate_cpu_schedule(g_, k_, space_.schedule(p), t_).seconds; };
+  Rng rng(o_.seed);
   tune::ExploreOptions eo;
-  eo.trials = o.explore_trials;
-  std::vector<tune::Ranked> explored = tune::explore(space.space, cost, {initial}, eo, rng);
-  // Measuring a batch of points together.
-  tune::MeasureFn measure = [&](const std::vector<tune::Point>& points) {
-    std::vector<codegen::cpu::Schedule> scheds;
-    for (const tune::Point& p : points) scheds.push_back(space.schedule(p));
-    r.measured += static_cast<int>(points.size());
-    return timer.time(g, k, scheds, o.rounds, o.runs, &r.failures);
-  };
-  // The default and the cheapest explored points of each kind, leaving room for the second
-  // timing of the fastest and a step of the descent.
-  const int explored_top = std::max(0, std::min(o.measure_top, o.budget - 5));
+  eo.trials = o_.explore_trials;
+  std::vector<tune::Ranked> explored = tune::explore(space_.space, cost, {initial}, eo, rng);
+  if (!explored.empty()) bound_seconds_ = explored.front().cost;
+  const int explored_top = std::max(0, std::min(o_.measure_top, o_.budget - 5));
   std::vector<tune::Point> top{initial};
-  for (const tune::Point& p : tune::diverse_top(space.space, explored, static_cast<size_t>(explored_top), initial))
+  for (const tune::Point& p : tune::diverse_top(space_.space, explored, static_cast<size_t>(explored_top), initial))
     top.push_back(p);
   std::vector<std::vector<double>> first = measure(top);
-  // The descent starts from the fastest explored point by mean where a second timing, of it
-  // and the default alone together, finds it faster with significance (one hypothesis: no
-  // correction to pay); the fastest of several by mean alone is as often the luckiest.
   size_t fastest = 0;
   for (size_t i = 1; i < top.size(); ++i)
     if (!first[i].empty() && tune::mean_of(first[i]) < tune::mean_of(first[fastest])) fastest = i;
   if (fastest != 0) {
     std::vector<std::vector<double>> pair = measure({initial, top[fastest]});
-    bool faster = pair[0].empty() ? !pair[1].empty() : tune::welch_less(pair[1], pair[0]).p <= o.alpha;
+    bool faster = pair[0].empty() ? !pair[1].empty() : tune::welch_less(pair[1], pair[0]).p <= o_.alpha;
     if (!faster) fastest = 0;
   }
-  r.initial_ms = median_ms(first[0]);
-  // Exploitation from the fastest.
+  r_.initial_ms = median_ms(first[0]);
+  start_ms_ = median_ms(first[fastest]);
+  r_.best = space_.schedule(top[fastest]);
+  r_.best_ms = start_ms_;
   tune::DropletOptions d;
-  d.budget = std::max(2, o.budget - r.measured);
-  d.alpha = o.alpha;
-  tune::DropletResult dr = tune::droplet_search(space.space, top[fastest], measure, d);
-  r.best = space.schedule(dr.best);
-  r.best_ms = median_ms(dr.samples.empty() ? first[fastest] : dr.samples);
-  r.moves = dr.moves();
-  r.converged = dr.converged;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
+  d.budget = std::max(2, o_.budget - r_.measured);
+  d.alpha = o_.alpha;
+  descent_.emplace(space_.space, top[fastest], d);
+}
+
+bool KernelTuner::unit() {
+  if (finished()) return false;
+  if (!descent_) {
+    explore();
+  } else {
+    tune::MeasureFn m = [this](const std::vector<tune::Point>& points) { return measure(points); };
+    descent_->step(m);
+    const tune::DropletResult& dr = descent_->result();
+    r_.best = space_.schedule(dr.best);
+    r_.best_ms = median_ms(dr.samples.empty() ? std::vector<double>{} : dr.samples);
+    if (r_.best_ms <= 0) r_.best_ms = start_ms_;
+    r_.moves = dr.moves();
+    r_.converged = dr.converged;
+  }
+  r_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return true;
+}
+
+bool KernelTuner::finished() const { return descent_ && descent_->ended(); }
+
+TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
+                       const MeasureOptions& m, const TuneOptions& o) {
+  ScheduleTimer timer(build, m);
+  KernelTuner tuner(g, k, t, timer, o, build.cores);
+  while (tuner.unit()) {
+  }
+  return tuner.result();
 }
 
 namespace {
@@ -162,6 +192,41 @@ std::pair<codegen::cpu::Schedule, double> decided(const TuneResult& r) {
   return better ? std::make_pair(r.best, r.best_ms) : std::make_pair(r.initial, r.initial_ms);
 }
 
+
+// The plan's generated kernels, each distinct one (by its database key) once, with the steps
+// that run it.
+struct KernelTask {
+  std::string key;
+  std::vector<size_t> steps;
+};
+
+std::vector<KernelTask> kernel_tasks(const ir::Graph& g, const std::vector<StepChoice>& steps) {
+  std::vector<KernelTask> out;
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != StepKind::Generated) continue;
+    std::string key = "tune " + kernel_key(g, steps[i]);
+    auto [it, added] = index.try_emplace(key, out.size());
+    if (added) out.push_back({key, {}});
+    out[it->second].steps.push_back(i);
+  }
+  return out;
+}
+
+std::string steps_text(const std::vector<size_t>& steps) {
+  std::string out = steps.size() > 1 ? "steps " : "step ";
+  for (size_t i = 0; i < steps.size(); ++i) out += (i ? ", " : "") + std::to_string(steps[i]);
+  return out;
+}
+
+// What the scheduler still expects to spend, in trials: each unfinished task's budget left.
+int trials_left(const tune::TaskScheduler& s, int budget) {
+  int left = 0;
+  for (const tune::Task& t : s.tasks())
+    if (!t.finished) left += std::max(0, budget - t.trials);
+  return left;
+}
+
 }  // namespace
 
 std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps,
@@ -171,55 +236,93 @@ std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g
                                                               std::vector<std::string>* notes) {
   std::vector<std::optional<codegen::cpu::Schedule>> out(steps.size());
   if (o.minutes <= 0) return out;
-  // Decisions already made; the rest, the slowest (by the model) first.
-  std::vector<std::pair<double, size_t>> queue;
-  std::vector<std::string> keys(steps.size());
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].kind != StepKind::Generated) continue;
-    keys[i] = "tune " + kernel_key(g, steps[i]);
+  auto note = [&](const std::string& line) {
+    if (notes) notes->push_back(line);
+  };
+  // Decisions already made; the other kernels become the scheduler's tasks.
+  std::vector<KernelTask> kernels;
+  std::vector<tune::Task> tasks;
+  for (KernelTask& kt : kernel_tasks(g, steps)) {
     if (m.db)
-      if (auto d = m.db->decision(m.target, keys[i])) {
-        out[i] = codegen::cpu::parse_schedule(d->first);
-        if (notes) notes->push_back("step " + std::to_string(i) + ": " + d->first + " (tuned before, " +
-                                    ms_text(d->second.median_ns * 1e-6) + ")");
+      if (auto d = m.db->decision(m.target, kt.key)) {
+        for (size_t i : kt.steps) out[i] = codegen::cpu::parse_schedule(d->first);
+        note(steps_text(kt.steps) + ": " + d->first + " (tuned before, " + ms_text(d->second.median_ns * 1e-6) + ")");
         continue;
       }
-    codegen::cpu::Schedule s = codegen::cpu::default_schedule(g, steps[i].kernel, build.cores);
-    queue.emplace_back(-tune::estimate_cpu_schedule(g, steps[i].kernel, s, t).seconds, i);
+    const StepChoice& s = steps[kt.steps.front()];
+    tune::Task task;
+    task.weight = double(kt.steps.size());
+    task.estimate =
+        tune::estimate_cpu_schedule(g, s.kernel, codegen::cpu::default_schedule(g, s.kernel, build.cores), t).seconds;
+    tasks.push_back(task);
+    kernels.push_back(std::move(kt));
   }
-  std::stable_sort(queue.begin(), queue.end());
+  if (kernels.empty()) return out;
+  tune::TaskScheduler scheduler(std::move(tasks), {}, o.kernel.seed);
+  ScheduleTimer timer(build, m);
+  std::vector<std::unique_ptr<KernelTuner>> tuners(kernels.size());
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const double budget = o.minutes * 60;
-  size_t done = 0;
-  for (const auto& [cost, i] : queue) {
-    if (elapsed() >= budget) {
-      if (notes) notes->push_back("step " + std::to_string(i) + ": default schedule (the tuning time ran out)");
-      continue;
-    }
+  int units = 0, trials = 0;
+  double initial_total = 0;  // Σ wᵢ × default time of the kernels begun
+  while (elapsed() < budget) {
+    std::optional<size_t> next = scheduler.next();
+    if (!next) break;
+    const size_t k = *next;
+    const KernelTask& kt = kernels[k];
     if (progress) {
-      double per = done > 0 ? elapsed() / double(done) : 0;
-      double eta = std::min(budget - elapsed(), per * double(queue.size() - done));
-      char line[160];
-      std::snprintf(line, sizeof line, "tuning kernel %zu of %zu (step %zu)%s", done + 1, queue.size(), i,
-                    done > 0 ? (", about " + std::to_string(static_cast<int>(eta + 0.5)) + " s left").c_str() : "");
+      double per_trial = trials > 0 ? elapsed() / trials : 0;
+      double eta = std::min(budget - elapsed(), per_trial * trials_left(scheduler, o.kernel.budget));
+      char line[200];
+      std::snprintf(line, sizeof line, "tuning kernel %zu of %zu (%s), unit %d%s", k + 1, kernels.size(),
+                    steps_text(kt.steps).c_str(), scheduler.tasks()[k].units + 1,
+                    trials > 0 ? (", about " + std::to_string(static_cast<int>(eta + 0.5)) + " s left").c_str() : "");
       progress(line);
     }
-    TuneOptions ko = o.kernel;
-    ko.seed = o.kernel.seed + i;
-    TuneResult r = tune_kernel(g, steps[i].kernel, t, build, m, ko);
-    auto [schedule, ms] = decided(r);
-    out[i] = schedule;
-    ++done;
-    if (m.db && ms > 0) m.db->decide(m.target, keys[i], codegen::cpu::schedule_str(schedule), {ms * 1e6, 0, ko.rounds, ""});
-    if (notes) {
-      std::string line = "step " + std::to_string(i) + ": " + codegen::cpu::schedule_str(schedule) + ", " +
-                         ms_text(ms) + " (default " + ms_text(r.initial_ms) + "; " + std::to_string(r.measured) +
-                         " measured in " + std::to_string(static_cast<int>(r.seconds + 0.5)) + " s)";
-      for (const std::string& f : r.failures) line += "; " + f;
-      notes->push_back(line);
+    if (!tuners[k]) {
+      TuneOptions ko = o.kernel;
+      ko.seed = o.kernel.seed + kt.steps.front();
+      tuners[k] = std::make_unique<KernelTuner>(g, steps[kt.steps.front()].kernel, t, timer, ko, build.cores);
     }
+    KernelTuner& tuner = *tuners[k];
+    const int before = tuner.measured();
+    tuner.unit();
+    if (scheduler.tasks()[k].units == 0) {
+      scheduler.set_bound(k, tuner.bound_seconds() * 1e3);
+      initial_total += scheduler.tasks()[k].weight * tuner.result().initial_ms;
+    }
+    scheduler.record(k, tuner.measured() - before, tuner.best_ms(), tuner.finished());
+    ++units;
+    trials += tuner.measured() - before;
   }
+  double tuned_total = 0;
+  // Each kernel begun: its decision, recorded (the best found in the time given; the default
+  // where nothing measured faster with significance).
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const KernelTask& kt = kernels[k];
+    if (!tuners[k]) {
+      note(steps_text(kt.steps) + ": default schedule (the tuning time ran out)");
+      continue;
+    }
+    const TuneResult& r = tuners[k]->result();
+    auto [schedule, ms] = decided(r);
+    for (size_t i : kt.steps) out[i] = schedule;
+    tuned_total += double(kt.steps.size()) * ms;
+    if (m.db && ms > 0) m.db->decide(m.target, kt.key, codegen::cpu::schedule_str(schedule), {ms * 1e6, 0, o.kernel.rounds, ""});
+    std::string line = steps_text(kt.steps) + ": " + codegen::cpu::schedule_str(schedule) + ", " + ms_text(ms) +
+                       " (default " + ms_text(r.initial_ms) + "; " + std::to_string(r.measured) + " measured in " +
+                       std::to_string(scheduler.tasks()[k].units) + " units, " +
+                       (r.converged ? "converged" : tuners[k]->finished() ? "its budget spent" : "stopped by the time") + ")";
+    for (const std::string& f : r.failures) line += "; " + f;
+    note(line);
+  }
+  char summary[240];
+  std::snprintf(summary, sizeof summary,
+                "%zu distinct kernels, %d units of tuning, %d timings in %.0f s; their time in the plan "
+                "(Σ steps × kernel) %.4f ms by default, %.4f ms tuned",
+                kernels.size(), units, trials, elapsed(), initial_total, tuned_total);
+  note(summary);
   return out;
 }
 

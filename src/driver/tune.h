@@ -10,6 +10,7 @@
 // in a helper process (`orchid time-kernels`): a crashing or hanging variant costs one batch.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -23,6 +24,8 @@
 #include "ir/graph.h"
 #include "target/target.h"
 #include "tile/kernel.h"
+#include "tune/cpu_space.h"
+#include "tune/droplet.h"
 
 namespace orchid::driver {
 
@@ -49,12 +52,14 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
                        const MeasureOptions& measure, const TuneOptions& options);
 
 // Tuning the generated steps of a plan (the compile's tuning stage, `--tune-minutes`): each
-// generated kernel's decision is read from the tuning database where it has one; the others
-// are tuned, the slowest first by the analytic model's time of their default schedule, while
-// the time budget lasts (a kernel begun is finished), each decision recorded (the default
-// where nothing measured faster with significance). A progress line with the time left goes
-// to `progress`, per kernel. Returns each step's schedule (none: not generated, or not tuned:
-// the default); `notes` get a line per generated step for the report.
+// distinct generated kernel (by its database key) is one task, weighted by the steps that run
+// it. Its decision is read from the tuning database where it has one; the others are tuned a
+// unit at a time (KernelTuner), the task scheduler (tune/scheduler.h) choosing which next,
+// while the time budget lasts (a unit begun is finished). Each kernel begun gets its decision
+// recorded: the best found (the default where nothing measured faster with significance). A
+// progress line with the time left goes to `progress`, per unit. Returns each step's schedule
+// (none: not generated, or not tuned: the default); `notes` get a line per kernel and a summary
+// for the report.
 struct PlanTuneOptions {
   TuneOptions kernel;
   double minutes = 0;  // 0: no tuning, decisions in the database unused
@@ -83,6 +88,38 @@ class ScheduleTimer {
   codegen::cpu::Compiler compiler_;
   size_t per_library_;
   MeasureOptions measure_;
+};
+
+// One kernel's tuning a unit at a time, for the task scheduler of a plan (tune/scheduler.h):
+// the first unit explores and measures the explored top; each later one is a step of the
+// descent. `g`, `k`, `t` and `timer` must outlive it.
+class KernelTuner {
+ public:
+  KernelTuner(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const ScheduleTimer& timer,
+              const TuneOptions& options, int cores);
+  KernelTuner(const KernelTuner&) = delete;  // the descent refers to the space
+  KernelTuner& operator=(const KernelTuner&) = delete;
+  bool unit();            // false, doing nothing, once finished
+  bool finished() const;  // the descent converged or spent the kernel's budget
+  int measured() const { return r_.measured; }
+  double best_ms() const { return r_.best_ms; }
+  double bound_seconds() const { return bound_seconds_; }  // the model's time of the best explored point
+  const TuneResult& result() const { return r_; }
+
+ private:
+  void explore();
+  std::vector<std::vector<double>> measure(const std::vector<tune::Point>& points);
+
+  const ir::Graph& g_;
+  const tile::Kernel& k_;
+  const target::Target& t_;
+  const ScheduleTimer& timer_;
+  TuneOptions o_;
+  tune::CpuSpace space_;
+  std::optional<tune::Descent> descent_;
+  TuneResult r_;
+  double start_ms_ = 0, bound_seconds_ = 0;
+  std::chrono::steady_clock::time_point start_;
 };
 
 double median_ms(std::vector<double> samples);  // 0 for none

@@ -37,7 +37,27 @@ struct DropletResult {
   int moves() const { return static_cast<int>(path.size()) - 1; }
 };
 
-// `start` must be a point of the space.
+// The descent one neighbourhood at a time, for a caller that shares measurements among several
+// kernels (the task scheduler, scheduler.h). `start` must be a point of the space; the space
+// must outlive the descent.
+class Descent {
+ public:
+  Descent(const Space& space, const Point& start, const DropletOptions& options);
+  // Measures the next neighbourhood (the current point again with it) and moves or widens;
+  // false, measuring nothing, once the descent has ended.
+  bool step(const MeasureFn& measure);
+  bool ended() const { return ended_; }
+  const DropletResult& result() const { return r_; }
+
+ private:
+  const Space& space_;
+  DropletOptions o_;
+  DropletResult r_;
+  int width_ = 1;
+  bool ended_ = false;
+};
+
+// The whole descent: steps until it ends.
 DropletResult droplet_search(const Space& space, const Point& start, const MeasureFn& measure,
                              const DropletOptions& options = {});
 

@@ -8,6 +8,7 @@
 #include "codegen/kernel_cases.h"
 #include "codegen/kernel_graphs.h"
 #include "driver/tune.h"
+#include "tune/db.h"
 #include "target/host.h"
 #include "testlib/temp_dir.h"
 #include "testlib/tile_fixtures.h"
@@ -91,6 +92,64 @@ TEST(DriverTune, ATunedKernelKeepsToItsBudgetAndMatchesTheInterpreter) {
   cases.push_back(codegen::cpu::make_case(
       5, text, [&](const ir::Graph&, const tile::Kernel&, Rng&) { return r.best; }, "orc_tuned"));
   codegen::cpu::check_cases(cases);
+}
+
+// Two steps running the same kernel (two row softmaxes of one shape) and a third of another
+// shape: the plan's tuning makes two tasks, tunes the shared one once for both steps, reports a
+// line per kernel and a summary, records the decisions, and a second call reads them back
+// without measuring.
+TEST(DriverTune, APlansKernelsAreTunedOnceEachAndTheirDecisionsKept) {
+  testlib::TempDir dir;
+  const std::string text =
+      "graph @g {\n  input %a : f32[32,256]\n  input %b : f32[32,256]\n  input %c : f32[8,64]\n"
+      "  %ea : f32[32,256] = elementwise(%a) { exp(%a[i0, i1]) }\n"
+      "  %sa : f32[32,1] = reduce sum(%ea) over [256] { %ea[i0, r0] }\n"
+      "  %eb : f32[32,256] = elementwise(%b) { exp(%b[i0, i1]) }\n"
+      "  %sb : f32[32,1] = reduce sum(%eb) over [256] { %eb[i0, r0] }\n"
+      "  %ec : f32[8,64] = elementwise(%c) { exp(%c[i0, i1]) }\n"
+      "  %sc : f32[8,1] = reduce sum(%ec) over [64] { %ec[i0, r0] }\n"
+      "  output %sa, %sb, %sc\n}\n";
+  Tuned s = tuned_setup(text, dir);
+  tune::TuningDb db(dir.file("t.db"));
+  s.measure.db = &db;
+  s.measure.target = "test-target";
+  std::vector<StepChoice> steps;
+  for (int first : {0, 2, 4}) {
+    StepChoice c;
+    c.kernel.nodes = {ir::NodeId(first), ir::NodeId(first + 1)};
+    c.kernel.outputs = {s.g.node(ir::NodeId(first + 1)).outputs[0]};
+    c.inputs = tile::kernel_inputs(s.g, c.kernel);
+    steps.push_back(c);
+  }
+  PlanTuneOptions o;
+  o.minutes = 5;
+  o.kernel.explore_trials = 40;
+  o.kernel.measure_top = 3;
+  o.kernel.budget = 10;
+  o.kernel.rounds = 2;
+  o.kernel.runs = 2;
+  std::vector<std::string> notes, progress;
+  auto out = tune_steps(s.g, steps, testlib::toy_cpu_target(), s.build, s.measure, o,
+                        [&](const std::string& line) { progress.push_back(line); }, &notes);
+  ASSERT_EQ(out.size(), 3u);
+  ASSERT_TRUE(out[0] && out[1] && out[2]);
+  EXPECT_EQ(*out[0], *out[1]);
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_EQ(notes[0].rfind("steps 0, 1: ", 0), 0u) << notes[0];
+  EXPECT_EQ(notes[1].rfind("step 2: ", 0), 0u) << notes[1];
+  EXPECT_EQ(notes[2].rfind("2 distinct kernels, ", 0), 0u) << notes[2];
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress[0].rfind("tuning kernel 1 of 2 (steps 0, 1), unit 1", 0), 0u) << progress[0];  // the heavier first
+  EXPECT_TRUE(db.decision("test-target", "tune " + kernel_key(s.g, steps[0])).has_value());
+
+  notes.clear();
+  progress.clear();
+  auto again = tune_steps(s.g, steps, testlib::toy_cpu_target(), s.build, s.measure, o,
+                          [&](const std::string& line) { progress.push_back(line); }, &notes);
+  EXPECT_TRUE(progress.empty());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("(tuned before, "), std::string::npos) << notes[0];
+  EXPECT_EQ(again, out);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ struct CompileFlags {
   std::string gpu;  // a CUDA preset; empty: the GPU present, or h100
   double measure_seconds = 0.2;
   double tune_minutes = 0;  // 0: no tuning
-  int tune_budget = 48;
+  int tune_budget = 160;
   bool superopt = false;
   double superopt_seconds = 300;
 };
@@ -128,11 +128,12 @@ Command add_compile(CLI::App& app) {
       ->transform(CLI::IsMember(presets, CLI::ignore_case));
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");
   cmd->add_option("--tune-minutes", f->tune_minutes,
-                  "tune the schedules of generated kernels for up to this many minutes, the slowest kernels "
-                  "first; decisions are kept in the tuning database and reused (default 0: no tuning)")
+                  "tune the schedules of generated kernels for up to this many minutes, the time going where "
+                  "it shortens the model most; decisions are kept in the tuning database and reused (default "
+                  "0: no tuning)")
       ->check(CLI::Range(0.0, 10000.0));
   cmd->add_option("--tune-budget", f->tune_budget,
-                  "--tune-minutes: kernel timings per kernel (the explored points and the descent's; default 48)")
+                  "--tune-minutes: kernel timings per kernel (the explored points and the descent's; default 160)")
       ->check(CLI::Range(3, 100000));
   cmd->add_flag("--superopt", f->superopt,
                 "search μGraph kernels (Mirage) for the model's LAX subprograms on small copies, and use those that "
