@@ -63,19 +63,41 @@ std::string kernel_key(const ir::Graph& g, const StepChoice& s) {
   return sha256_hex(ir::canonical_signature(kernel_graph(g, s)).text + "\nweights:" + consts);
 }
 
+std::string tuning_key(const ir::Graph& g, const StepChoice& s) { return "tune " + kernel_key(g, s); }
+
+std::optional<codegen::cpu::Schedule> tuned_schedule(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o) {
+  if (!o.tuned || o.db == nullptr || s.kind != StepKind::Generated) return std::nullopt;
+  std::optional<std::pair<std::string, tune::Measurement>> d = o.db->decision(o.target, tuning_key(g, s));
+  if (!d) return std::nullopt;
+  return codegen::cpu::parse_schedule(d->first);
+}
+
+std::vector<std::optional<codegen::cpu::Schedule>> tuned_schedules(const ir::Graph& g,
+                                                                    const std::vector<StepChoice>& steps,
+                                                                    const MeasureOptions& o) {
+  std::vector<std::optional<codegen::cpu::Schedule>> out;
+  for (const StepChoice& s : steps) out.push_back(tuned_schedule(g, s, o));
+  return out;
+}
+
 namespace {
 
-// Writes s alone as a one-step artifact into dir.
-void write_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build, const fs::path& dir) {
+// Writes s alone as a one-step artifact into dir, with its schedule where it has one.
+void write_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
+                     const std::optional<codegen::cpu::Schedule>& schedule, const fs::path& dir) {
   ir::Graph mini;
   StepChoice c = alone(g, s, &mini);
-  BuiltArtifact a = build_artifact(mini, {c}, build);
+  BuiltArtifact a = build_artifact(mini, {c}, build, {schedule});
   write_artifact(a, dir.string());
 }
 
-TimedArtifact candidate_item(const ir::Graph& g, const StepChoice& s, const BuildOptions& build) {
-  return {kernel_key(g, s), impl_key(s.kind),
-          [&g, s, &build](const fs::path& dir) { write_candidate(g, s, build, dir); }};
+// A tuned kernel's time is kept under its schedule: it is another implementation.
+TimedArtifact candidate_item(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
+                             const MeasureOptions& o) {
+  std::optional<codegen::cpu::Schedule> schedule = tuned_schedule(g, s, o);
+  std::string impl = impl_key(s.kind) + (schedule ? " schedule=" + codegen::cpu::schedule_str(*schedule) : "");
+  return {kernel_key(g, s), impl,
+          [&g, s, &build, schedule](const fs::path& dir) { write_candidate(g, s, build, schedule, dir); }};
 }
 
 }  // namespace
@@ -152,13 +174,13 @@ size_t fastest(const std::vector<CandidateTime>& times) {
 
 CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                                 const MeasureOptions& o) {
-  return time_alternating({candidate_item(g, s, build)}, o, 1)[0];
+  return time_alternating({candidate_item(g, s, build, o)}, o, 1)[0];
 }
 
 std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,
                                                const BuildOptions& build, const MeasureOptions& o, int rounds) {
   std::vector<TimedArtifact> items;
-  for (const StepChoice& s : candidates) items.push_back(candidate_item(g, s, build));
+  for (const StepChoice& s : candidates) items.push_back(candidate_item(g, s, build, o));
   return time_alternating(items, o, rounds);
 }
 

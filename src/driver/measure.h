@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
 #include "driver/plan_builder.h"
 #include "tune/db.h"
@@ -31,6 +32,10 @@ struct MeasureOptions {
   int rounds = 3;
   double timeout_s = 120;
   int64_t address_space_limit = int64_t{16} << 30;
+  // Generated steps are built and timed with the schedule the database decided for their
+  // kernel (tuned_schedule), where it has one: the compile tunes (`--tune-minutes`), so the
+  // orchestration's costs and whole plans are those of tuned kernels.
+  bool tuned = false;
 };
 
 struct CandidateTime {
@@ -42,6 +47,18 @@ struct CandidateTime {
 // The canonical key of a kernel: its graph's canonical text (constants as inputs) hashed, and
 // which inputs are weights.
 std::string kernel_key(const ir::Graph& g, const StepChoice& s);
+
+// The key of a kernel's schedule decision in the tuning database.
+std::string tuning_key(const ir::Graph& g, const StepChoice& s);
+
+// The schedule decided for a generated step's kernel, where the options use decisions
+// (MeasureOptions::tuned) and the database has one.
+std::optional<codegen::cpu::Schedule> tuned_schedule(const ir::Graph& g, const StepChoice& s,
+                                                      const MeasureOptions& options);
+// Each step's (tuned_schedule), for build_artifact.
+std::vector<std::optional<codegen::cpu::Schedule>> tuned_schedules(const ir::Graph& g,
+                                                                    const std::vector<StepChoice>& steps,
+                                                                    const MeasureOptions& options);
 
 // The time of s: from the tuning database, or measured once in a helper process and recorded.
 CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,

@@ -26,12 +26,17 @@ bool touches_blocked(const runtime::Plan& plan, size_t i) {
   return false;
 }
 
-// The key of a whole plan in the tuning database: its steps' kernels and implementations.
-std::string plan_key(const ir::Graph& g, const std::vector<StepChoice>& steps) {
+// The key of a whole plan in the tuning database: its steps' kernels, implementations and
+// tuned schedules.
+std::string plan_key(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                     const std::vector<std::optional<codegen::cpu::Schedule>>& schedules) {
   std::string text = "plan";
-  for (const StepChoice& s : steps)
-    if (s.kind != StepKind::Alias)
-      text += "\n" + kernel_key(g, s) + " " + std::string(step_kind_name(s.kind)) + (s.ugraph ? " " + s.ugraph->key : "");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepChoice& s = steps[i];
+    if (s.kind == StepKind::Alias) continue;
+    text += "\n" + kernel_key(g, s) + " " + std::string(step_kind_name(s.kind)) + (s.ugraph ? " " + s.ugraph->key : "");
+    if (schedules[i]) text += " schedule=" + codegen::cpu::schedule_str(*schedules[i]);
+  }
   return sha256_hex(text);
 }
 
@@ -40,10 +45,13 @@ std::string plan_impl() {
          " library=" + std::to_string(runtime::kLibraryStepVersion);
 }
 
-// The whole plan with these steps, timed like a candidate (measure.h, time_alternating).
-TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& build) {
-  return {plan_key(g, steps), plan_impl(), [&g, steps, &build](const fs::path& dir) {
-            BuiltArtifact a = build_artifact(g, steps, build);
+// The whole plan with these steps (and their tuned schedules: measure.h), timed like a
+// candidate (time_alternating).
+TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& build,
+                        const MeasureOptions& o) {
+  std::vector<std::optional<codegen::cpu::Schedule>> schedules = tuned_schedules(g, steps, o);
+  return {plan_key(g, steps, schedules), plan_impl(), [&g, steps, &build, schedules](const fs::path& dir) {
+            BuiltArtifact a = build_artifact(g, steps, build, schedules);
             write_artifact(a, dir.string());
           }};
 }
@@ -54,7 +62,7 @@ std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<s
                                          const BuildOptions& build, const MeasureOptions& o) {
   fs::create_directories(o.work_dir);
   std::vector<TimedArtifact> items;
-  for (const std::vector<StepChoice>& steps : plans) items.push_back(plan_item(g, steps, build));
+  for (const std::vector<StepChoice>& steps : plans) items.push_back(plan_item(g, steps, build, o));
   return time_alternating(items, o, o.rounds);
 }
 
@@ -66,7 +74,7 @@ void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& b
   for (size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind != before[i].kind) flipped.push_back(i);
   if (flipped.empty()) return;
-  BuiltArtifact built_before = build_artifact(g, before, build);
+  BuiltArtifact built_before = build_artifact(g, before, build, tuned_schedules(g, before, o));
   const runtime::Plan& plan_before = built_before.plan;
   // The choices that keep every blocked buffer of the plan before: flips of steps touching
   // none (an alias has no plan step).
@@ -85,7 +93,7 @@ void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& b
   for (size_t i : flipped) distinct |= outside[i].kind != before[i].kind;
   if (distinct) options.emplace_back("oneDNN kept in layout chains", outside);
   std::vector<TimedArtifact> items;
-  for (const auto& [what, choice] : options) items.push_back(plan_item(g, choice, build));
+  for (const auto& [what, choice] : options) items.push_back(plan_item(g, choice, build, o));
   items[1].write = [&built_before](const fs::path& dir) { write_artifact(built_before, dir.string()); };
   std::vector<CandidateTime> t = time_alternating(items, o, o.rounds);
   size_t best = fastest(t);

@@ -162,6 +162,10 @@ std::vector<std::string> plan_differences(const ir::Graph& g, const std::vector<
   return lines;
 }
 
+bool same_plan(const std::vector<tile::Kernel>& a, const std::vector<tile::Kernel>& b) {
+  return identities(a) == identities(b);
+}
+
 orchestrate::CostOracle analytic_cost(const ir::Graph& g, const target::Target& t, int cores,
                                       double launch_seconds) {
   orchestrate::CostOracle roofline = orchestrate::roofline_cost(g, t, launch_seconds);
@@ -280,7 +284,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   std::vector<std::string> differences = plan_differences(g, p.kernels, greedy, optimal_seconds);
   p.notes.insert(p.notes.end(), differences.begin(), differences.end());
   p.measured_seconds = t_opt;
-  if (identities(p.kernels) == identities(greedy)) return p;
+  if (same_plan(p.kernels, greedy)) return p;
   // Kernels timed alone find their inputs in cache and run no neighbours: the plans are
   // decided whole, built with the steps implement() makes and timed in alternating rounds.
   // The rounds may also have stopped before every chosen kernel had a measured cost.

@@ -69,6 +69,9 @@ class CostCalibration {
 // linear primitive, if any ("onednn conv", "generated conv", "generated").
 std::string cost_class(const ir::Graph& g, const tile::Kernel& k);
 
+// Whether two plans have the same kernels (in any order).
+bool same_plan(const std::vector<tile::Kernel>& a, const std::vector<tile::Kernel>& b);
+
 // `sites`: μGraph kernels of the superoptimizer (superopt_kernels.h), candidates of the BLP at
 // their measured times (never measured again); plans are built and timed with them as μGraphs.
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,

@@ -66,6 +66,17 @@ std::optional<ir::Graph> search_rewrites(const ir::Graph& g, const CompileOption
   return clean_up(r.graph);
 }
 
+// Stage 6 on the CPU (see compile_graph).
+std::vector<StepChoice> implement_on_cpu(const ir::Graph& g, const PlacedKernels& placed, const BuildOptions& build,
+                                         const MeasureOptions& measure, std::vector<std::string>* choices) {
+  std::vector<std::vector<StepChoice>> each = implement_placed(g, placed);
+  std::vector<StepChoice> chosen = joined(each);
+  choose_by_measuring(g, chosen, build, measure, choices);
+  std::vector<StepChoice> before = choose_whole_over_split(g, placed.kernels, each, chosen, build, measure, choices);
+  check_choices_on_plans(g, before, chosen, build, measure, choices);
+  return chosen;
+}
+
 }  // namespace
 
 ir::Graph clean_up(const ir::Graph& g) {
@@ -90,6 +101,8 @@ CompileResult compile_onnx(const CompileOptions& o) {
 CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o, std::vector<StageTime> earlier) {
   Stages stages(std::move(earlier));
   CompileResult result;
+  MeasureOptions measure = o.measure;  // tuned kernels are measured as tuned when the compile tunes
+  measure.tuned = o.device != runtime::PlanDevice::Cuda && o.tune.minutes > 0;
   result.out_dir = directory_name(o.out_dir);
   check_publishable(result.out_dir);  // refuse before the work, not after it
   bool cuda = o.device == runtime::PlanDevice::Cuda;
@@ -132,9 +145,9 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   PlacedKernels placed = stages.run("orchestrate", [&] {
     if (o.strategy != orchestrate::Strategy::Optimal)
       return place_ugraph_kernels(g, orchestrate::orchestrate(g, o.strategy), found.sites, &result.superopt);
-    OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure, 12, found.sites);
+    OptimalPlan p = orchestrate_measured(g, o.target, o.build, measure, 12, found.sites);
     if (unrewritten) {
-      OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, o.measure);
+      OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, measure);
       if (p.measured_seconds > 0 && q.measured_seconds > 0) {
         bool keep = p.measured_seconds <= q.measured_seconds;
         char line[160];
@@ -158,22 +171,39 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   //    matmuls, generated CUDA code, or an alias.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
     if (cuda) return implement(g, placed.kernels, runtime::PlanDevice::Cuda, o.gpu_libraries);
-    std::vector<std::vector<StepChoice>> each = implement_placed(g, placed);
-    std::vector<StepChoice> chosen = joined(each);
-    choose_by_measuring(g, chosen, o.build, o.measure, &result.choices);
-    std::vector<StepChoice> before =
-        choose_whole_over_split(g, placed.kernels, each, chosen, o.build, o.measure, &result.choices);
-    check_choices_on_plans(g, before, chosen, o.build, o.measure, &result.choices);
-    return chosen;
+    return implement_on_cpu(g, placed, o.build, measure, &result.choices);
   });
-  // 7. Tuning (with a budget): each generated kernel's schedule searched on this machine —
-  //    exploration ranked by the analytic model, then Droplet Search on measured times — or
-  //    read from the tuning database's earlier decisions.
+  // 7. Tuning (with a budget): each distinct generated kernel's schedule searched on this
+  //    machine — exploration ranked by the analytic model, then Droplet Search on measured
+  //    times, the time going where it shortens the model most — or read from the tuning
+  //    database's earlier decisions.
   std::vector<std::optional<codegen::cpu::Schedule>> tuned;
-  if (!cuda && o.tune.minutes > 0)
-    tuned = stages.run("tune", [&] {
-      return tune_steps(g, steps, o.target, o.build, o.measure, o.tune, o.progress, &result.tuning);
+  if (measure.tuned) {
+    PlanTuning t = stages.run("tune", [&] {
+      return tune_steps(g, steps, o.target, o.build, measure, o.tune, o.progress, &result.tuning);
     });
+    tuned = t.schedules;
+    // 7b. With the optimal strategy, the BLP solved again with the tuned kernels' times (which
+    //     also re-price, by their class's calibration, the candidates not measured); a plan
+    //     that changes is implemented again and its new kernels tuned in the time left.
+    if (t.tuned > 0 && o.strategy == orchestrate::Strategy::Optimal)
+      stages.run("re-solve", [&] {
+        OptimalPlan p = orchestrate_measured(g, o.target, o.build, measure, 12, found.sites);
+        if (same_plan(p.kernels, placed.kernels)) {
+          result.orchestration.push_back("re-solved with the tuned kernels' times: the same plan");
+          return 0;
+        }
+        result.orchestration.push_back("re-solved with the tuned kernels' times: another plan, of " +
+                                       std::to_string(p.kernels.size()) + " kernels (the notes above are the first solve's)");
+        placed = mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : found.sites);
+        steps = implement_on_cpu(g, placed, o.build, measure, &result.choices);
+        PlanTuneOptions rest = o.tune;
+        rest.minutes = std::max(1e-3, o.tune.minutes - t.seconds / 60);
+        result.tuning.push_back("the re-solved plan:");
+        tuned = tune_steps(g, steps, o.target, o.build, measure, rest, o.progress, &result.tuning).schedules;
+        return 0;
+      });
+  }
   // 8. Code generation and compilation; the plan, weights and graph of the artifact.
   BuiltArtifact built = stages.run("codegen + compile", [&] {
     return cuda ? build_cuda_artifact(g, steps, o.build) : build_artifact(g, steps, o.build, tuned);

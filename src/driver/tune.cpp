@@ -205,7 +205,7 @@ std::vector<KernelTask> kernel_tasks(const ir::Graph& g, const std::vector<StepC
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != StepKind::Generated) continue;
-    std::string key = "tune " + kernel_key(g, steps[i]);
+    std::string key = tuning_key(g, steps[i]);
     auto [it, added] = index.try_emplace(key, out.size());
     if (added) out.push_back({key, {}});
     out[it->second].steps.push_back(i);
@@ -229,13 +229,13 @@ int trials_left(const tune::TaskScheduler& s, int budget) {
 
 }  // namespace
 
-std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                                                              const target::Target& t, const BuildOptions& build,
-                                                              const MeasureOptions& m, const PlanTuneOptions& o,
-                                                              const std::function<void(const std::string&)>& progress,
-                                                              std::vector<std::string>* notes) {
-  std::vector<std::optional<codegen::cpu::Schedule>> out(steps.size());
-  if (o.minutes <= 0) return out;
+PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, const target::Target& t,
+                      const BuildOptions& build, const MeasureOptions& m, const PlanTuneOptions& o,
+                      const std::function<void(const std::string&)>& progress, std::vector<std::string>* notes) {
+  PlanTuning result;
+  std::vector<std::optional<codegen::cpu::Schedule>>& out = result.schedules;
+  out.resize(steps.size());
+  if (o.minutes <= 0) return result;
   auto note = [&](const std::string& line) {
     if (notes) notes->push_back(line);
   };
@@ -257,7 +257,7 @@ std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g
     tasks.push_back(task);
     kernels.push_back(std::move(kt));
   }
-  if (kernels.empty()) return out;
+  if (kernels.empty()) return result;
   tune::TaskScheduler scheduler(std::move(tasks), {}, o.kernel.seed);
   ScheduleTimer timer(build, m);
   std::vector<std::unique_ptr<KernelTuner>> tuners(kernels.size());
@@ -306,6 +306,7 @@ std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g
       continue;
     }
     const TuneResult& r = tuners[k]->result();
+    ++result.tuned;
     auto [schedule, ms] = decided(r);
     for (size_t i : kt.steps) out[i] = schedule;
     tuned_total += double(kt.steps.size()) * ms;
@@ -323,7 +324,8 @@ std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g
                 "(Σ steps × kernel) %.4f ms by default, %.4f ms tuned",
                 kernels.size(), units, trials, elapsed(), initial_total, tuned_total);
   note(summary);
-  return out;
+  result.seconds = elapsed();
+  return result;
 }
 
 }  // namespace orchid::driver

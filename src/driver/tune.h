@@ -65,12 +65,15 @@ struct PlanTuneOptions {
   double minutes = 0;  // 0: no tuning, decisions in the database unused
 };
 
-std::vector<std::optional<codegen::cpu::Schedule>> tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                                                              const target::Target& t, const BuildOptions& build,
-                                                              const MeasureOptions& measure,
-                                                              const PlanTuneOptions& options,
-                                                              const std::function<void(const std::string&)>& progress,
-                                                              std::vector<std::string>* notes);
+struct PlanTuning {
+  std::vector<std::optional<codegen::cpu::Schedule>> schedules;  // per step
+  int tuned = 0;       // kernels tuned now (not read from the database)
+  double seconds = 0;  // spent tuning
+};
+
+PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, const target::Target& t,
+                      const BuildOptions& build, const MeasureOptions& measure, const PlanTuneOptions& options,
+                      const std::function<void(const std::string&)>& progress, std::vector<std::string>* notes);
 
 // Times schedules of kernels, holding the compiler (its identity is queried once). time():
 // each schedule's times, one sample per round — the fastest of its `runs` runs in that round —

@@ -386,6 +386,23 @@ TEST(CliCompile, OptimalOrchestrationIsMeasuredAndComparedWithGreedy) {
   EXPECT_TRUE(contains(report, "- the plans differ in "));
 }
 
+// With --tune-minutes, the optimal strategy solves again after tuning, with the tuned kernels
+// measured as tuned: their times are kept in the database under their schedules.
+TEST(CliCompile, OptimalSolvesAgainWithTunedTimes) {
+  TempDir dir("orchid_cli_optimal_tuned");
+  std::string model = write_model(dir), db = dir.file("t.db");
+  auto r = orchid_cli({"compile", model, "-o", dir.file("a"), "--orchestrate", "optimal", "--db", db, "--cache-dir",
+                       object_cache(), "--tune-minutes", "5", "--tune-budget", "6"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string report = read_file(dir.file("a") + "/report.md");
+  EXPECT_TRUE(contains(report, "- re-solved with the tuned kernels' times: ")) << report;
+  EXPECT_TRUE(contains(report, "| re-solve | "));
+  EXPECT_TRUE(contains(report, "- verified against the interpreter: yes"));
+  std::string json = dir.file("rows.json");
+  ASSERT_EQ(orchid_cli({"tune-db", "export", json, "--db", db}).exit_code, 0);
+  EXPECT_TRUE(contains(read_file(json), " schedule=tile="));
+}
+
 // Every file of an artifact directory but its reports, by name.
 std::map<std::string, std::string> artifact_files(const fs::path& dir) {
   std::map<std::string, std::string> out;
