@@ -118,6 +118,13 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
 std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<std::vector<StepChoice>>& plans,
                                          const BuildOptions& build, const MeasureOptions& o);
 
+// One plan under each set of schedules (per step; none: the default), built whole and timed
+// in alternating rounds (cached in the database by the plan's kernels and schedules).
+std::vector<CandidateTime> measure_schedules(
+    const ir::Graph& g, const std::vector<StepChoice>& steps,
+    const std::vector<std::vector<std::optional<codegen::cpu::Schedule>>>& schedules, const BuildOptions& build,
+    const MeasureOptions& options);
+
 // Steps measured alone see their inputs and outputs plain: where choose_by_measuring made
 // generated steps of kernels that read or write buffers kept in nChw8c, nChw16c or nhwc between oneDNN
 // convolutions in the plan `before` (layouts.h), oneDNN's time alone included the reorders

@@ -35,7 +35,7 @@ std::string plan_key(const ir::Graph& g, const std::vector<StepChoice>& steps,
     const StepChoice& s = steps[i];
     if (s.kind == StepKind::Alias) continue;
     text += "\n" + kernel_key(g, s) + " " + std::string(step_kind_name(s.kind)) + (s.ugraph ? " " + s.ugraph->key : "");
-    if (schedules[i]) text += " schedule=" + codegen::cpu::schedule_str(*schedules[i]);
+    if (i < schedules.size() && schedules[i]) text += " schedule=" + codegen::cpu::schedule_str(*schedules[i]);
   }
   return sha256_hex(text);
 }
@@ -45,15 +45,19 @@ std::string plan_impl() {
          " library=" + std::to_string(runtime::kLibraryStepVersion);
 }
 
-// The whole plan with these steps (and their tuned schedules: measure.h), timed like a
-// candidate (time_alternating).
+// The whole plan with these steps and schedules, timed like a candidate (time_alternating).
 TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& build,
-                        const MeasureOptions& o) {
-  std::vector<std::optional<codegen::cpu::Schedule>> schedules = tuned_schedules(g, steps, o);
+                        const std::vector<std::optional<codegen::cpu::Schedule>>& schedules) {
   return {plan_key(g, steps, schedules), plan_impl(), [&g, steps, &build, schedules](const fs::path& dir) {
             BuiltArtifact a = build_artifact(g, steps, build, schedules);
             write_artifact(a, dir.string());
           }};
+}
+
+// ... with their tuned schedules (measure.h).
+TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& build,
+                        const MeasureOptions& o) {
+  return plan_item(g, steps, build, tuned_schedules(g, steps, o));
 }
 
 }  // namespace
@@ -63,6 +67,16 @@ std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<s
   fs::create_directories(o.work_dir);
   std::vector<TimedArtifact> items;
   for (const std::vector<StepChoice>& steps : plans) items.push_back(plan_item(g, steps, build, o));
+  return time_alternating(items, o, o.rounds);
+}
+
+std::vector<CandidateTime> measure_schedules(
+    const ir::Graph& g, const std::vector<StepChoice>& steps,
+    const std::vector<std::vector<std::optional<codegen::cpu::Schedule>>>& schedules, const BuildOptions& build,
+    const MeasureOptions& o) {
+  fs::create_directories(o.work_dir);
+  std::vector<TimedArtifact> items;
+  for (const auto& s : schedules) items.push_back(plan_item(g, steps, build, s));
   return time_alternating(items, o, o.rounds);
 }
 

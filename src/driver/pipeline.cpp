@@ -203,6 +203,12 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
         tuned = tune_steps(g, steps, o.target, o.build, measure, rest, o.progress, &result.tuning).schedules;
         return 0;
       });
+    // 7c. Kernels were tuned alone: the plan with its tuned schedules against the defaults',
+    //     whole, the faster kept.
+    stages.run("tuned plan, whole", [&] {
+      keep_tuned_if_faster(g, steps, tuned, o.build, measure, &result.tuning);
+      return 0;
+    });
   }
   // 8. Code generation and compilation; the plan, weights and graph of the artifact.
   BuiltArtifact built = stages.run("codegen + compile", [&] {

@@ -328,4 +328,20 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
   return result;
 }
 
+void keep_tuned_if_faster(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                          std::vector<std::optional<codegen::cpu::Schedule>>& tuned, const BuildOptions& build,
+                          const MeasureOptions& m, std::vector<std::string>* notes) {
+  if (m.orchid_exe.empty()) return;
+  bool differs = false;
+  for (size_t i = 0; i < steps.size() && i < tuned.size(); ++i)
+    differs |= tuned[i] && !(*tuned[i] == codegen::cpu::default_schedule(g, steps[i].kernel, build.cores));
+  if (!differs) return;
+  std::vector<CandidateTime> t = measure_schedules(g, steps, {tuned, {}}, build, m);
+  const bool keep = t[0].ms && fastest(t) == 0;
+  if (notes)
+    notes->push_back("whole plans: tuned " + show(t[0]) + ", default schedules " + show(t[1]) + " → " +
+                     (keep ? "tuned kept" : "default schedules kept"));
+  if (!keep) tuned.assign(tuned.size(), std::nullopt);
+}
+
 }  // namespace orchid::driver

@@ -75,6 +75,14 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
                       const BuildOptions& build, const MeasureOptions& measure, const PlanTuneOptions& options,
                       const std::function<void(const std::string&)>& progress, std::vector<std::string>* notes);
 
+// Kernels are tuned alone, on inputs the cache holds; the plan is checked whole: built with the
+// tuned schedules and with the defaults, timed in alternating rounds (measure_schedules), and
+// the faster kept — `tuned` is cleared where the defaults' plan is faster. Nothing is timed
+// where no tuned schedule differs from its default. A line for the report goes to `notes`.
+void keep_tuned_if_faster(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                          std::vector<std::optional<codegen::cpu::Schedule>>& tuned, const BuildOptions& build,
+                          const MeasureOptions& measure, std::vector<std::string>* notes);
+
 // Times schedules of kernels, holding the compiler (its identity is queried once). time():
 // each schedule's times, one sample per round — the fastest of its `runs` runs in that round —
 // in ms (empty where its batch failed). The kernels are compiled build.kernels_per_library (at

@@ -154,5 +154,33 @@ TEST(DriverTune, APlansKernelsAreTunedOnceEachAndTheirDecisionsKept) {
   EXPECT_EQ(out.tuned, 2);
 }
 
+// The tuned plan is checked whole against the defaults': a "tuned" schedule far slower than the
+// default (scalar, without the GEMM micro-kernel, a row per task) is dropped; one equal to the
+// default times nothing.
+TEST(DriverTune, ATunedPlanSlowerWholeThanTheDefaultsIsDropped) {
+  testlib::TempDir dir;
+  Tuned s = tuned_setup(testlib::matmul_softmax(2048), dir);
+  std::vector<StepChoice> steps(1);
+  steps[0].kernel = s.k;
+  steps[0].inputs = tile::kernel_inputs(s.g, s.k);
+  Schedule bad = codegen::cpu::default_schedule(s.g, s.k, 2);
+  bad.vector_width = 1;
+  bad.gemm = false;
+  bad.tile = {1, 0};
+  std::vector<std::optional<Schedule>> tuned = {bad};
+  std::vector<std::string> notes;
+  keep_tuned_if_faster(s.g, steps, tuned, s.build, s.measure, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("whole plans: tuned ", 0), 0u) << notes[0];
+  EXPECT_NE(notes[0].find("→ default schedules kept"), std::string::npos) << notes[0];
+  EXPECT_FALSE(tuned[0].has_value());
+
+  notes.clear();
+  tuned = {codegen::cpu::default_schedule(s.g, s.k, 2)};
+  keep_tuned_if_faster(s.g, steps, tuned, s.build, s.measure, &notes);
+  EXPECT_TRUE(notes.empty());
+  EXPECT_TRUE(tuned[0].has_value());
+}
+
 }  // namespace
 }  // namespace orchid::driver
