@@ -48,7 +48,7 @@ def parse_args():
     ap.add_argument("--run-timeout", type=float, default=300)
     ap.add_argument("--orchid", default="build/tools/orchid/orchid")
     ap.add_argument("--orchid-tune-minutes", type=float, default=3, help="orchid-tuned: --tune-minutes per model")
-    ap.add_argument("--orchid-db", default=None, help="orchid-tuned: its tuning database (default: the user's)")
+    ap.add_argument("--orchid-db", default=None, help="Orchid's runtimes: their tuning database (default: the user's)")
     ap.add_argument("--tvm-trials", type=int, default=16, help="MetaSchedule trials per task")
     ap.add_argument("--tvm-tune", action="store_true",
                     help="tune TVM where no tuning database exists (slow); otherwise TVM runs only on models "

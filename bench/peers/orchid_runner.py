@@ -52,6 +52,11 @@ class Orchid(Runner):
             raise RuntimeError(f"orchid {args[0]} exit {out.returncode}: {message[-1] if message else ''}")
         return out.stdout
 
+    def compile_options(self):
+        """The flags every Orchid compile takes: --db where the harness names one (--orchid-db),
+        so that Orchid's runtimes share the implementation choices measured there."""
+        return ["--db", self.options["db"]] if self.options.get("db") else []
+
     def load(self):
         if not os.access(self.orchid, os.X_OK):
             raise Unsupported(f"no orchid binary at {self.orchid} (make build)")
@@ -59,7 +64,7 @@ class Orchid(Runner):
             raise Unsupported("`orchid compile` does not exist yet (no 'compile' in `orchid --help`)")
         shutil.rmtree(self.artifact, ignore_errors=True)
         self.call(["compile", self.onnx_path, "-o", self.artifact, "--orchestrate", self.strategy,
-                   *self.compile_flags])
+                   *self.compile_flags, *self.compile_options()])
 
     def run(self):
         out_dir = os.path.join(self.artifact, "bench-outputs")
@@ -115,5 +120,3 @@ class OrchidTuned(Orchid):
     def __init__(self, model_dir, threads, options):
         super().__init__(model_dir, threads, options)
         self.compile_flags = ["--tune-minutes", str(options.get("tune_minutes", 3))]
-        if options.get("db"):
-            self.compile_flags += ["--db", options["db"]]

@@ -128,6 +128,25 @@ std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& it
   return t;
 }
 
+std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& items, const MeasureOptions& o,
+                                             int rounds, std::string* failure) {
+  std::vector<std::vector<double>> out(items.size());
+  std::vector<fs::path> dirs;
+  for (size_t i = 0; i < items.size(); ++i) {
+    dirs.push_back(o.work_dir / ("rounds-" + items[i].key.substr(0, 16) + "-" + std::to_string(i)));
+    fs::remove_all(dirs[i]);
+    items[i].write(dirs[i]);
+  }
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < items.size(); ++i) {
+      CandidateTime t = time_artifact(dirs[i], o);
+      if (t.ms) out[i].push_back(*t.ms);
+      else if (failure && failure->empty()) *failure = t.failure;
+    }
+  for (const fs::path& d : dirs) fs::remove_all(d);
+  return out;
+}
+
 CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {
   CandidateTime r;
   SubprocessOptions so;

@@ -82,6 +82,12 @@ struct TimedArtifact {
 std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& items, const MeasureOptions& options,
                                             int rounds);
 
+// The items written once each (under the work directory) and timed in `rounds` alternating
+// rounds: per item, the fastest run of each round (fewer where a round failed: `failure` gets
+// the first reason). Nothing is read from the database or recorded.
+std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& items, const MeasureOptions& options,
+                                             int rounds, std::string* failure);
+
 // The fastest run of the artifact in `dir`, timed in a helper process under the options'
 // time and address-space limits.
 CandidateTime time_artifact(const std::filesystem::path& dir, const MeasureOptions& options);
@@ -118,12 +124,22 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
 std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<std::vector<StepChoice>>& plans,
                                          const BuildOptions& build, const MeasureOptions& o);
 
-// One plan under each set of schedules (per step; none: the default), built whole and timed
-// in alternating rounds (cached in the database by the plan's kernels and schedules).
-std::vector<CandidateTime> measure_schedules(
-    const ir::Graph& g, const std::vector<StepChoice>& steps,
-    const std::vector<std::vector<std::optional<codegen::cpu::Schedule>>>& schedules, const BuildOptions& build,
-    const MeasureOptions& options);
+// One plan with schedules `a` against the same plan with `b` (per step; none: the default):
+// whether `a` is faster with significance — both built whole, timed in `rounds` alternating
+// rounds (the fastest run of each round a sample), Welch's one-sided test at `alpha`. The
+// answer is kept in the tuning database as a decision under both plans' key, and read back
+// from there (`cached`) without timing.
+struct ScheduleComparison {
+  bool a_faster = false;
+  double a_ms = 0, b_ms = 0;  // median samples; where read back, the kept plan's alone
+  bool cached = false;
+  std::string failure;        // where a plan could not be built or run
+};
+ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                                     const std::vector<std::optional<codegen::cpu::Schedule>>& a,
+                                     const std::vector<std::optional<codegen::cpu::Schedule>>& b,
+                                     const BuildOptions& build, const MeasureOptions& options, double alpha = 0.05,
+                                     int rounds = 7);
 
 // Steps measured alone see their inputs and outputs plain: where choose_by_measuring made
 // generated steps of kernels that read or write buffers kept in nChw8c, nChw16c or nhwc between oneDNN

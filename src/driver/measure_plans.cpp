@@ -12,6 +12,8 @@
 #include "runtime/library_step.h"
 #include "support/error.h"
 #include "support/sha256.h"
+#include "runtime/profile.h"
+#include "tune/stats.h"
 
 namespace orchid::driver {
 
@@ -70,14 +72,30 @@ std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<s
   return time_alternating(items, o, o.rounds);
 }
 
-std::vector<CandidateTime> measure_schedules(
-    const ir::Graph& g, const std::vector<StepChoice>& steps,
-    const std::vector<std::vector<std::optional<codegen::cpu::Schedule>>>& schedules, const BuildOptions& build,
-    const MeasureOptions& o) {
+ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                                     const std::vector<std::optional<codegen::cpu::Schedule>>& a,
+                                     const std::vector<std::optional<codegen::cpu::Schedule>>& b,
+                                     const BuildOptions& build, const MeasureOptions& o, double alpha, int rounds) {
+  ScheduleComparison r;
+  TimedArtifact ia = plan_item(g, steps, build, a), ib = plan_item(g, steps, build, b);
+  const std::string key = "plan " + ia.key + " against " + ib.key;
+  if (o.db)
+    if (auto d = o.db->decision(o.target, key)) {
+      r.a_faster = d->first == "first";
+      (r.a_faster ? r.a_ms : r.b_ms) = d->second.median_ns * 1e-6;
+      r.cached = true;
+      return r;
+    }
   fs::create_directories(o.work_dir);
-  std::vector<TimedArtifact> items;
-  for (const auto& s : schedules) items.push_back(plan_item(g, steps, build, s));
-  return time_alternating(items, o, o.rounds);
+  std::vector<std::vector<double>> t = time_rounds({ia, ib}, o, rounds, &r.failure);
+  if (t[0].empty() || t[1].empty()) return r;  // not recorded: a failure may pass
+  r.a_ms = runtime::timing_stats(t[0]).median;
+  r.b_ms = runtime::timing_stats(t[1]).median;
+  r.a_faster = tune::welch_less(t[0], t[1]).p <= alpha;
+  if (o.db)
+    o.db->decide(o.target, key, r.a_faster ? "first" : "second",
+                 {(r.a_faster ? r.a_ms : r.b_ms) * 1e6, 0, rounds, ""});
+  return r;
 }
 
 void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& before, std::vector<StepChoice>& steps,

@@ -336,11 +336,15 @@ void keep_tuned_if_faster(const ir::Graph& g, const std::vector<StepChoice>& ste
   for (size_t i = 0; i < steps.size() && i < tuned.size(); ++i)
     differs |= tuned[i] && !(*tuned[i] == codegen::cpu::default_schedule(g, steps[i].kernel, build.cores));
   if (!differs) return;
-  std::vector<CandidateTime> t = measure_schedules(g, steps, {tuned, {}}, build, m);
-  const bool keep = t[0].ms && fastest(t) == 0;
-  if (notes)
-    notes->push_back("whole plans: tuned " + show(t[0]) + ", default schedules " + show(t[1]) + " → " +
-                     (keep ? "tuned kept" : "default schedules kept"));
+  ScheduleComparison c = compare_schedules(g, steps, tuned, {}, build, m);
+  const bool keep = c.a_faster;
+  if (notes) {
+    std::string line = "whole plans: ";
+    if (c.cached) line += keep ? "tuned faster (decided before)" : "tuned not faster (decided before)";
+    else if (!c.failure.empty()) line += "not compared (" + c.failure + ")";
+    else line += "tuned " + ms_text(c.a_ms) + ", default schedules " + ms_text(c.b_ms) + " (medians)";
+    notes->push_back(line + " → " + (keep ? "tuned kept" : "default schedules kept"));
+  }
   if (!keep) tuned.assign(tuned.size(), std::nullopt);
 }
 

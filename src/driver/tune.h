@@ -75,10 +75,11 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
                       const BuildOptions& build, const MeasureOptions& measure, const PlanTuneOptions& options,
                       const std::function<void(const std::string&)>& progress, std::vector<std::string>* notes);
 
-// Kernels are tuned alone, on inputs the cache holds; the plan is checked whole: built with the
-// tuned schedules and with the defaults, timed in alternating rounds (measure_schedules), and
-// the faster kept — `tuned` is cleared where the defaults' plan is faster. Nothing is timed
-// where no tuned schedule differs from its default. A line for the report goes to `notes`.
+// Kernels are tuned alone, on inputs the cache holds; the plan is checked whole: the tuned
+// schedules are kept where the plan with them is faster with significance than with the
+// defaults (compare_schedules); else `tuned` is cleared. Nothing is timed where no tuned
+// schedule differs from its default, or where the database holds the answer. A line for the
+// report goes to `notes`.
 void keep_tuned_if_faster(const ir::Graph& g, const std::vector<StepChoice>& steps,
                           std::vector<std::optional<codegen::cpu::Schedule>>& tuned, const BuildOptions& build,
                           const MeasureOptions& measure, std::vector<std::string>* notes);

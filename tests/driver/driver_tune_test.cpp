@@ -155,11 +155,14 @@ TEST(DriverTune, APlansKernelsAreTunedOnceEachAndTheirDecisionsKept) {
 }
 
 // The tuned plan is checked whole against the defaults': a "tuned" schedule far slower than the
-// default (scalar, without the GEMM micro-kernel, a row per task) is dropped; one equal to the
-// default times nothing.
+// default (scalar, without the GEMM micro-kernel, a row per task) is dropped, and the answer is
+// read back from the database the next time; one equal to the default times nothing.
 TEST(DriverTune, ATunedPlanSlowerWholeThanTheDefaultsIsDropped) {
   testlib::TempDir dir;
   Tuned s = tuned_setup(testlib::matmul_softmax(2048), dir);
+  tune::TuningDb db(dir.file("t.db"));
+  s.measure.db = &db;
+  s.measure.target = "test-target";
   std::vector<StepChoice> steps(1);
   steps[0].kernel = s.k;
   steps[0].inputs = tile::kernel_inputs(s.g, s.k);
@@ -173,6 +176,14 @@ TEST(DriverTune, ATunedPlanSlowerWholeThanTheDefaultsIsDropped) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].rfind("whole plans: tuned ", 0), 0u) << notes[0];
   EXPECT_NE(notes[0].find("→ default schedules kept"), std::string::npos) << notes[0];
+  EXPECT_FALSE(tuned[0].has_value());
+  // The answer is kept, and read back without timing.
+  notes.clear();
+  tuned = {bad};
+  s.measure.orchid_exe = "/bin/false";
+  keep_tuned_if_faster(s.g, steps, tuned, s.build, s.measure, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "whole plans: tuned not faster (decided before) → default schedules kept");
   EXPECT_FALSE(tuned[0].has_value());
 
   notes.clear();
