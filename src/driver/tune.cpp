@@ -113,8 +113,8 @@ std::vector<std::vector<double>> KernelTuner::measure(const std::vector<tune::Po
 }
 
 // Exploration priced by the model; the default and the cheapest explored points of each kind
-// measured together, leaving room for the second timing of the fastest and a step of the
-// descent. The descent starts from the fastest explored point by mean where a second timing,
+// measured together, leaving room for the second timing of the fastest, a step of the descent
+// and the last confirmation. The descent starts from the fastest explored point by mean where a second timing,
 // of it and the default alone together, finds it faster with significance (one hypothesis: no
 // correction to pay); the fastest of several by mean alone is as often the luckiest.
 void KernelTuner::explore() {
@@ -125,7 +125,7 @@ void KernelTuner::explore() {
   eo.trials = o_.explore_trials;
   std::vector<tune::Ranked> explored = tune::explore(space_.space, cost, {initial}, eo, rng);
   if (!explored.empty()) bound_seconds_ = explored.front().cost;
-  const int explored_top = std::max(0, std::min(o_.measure_top, o_.budget - 5));
+  const int explored_top = std::max(0, std::min(o_.measure_top, o_.budget - 7));
   std::vector<tune::Point> top{initial};
   for (const tune::Point& p : tune::diverse_top(space_.space, explored, static_cast<size_t>(explored_top), initial))
     top.push_back(p);
@@ -140,10 +140,11 @@ void KernelTuner::explore() {
   }
   r_.initial_ms = median_ms(first[0]);
   start_ms_ = median_ms(first[fastest]);
-  r_.best = space_.schedule(top[fastest]);
+  best_point_ = top[fastest];
+  r_.best = space_.schedule(best_point_);
   r_.best_ms = start_ms_;
   tune::DropletOptions d;
-  d.budget = std::max(2, o_.budget - r_.measured);
+  d.budget = std::max(2, o_.budget - r_.measured - 2);  // 2 left for the confirmation
   d.alpha = o_.alpha;
   descent_.emplace(space_.space, top[fastest], d);
 }
@@ -152,21 +153,41 @@ bool KernelTuner::unit() {
   if (finished()) return false;
   if (!descent_) {
     explore();
-  } else {
+  } else if (!descent_->ended()) {
     tune::MeasureFn m = [this](const std::vector<tune::Point>& points) { return measure(points); };
     descent_->step(m);
     const tune::DropletResult& dr = descent_->result();
+    best_point_ = dr.best;
     r_.best = space_.schedule(dr.best);
     r_.best_ms = median_ms(dr.samples.empty() ? std::vector<double>{} : dr.samples);
     if (r_.best_ms <= 0) r_.best_ms = start_ms_;
     r_.moves = dr.moves();
     r_.converged = dr.converged;
+  } else {
+    confirm();
   }
   r_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   return true;
 }
 
-bool KernelTuner::finished() const { return descent_ && descent_->ended(); }
+// The best and the default timed together once more: the best stays only where it is faster
+// with significance. Its times so far came from batches the default was not in (the descent's
+// last step), and a move that was significant within one batch can be noise across batches.
+void KernelTuner::confirm() {
+  confirmed_ = true;
+  if (r_.best == r_.initial) return;
+  std::vector<std::vector<double>> pair = measure({space_.point_of(space_.base), best_point_});
+  bool faster = !pair[1].empty() && (pair[0].empty() || tune::welch_less(pair[1], pair[0]).p <= o_.alpha);
+  if (!pair[0].empty()) r_.initial_ms = median_ms(pair[0]);
+  if (faster) {
+    r_.best_ms = median_ms(pair[1]);
+  } else {
+    r_.best = r_.initial;
+    r_.best_ms = r_.initial_ms;
+  }
+}
+
+bool KernelTuner::finished() const { return confirmed_; }
 
 TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
                        const MeasureOptions& m, const TuneOptions& o) {
@@ -265,7 +286,6 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const double budget = o.minutes * 60;
   int units = 0, trials = 0;
-  double initial_total = 0;  // Σ wᵢ × default time of the kernels begun
   while (elapsed() < budget) {
     std::optional<size_t> next = scheduler.next();
     if (!next) break;
@@ -288,15 +308,12 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
     KernelTuner& tuner = *tuners[k];
     const int before = tuner.measured();
     tuner.unit();
-    if (scheduler.tasks()[k].units == 0) {
-      scheduler.set_bound(k, tuner.bound_seconds() * 1e3);
-      initial_total += scheduler.tasks()[k].weight * tuner.result().initial_ms;
-    }
+    if (scheduler.tasks()[k].units == 0) scheduler.set_bound(k, tuner.bound_seconds() * 1e3);
     scheduler.record(k, tuner.measured() - before, tuner.best_ms(), tuner.finished());
     ++units;
     trials += tuner.measured() - before;
   }
-  double tuned_total = 0;
+  double initial_total = 0, tuned_total = 0;  // Σ steps × kernel time of the kernels begun
   // Each kernel begun: its decision, recorded (the best found in the time given; the default
   // where nothing measured faster with significance).
   for (size_t k = 0; k < kernels.size(); ++k) {
@@ -305,16 +322,18 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
       note(steps_text(kt.steps) + ": default schedule (the tuning time ran out)");
       continue;
     }
+    if (!tuners[k]->finished()) tuners[k]->confirm();  // stopped by the time
     const TuneResult& r = tuners[k]->result();
     ++result.tuned;
     auto [schedule, ms] = decided(r);
     for (size_t i : kt.steps) out[i] = schedule;
+    initial_total += double(kt.steps.size()) * r.initial_ms;
     tuned_total += double(kt.steps.size()) * ms;
     if (m.db && ms > 0) m.db->decide(m.target, kt.key, codegen::cpu::schedule_str(schedule), {ms * 1e6, 0, o.kernel.rounds, ""});
     std::string line = steps_text(kt.steps) + ": " + codegen::cpu::schedule_str(schedule) + ", " + ms_text(ms) +
                        " (default " + ms_text(r.initial_ms) + "; " + std::to_string(r.measured) + " measured in " +
                        std::to_string(scheduler.tasks()[k].units) + " units, " +
-                       (r.converged ? "converged" : tuners[k]->finished() ? "its budget spent" : "stopped by the time") + ")";
+                       (r.converged ? "converged" : tuners[k]->descended() ? "its budget spent" : "stopped by the time") + ")";
     for (const std::string& f : r.failures) line += "; " + f;
     note(line);
   }

@@ -104,7 +104,8 @@ class ScheduleTimer {
 
 // One kernel's tuning a unit at a time, for the task scheduler of a plan (tune/scheduler.h):
 // the first unit explores and measures the explored top; each later one is a step of the
-// descent. `g`, `k`, `t` and `timer` must outlive it.
+// descent; the last confirms the best against the default. `g`, `k`, `t` and `timer` must
+// outlive it.
 class KernelTuner {
  public:
   KernelTuner(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const ScheduleTimer& timer,
@@ -112,7 +113,13 @@ class KernelTuner {
   KernelTuner(const KernelTuner&) = delete;  // the descent refers to the space
   KernelTuner& operator=(const KernelTuner&) = delete;
   bool unit();            // false, doing nothing, once finished
-  bool finished() const;  // the descent converged or spent the kernel's budget
+  // The descent ended (converged, or spent the kernel's budget) and its best was confirmed
+  // against the default in one more batch (the last unit).
+  bool finished() const;
+  bool descended() const { return descent_ && descent_->ended(); }
+  // The best against the default in one batch, now (the last unit, also where tuning stops
+  // before the descent ends): the best kept where faster with significance, else the default.
+  void confirm();
   int measured() const { return r_.measured; }
   double best_ms() const { return r_.best_ms; }
   double bound_seconds() const { return bound_seconds_; }  // the model's time of the best explored point
@@ -129,8 +136,10 @@ class KernelTuner {
   TuneOptions o_;
   tune::CpuSpace space_;
   std::optional<tune::Descent> descent_;
+  tune::Point best_point_;
   TuneResult r_;
   double start_ms_ = 0, bound_seconds_ = 0;
+  bool confirmed_ = false;
   std::chrono::steady_clock::time_point start_;
 };
 
