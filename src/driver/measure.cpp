@@ -65,18 +65,21 @@ std::string kernel_key(const ir::Graph& g, const StepChoice& s) {
 
 std::string tuning_key(const ir::Graph& g, const StepChoice& s) { return "tune " + kernel_key(g, s); }
 
-std::optional<codegen::cpu::Schedule> tuned_schedule(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o) {
+std::optional<codegen::cpu::Schedule> tuned_schedule(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o,
+                                                      int cores) {
   if (!o.tuned || o.db == nullptr || s.kind != StepKind::Generated) return std::nullopt;
   std::optional<std::pair<std::string, tune::Measurement>> d = o.db->decision(o.target, tuning_key(g, s));
   if (!d) return std::nullopt;
-  return codegen::cpu::parse_schedule(d->first);
+  codegen::cpu::Schedule decided = codegen::cpu::parse_schedule(d->first);
+  if (decided == codegen::cpu::default_schedule(g, s.kernel, cores)) return std::nullopt;
+  return decided;
 }
 
 std::vector<std::optional<codegen::cpu::Schedule>> tuned_schedules(const ir::Graph& g,
                                                                     const std::vector<StepChoice>& steps,
-                                                                    const MeasureOptions& o) {
+                                                                    const MeasureOptions& o, int cores) {
   std::vector<std::optional<codegen::cpu::Schedule>> out;
-  for (const StepChoice& s : steps) out.push_back(tuned_schedule(g, s, o));
+  for (const StepChoice& s : steps) out.push_back(tuned_schedule(g, s, o, cores));
   return out;
 }
 
@@ -94,7 +97,7 @@ void write_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions
 // A tuned kernel's time is kept under its schedule: it is another implementation.
 TimedArtifact candidate_item(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                              const MeasureOptions& o) {
-  std::optional<codegen::cpu::Schedule> schedule = tuned_schedule(g, s, o);
+  std::optional<codegen::cpu::Schedule> schedule = tuned_schedule(g, s, o, build.cores);
   std::string impl = impl_key(s.kind) + (schedule ? " schedule=" + codegen::cpu::schedule_str(*schedule) : "");
   return {kernel_key(g, s), impl,
           [&g, s, &build, schedule](const fs::path& dir) { write_candidate(g, s, build, schedule, dir); }};

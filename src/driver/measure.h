@@ -52,13 +52,14 @@ std::string kernel_key(const ir::Graph& g, const StepChoice& s);
 std::string tuning_key(const ir::Graph& g, const StepChoice& s);
 
 // The schedule decided for a generated step's kernel, where the options use decisions
-// (MeasureOptions::tuned) and the database has one.
+// (MeasureOptions::tuned) and the database has one other than the default schedule for
+// `cores` (none where the decision is the default: its times are the untuned ones).
 std::optional<codegen::cpu::Schedule> tuned_schedule(const ir::Graph& g, const StepChoice& s,
-                                                      const MeasureOptions& options);
+                                                      const MeasureOptions& options, int cores);
 // Each step's (tuned_schedule), for build_artifact.
 std::vector<std::optional<codegen::cpu::Schedule>> tuned_schedules(const ir::Graph& g,
                                                                     const std::vector<StepChoice>& steps,
-                                                                    const MeasureOptions& options);
+                                                                    const MeasureOptions& options, int cores);
 
 // The time of s: from the tuning database, or measured once in a helper process and recorded.
 CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,

@@ -59,7 +59,7 @@ TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps
 // ... with their tuned schedules (measure.h).
 TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps, const BuildOptions& build,
                         const MeasureOptions& o) {
-  return plan_item(g, steps, build, tuned_schedules(g, steps, o));
+  return plan_item(g, steps, build, tuned_schedules(g, steps, o, build.cores));
 }
 
 }  // namespace
@@ -78,7 +78,7 @@ ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepC
                                      const BuildOptions& build, const MeasureOptions& o, double alpha, int rounds) {
   ScheduleComparison r;
   TimedArtifact ia = plan_item(g, steps, build, a), ib = plan_item(g, steps, build, b);
-  const std::string key = "plan " + ia.key + " against " + ib.key;
+  const std::string key = plan_impl() + " " + ia.key + " against " + ib.key;
   if (o.db)
     if (auto d = o.db->decision(o.target, key)) {
       r.a_faster = d->first == "first";
@@ -88,7 +88,7 @@ ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepC
     }
   fs::create_directories(o.work_dir);
   std::vector<std::vector<double>> t = time_rounds({ia, ib}, o, rounds, &r.failure);
-  if (t[0].empty() || t[1].empty()) return r;  // not recorded: a failure may pass
+  if (!r.failure.empty()) return r;  // not recorded: a failure may pass
   r.a_ms = runtime::timing_stats(t[0]).median;
   r.b_ms = runtime::timing_stats(t[1]).median;
   r.a_faster = tune::welch_less(t[0], t[1]).p <= alpha;
@@ -106,7 +106,7 @@ void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& b
   for (size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind != before[i].kind) flipped.push_back(i);
   if (flipped.empty()) return;
-  BuiltArtifact built_before = build_artifact(g, before, build, tuned_schedules(g, before, o));
+  BuiltArtifact built_before = build_artifact(g, before, build, tuned_schedules(g, before, o, build.cores));
   const runtime::Plan& plan_before = built_before.plan;
   // The choices that keep every blocked buffer of the plan before: flips of steps touching
   // none (an alias has no plan step).

@@ -77,6 +77,41 @@ std::vector<StepChoice> implement_on_cpu(const ir::Graph& g, const PlacedKernels
   return chosen;
 }
 
+// A plan, its steps and their tuned schedules, and the time spent tuning them.
+struct Replanned {
+  PlacedKernels placed;
+  std::vector<StepChoice> steps;
+  std::vector<std::optional<codegen::cpu::Schedule>> schedules;
+  double tuned_seconds = 0;
+};
+
+// Stage 7b (see compile_graph): the BLP solved again with `tuned` measurements (the database's
+// decisions); where the plan changes, it is implemented (measured as stage 6, without
+// decisions) and its new kernels tuned in the time left, and solved again — at most three
+// times. A warm compile, whose database holds every decision, makes the first compile's last
+// solve at once, from cached times, and keeps its plan.
+void solve_again_with_tuned(const ir::Graph& g, const std::vector<UGraphSite>& sites, const CompileOptions& o,
+                            const MeasureOptions& tuned, Replanned& r, CompileResult& result) {
+  for (int round = 0; round < 3; ++round) {
+    OptimalPlan p = orchestrate_measured(g, o.target, o.build, tuned, 12, sites);
+    if (same_plan(p.kernels, r.placed.kernels)) {
+      result.orchestration.push_back("solved again with the tuned kernels' times: the same plan");
+      return;
+    }
+    result.orchestration.push_back("solved again with the tuned kernels' times: another plan, of " +
+                                   std::to_string(p.kernels.size()) + " kernels (the notes above are the first solve's)");
+    r.placed = mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : sites);
+    r.steps = implement_on_cpu(g, r.placed, o.build, o.measure, &result.choices);
+    PlanTuneOptions rest = o.tune;
+    rest.minutes = std::max(0.0, o.tune.minutes - r.tuned_seconds / 60);
+    result.tuning.push_back("the plan solved again:");
+    PlanTuning t = tune_steps(g, r.steps, o.target, o.build, tuned, rest, o.progress, &result.tuning);
+    r.schedules = std::move(t.schedules);
+    r.tuned_seconds += t.seconds;
+  }
+  result.orchestration.push_back("solved again three times with the tuned kernels' times; the last plan kept");
+}
+
 }  // namespace
 
 ir::Graph clean_up(const ir::Graph& g) {
@@ -101,8 +136,6 @@ CompileResult compile_onnx(const CompileOptions& o) {
 CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o, std::vector<StageTime> earlier) {
   Stages stages(std::move(earlier));
   CompileResult result;
-  MeasureOptions measure = o.measure;  // tuned kernels are measured as tuned when the compile tunes
-  measure.tuned = o.device != runtime::PlanDevice::Cuda && o.tune.minutes > 0;
   result.out_dir = directory_name(o.out_dir);
   check_publishable(result.out_dir);  // refuse before the work, not after it
   bool cuda = o.device == runtime::PlanDevice::Cuda;
@@ -145,9 +178,9 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   PlacedKernels placed = stages.run("orchestrate", [&] {
     if (o.strategy != orchestrate::Strategy::Optimal)
       return place_ugraph_kernels(g, orchestrate::orchestrate(g, o.strategy), found.sites, &result.superopt);
-    OptimalPlan p = orchestrate_measured(g, o.target, o.build, measure, 12, found.sites);
+    OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure, 12, found.sites);
     if (unrewritten) {
-      OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, measure);
+      OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, o.measure);
       if (p.measured_seconds > 0 && q.measured_seconds > 0) {
         bool keep = p.measured_seconds <= q.measured_seconds;
         char line[160];
@@ -171,36 +204,32 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   //    matmuls, generated CUDA code, or an alias.
   std::vector<StepChoice> steps = stages.run("implement", [&] {
     if (cuda) return implement(g, placed.kernels, runtime::PlanDevice::Cuda, o.gpu_libraries);
-    return implement_on_cpu(g, placed, o.build, measure, &result.choices);
+    return implement_on_cpu(g, placed, o.build, o.measure, &result.choices);
   });
   // 7. Tuning (with a budget): each distinct generated kernel's schedule searched on this
   //    machine — exploration ranked by the analytic model, then Droplet Search on measured
   //    times, the time going where it shortens the model most — or read from the tuning
   //    database's earlier decisions.
+  //    The stages before measured without the database's decisions, so that a compile with
+  //    every decision made (a warm one) measures and chooses as the first compile did.
   std::vector<std::optional<codegen::cpu::Schedule>> tuned;
-  if (measure.tuned) {
+  if (!cuda && o.tune.minutes > 0) {
+    MeasureOptions measure = o.measure;
+    measure.tuned = true;
     PlanTuning t = stages.run("tune", [&] {
       return tune_steps(g, steps, o.target, o.build, measure, o.tune, o.progress, &result.tuning);
     });
     tuned = t.schedules;
     // 7b. With the optimal strategy, the BLP solved again with the tuned kernels' times (which
-    //     also re-price, by their class's calibration, the candidates not measured); a plan
-    //     that changes is implemented again and its new kernels tuned in the time left.
-    if (t.tuned > 0 && o.strategy == orchestrate::Strategy::Optimal)
+    //     also re-price, by their class's calibration, the candidates not measured), until
+    //     the plan stays.
+    if (o.strategy == orchestrate::Strategy::Optimal)
       stages.run("re-solve", [&] {
-        OptimalPlan p = orchestrate_measured(g, o.target, o.build, measure, 12, found.sites);
-        if (same_plan(p.kernels, placed.kernels)) {
-          result.orchestration.push_back("re-solved with the tuned kernels' times: the same plan");
-          return 0;
-        }
-        result.orchestration.push_back("re-solved with the tuned kernels' times: another plan, of " +
-                                       std::to_string(p.kernels.size()) + " kernels (the notes above are the first solve's)");
-        placed = mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : found.sites);
-        steps = implement_on_cpu(g, placed, o.build, measure, &result.choices);
-        PlanTuneOptions rest = o.tune;
-        rest.minutes = std::max(1e-3, o.tune.minutes - t.seconds / 60);
-        result.tuning.push_back("the re-solved plan:");
-        tuned = tune_steps(g, steps, o.target, o.build, measure, rest, o.progress, &result.tuning).schedules;
+        Replanned r{placed, steps, tuned, t.seconds};
+        solve_again_with_tuned(g, found.sites, o, measure, r, result);
+        placed = std::move(r.placed);
+        steps = std::move(r.steps);
+        tuned = std::move(r.schedules);
         return 0;
       });
     // 7c. Kernels were tuned alone: the plan with its tuned schedules against the defaults',

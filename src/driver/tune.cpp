@@ -124,7 +124,7 @@ void KernelTuner::explore() {
   tune::ExploreOptions eo;
   eo.trials = o_.explore_trials;
   std::vector<tune::Ranked> explored = tune::explore(space_.space, cost, {initial}, eo, rng);
-  if (!explored.empty()) bound_seconds_ = explored.front().cost;
+  const double model_default = cost(initial);
   const int explored_top = std::max(0, std::min(o_.measure_top, o_.budget - 7));
   std::vector<tune::Point> top{initial};
   for (const tune::Point& p : tune::diverse_top(space_.space, explored, static_cast<size_t>(explored_top), initial))
@@ -139,6 +139,7 @@ void KernelTuner::explore() {
     if (!faster) fastest = 0;
   }
   r_.initial_ms = median_ms(first[0]);
+  if (!explored.empty() && model_default > 0) bound_ms_ = r_.initial_ms * explored.front().cost / model_default;
   start_ms_ = median_ms(first[fastest]);
   best_point_ = top[fastest];
   r_.best = space_.schedule(best_point_);
@@ -159,7 +160,7 @@ bool KernelTuner::unit() {
     const tune::DropletResult& dr = descent_->result();
     best_point_ = dr.best;
     r_.best = space_.schedule(dr.best);
-    r_.best_ms = median_ms(dr.samples.empty() ? std::vector<double>{} : dr.samples);
+    r_.best_ms = median_ms(dr.samples);
     if (r_.best_ms <= 0) r_.best_ms = start_ms_;
     r_.moves = dr.moves();
     r_.converged = dr.converged;
@@ -206,14 +207,6 @@ std::string ms_text(double ms) {
   return b;
 }
 
-// What the tuner decided for one kernel, for the database: the tuned schedule where it
-// measured faster than the default with significance, else the default.
-std::pair<codegen::cpu::Schedule, double> decided(const TuneResult& r) {
-  bool better = r.best_ms > 0 && !(r.best == r.initial) && (r.initial_ms <= 0 || r.best_ms < r.initial_ms);
-  return better ? std::make_pair(r.best, r.best_ms) : std::make_pair(r.initial, r.initial_ms);
-}
-
-
 // The plan's generated kernels, each distinct one (by its database key) once, with the steps
 // that run it.
 struct KernelTask {
@@ -248,102 +241,126 @@ int trials_left(const tune::TaskScheduler& s, int budget) {
   return left;
 }
 
+// The kernels a plan tunes: those without a decision in the database (the others' schedules
+// are set in `out`, with their report lines), and their scheduler tasks.
+struct PlanTasks {
+  std::vector<KernelTask> kernels;
+  std::vector<tune::Task> tasks;
+};
+
+PlanTasks plan_tasks(const ir::Graph& g, const std::vector<StepChoice>& steps, const target::Target& t,
+                     const BuildOptions& build, const MeasureOptions& m,
+                     std::vector<std::optional<codegen::cpu::Schedule>>& out, std::vector<std::string>& notes) {
+  PlanTasks p;
+  for (KernelTask& kt : kernel_tasks(g, steps)) {
+    if (m.db)
+      if (auto d = m.db->decision(m.target, kt.key)) {
+        for (size_t i : kt.steps) out[i] = codegen::cpu::parse_schedule(d->first);
+        notes.push_back(steps_text(kt.steps) + ": " + d->first + " (tuned before, " +
+                        ms_text(d->second.median_ns * 1e-6) + ")");
+        continue;
+      }
+    const tile::Kernel& k = steps[kt.steps.front()].kernel;
+    tune::Task task;
+    task.weight = double(kt.steps.size());
+    task.estimate = tune::estimate_cpu_schedule(g, k, codegen::cpu::default_schedule(g, k, build.cores), t).seconds;
+    p.tasks.push_back(task);
+    p.kernels.push_back(std::move(kt));
+  }
+  return p;
+}
+
+// The progress line before a unit of kernel k.
+std::string progress_line(const tune::TaskScheduler& s, const std::vector<KernelTask>& kernels, size_t k, int trials,
+                          double elapsed, double budget, int kernel_budget) {
+  std::string line = "tuning kernel " + std::to_string(k + 1) + " of " + std::to_string(kernels.size()) + " (" +
+                     steps_text(kernels[k].steps) + "), unit " + std::to_string(s.tasks()[k].units + 1);
+  if (trials > 0) {
+    double eta = std::min(budget - elapsed, elapsed / trials * trials_left(s, kernel_budget));
+    line += ", about " + std::to_string(static_cast<int>(eta + 0.5)) + " s left";
+  }
+  return line;
+}
+
+// A kernel's report line.
+std::string decision_line(const KernelTask& kt, const KernelTuner& tuner, int units) {
+  const TuneResult& r = tuner.result();
+  std::string line = steps_text(kt.steps) + ": " + codegen::cpu::schedule_str(r.best) + ", " + ms_text(r.best_ms) +
+                     " (default " + ms_text(r.initial_ms) + "; " + std::to_string(r.measured) + " measured in " +
+                     std::to_string(units) + " units, " +
+                     (r.converged ? "converged" : tuner.descended() ? "its budget spent" : "stopped by the time") + ")";
+  for (const std::string& f : r.failures) line += "; " + f;
+  return line;
+}
+
 }  // namespace
 
 PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, const target::Target& t,
                       const BuildOptions& build, const MeasureOptions& m, const PlanTuneOptions& o,
                       const std::function<void(const std::string&)>& progress, std::vector<std::string>* notes) {
   PlanTuning result;
-  std::vector<std::optional<codegen::cpu::Schedule>>& out = result.schedules;
-  out.resize(steps.size());
-  if (o.minutes <= 0) return result;
-  auto note = [&](const std::string& line) {
-    if (notes) notes->push_back(line);
-  };
-  // Decisions already made; the other kernels become the scheduler's tasks.
-  std::vector<KernelTask> kernels;
-  std::vector<tune::Task> tasks;
-  for (KernelTask& kt : kernel_tasks(g, steps)) {
-    if (m.db)
-      if (auto d = m.db->decision(m.target, kt.key)) {
-        for (size_t i : kt.steps) out[i] = codegen::cpu::parse_schedule(d->first);
-        note(steps_text(kt.steps) + ": " + d->first + " (tuned before, " + ms_text(d->second.median_ns * 1e-6) + ")");
-        continue;
-      }
-    const StepChoice& s = steps[kt.steps.front()];
-    tune::Task task;
-    task.weight = double(kt.steps.size());
-    task.estimate =
-        tune::estimate_cpu_schedule(g, s.kernel, codegen::cpu::default_schedule(g, s.kernel, build.cores), t).seconds;
-    tasks.push_back(task);
-    kernels.push_back(std::move(kt));
-  }
-  if (kernels.empty()) return result;
-  tune::TaskScheduler scheduler(std::move(tasks), {}, o.kernel.seed);
-  ScheduleTimer timer(build, m);
+  result.schedules.resize(steps.size());
+  std::vector<std::string> lines;
+  PlanTasks plan = plan_tasks(g, steps, t, build, m, result.schedules, lines);
+  const std::vector<KernelTask>& kernels = plan.kernels;
+  tune::TaskScheduler scheduler(std::move(plan.tasks), {}, o.kernel.seed);
   std::vector<std::unique_ptr<KernelTuner>> tuners(kernels.size());
+  std::optional<ScheduleTimer> timer;
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const double budget = o.minutes * 60;
   int units = 0, trials = 0;
-  while (elapsed() < budget) {
-    std::optional<size_t> next = scheduler.next();
-    if (!next) break;
+  auto spend = [&](KernelTuner& tuner, auto&& unit) {
+    const int before = tuner.measured();
+    unit();
+    trials += tuner.measured() - before;
+    return tuner.measured() - before;
+  };
+  std::optional<size_t> next;
+  while (elapsed() < budget && (next = scheduler.next())) {
     const size_t k = *next;
-    const KernelTask& kt = kernels[k];
-    if (progress) {
-      double per_trial = trials > 0 ? elapsed() / trials : 0;
-      double eta = std::min(budget - elapsed(), per_trial * trials_left(scheduler, o.kernel.budget));
-      char line[200];
-      std::snprintf(line, sizeof line, "tuning kernel %zu of %zu (%s), unit %d%s", k + 1, kernels.size(),
-                    steps_text(kt.steps).c_str(), scheduler.tasks()[k].units + 1,
-                    trials > 0 ? (", about " + std::to_string(static_cast<int>(eta + 0.5)) + " s left").c_str() : "");
-      progress(line);
-    }
+    if (progress) progress(progress_line(scheduler, kernels, k, trials, elapsed(), budget, o.kernel.budget));
     if (!tuners[k]) {
+      if (!timer) timer.emplace(build, m);
       TuneOptions ko = o.kernel;
-      ko.seed = o.kernel.seed + kt.steps.front();
-      tuners[k] = std::make_unique<KernelTuner>(g, steps[kt.steps.front()].kernel, t, timer, ko, build.cores);
+      ko.seed = o.kernel.seed + kernels[k].steps.front();
+      tuners[k] = std::make_unique<KernelTuner>(g, steps[kernels[k].steps.front()].kernel, t, *timer, ko, build.cores);
     }
     KernelTuner& tuner = *tuners[k];
-    const int before = tuner.measured();
-    tuner.unit();
-    if (scheduler.tasks()[k].units == 0) scheduler.set_bound(k, tuner.bound_seconds() * 1e3);
-    scheduler.record(k, tuner.measured() - before, tuner.best_ms(), tuner.finished());
+    int spent = spend(tuner, [&] { tuner.unit(); });
+    if (scheduler.tasks()[k].units == 0) scheduler.set_bound(k, tuner.bound_ms());
+    scheduler.record(k, spent, tuner.best_ms(), tuner.finished());
     ++units;
-    trials += tuner.measured() - before;
   }
+  // Each kernel begun: its best confirmed against the default where the time stopped it
+  // first (one more batch each, past the time), and its decision recorded.
   double initial_total = 0, tuned_total = 0;  // Σ steps × kernel time of the kernels begun
-  // Each kernel begun: its decision, recorded (the best found in the time given; the default
-  // where nothing measured faster with significance).
   for (size_t k = 0; k < kernels.size(); ++k) {
     const KernelTask& kt = kernels[k];
     if (!tuners[k]) {
-      note(steps_text(kt.steps) + ": default schedule (the tuning time ran out)");
+      lines.push_back(steps_text(kt.steps) + ": default schedule (the tuning time ran out; the next compile tunes it)");
       continue;
     }
-    if (!tuners[k]->finished()) tuners[k]->confirm();  // stopped by the time
+    if (!tuners[k]->finished()) spend(*tuners[k], [&] { tuners[k]->confirm(); });
     const TuneResult& r = tuners[k]->result();
     ++result.tuned;
-    auto [schedule, ms] = decided(r);
-    for (size_t i : kt.steps) out[i] = schedule;
+    for (size_t i : kt.steps) result.schedules[i] = r.best;
     initial_total += double(kt.steps.size()) * r.initial_ms;
-    tuned_total += double(kt.steps.size()) * ms;
-    if (m.db && ms > 0) m.db->decide(m.target, kt.key, codegen::cpu::schedule_str(schedule), {ms * 1e6, 0, o.kernel.rounds, ""});
-    std::string line = steps_text(kt.steps) + ": " + codegen::cpu::schedule_str(schedule) + ", " + ms_text(ms) +
-                       " (default " + ms_text(r.initial_ms) + "; " + std::to_string(r.measured) + " measured in " +
-                       std::to_string(scheduler.tasks()[k].units) + " units, " +
-                       (r.converged ? "converged" : tuners[k]->descended() ? "its budget spent" : "stopped by the time") + ")";
-    for (const std::string& f : r.failures) line += "; " + f;
-    note(line);
+    tuned_total += double(kt.steps.size()) * r.best_ms;
+    if (m.db && r.best_ms > 0)
+      m.db->decide(m.target, kt.key, codegen::cpu::schedule_str(r.best), {r.best_ms * 1e6, 0, o.kernel.rounds, ""});
+    lines.push_back(decision_line(kt, *tuners[k], scheduler.tasks()[k].units));
   }
-  char summary[240];
-  std::snprintf(summary, sizeof summary,
-                "%zu distinct kernels, %d units of tuning, %d timings in %.0f s; their time in the plan "
-                "(Σ steps × kernel) %.4f ms by default, %.4f ms tuned",
-                kernels.size(), units, trials, elapsed(), initial_total, tuned_total);
-  note(summary);
+  if (!kernels.empty()) {
+    char summary[240];
+    std::snprintf(summary, sizeof summary,
+                  "%zu distinct kernels, %d units of tuning, %d timings in %.0f s; their time in the plan "
+                  "(Σ steps × kernel) %.4f ms by default, %.4f ms tuned",
+                  kernels.size(), units, trials, elapsed(), initial_total, tuned_total);
+    lines.push_back(summary);
+  }
   result.seconds = elapsed();
+  if (notes) notes->insert(notes->end(), lines.begin(), lines.end());
   return result;
 }
 

@@ -5,7 +5,8 @@
 // combination of categorical knobs first: tune::diverse_top) are measured with the default
 // schedule; Droplet Search (tune/droplet.h) descends from the fastest of them where
 // it is faster than the default with significance when the two are timed again together
-// (Welch's test), else from the default.
+// (Welch's test), else from the default; and the best it ends at is timed with the default
+// once more, in one batch, and kept only where faster with significance there.
 // Measuring compiles the schedules' kernels many to a shared object and times them together
 // in a helper process (`orchid time-kernels`): a crashing or hanging variant costs one batch.
 #pragma once
@@ -32,7 +33,7 @@ namespace orchid::driver {
 struct TuneOptions {
   int explore_trials = 300;  // points priced by the model
   int measure_top = 12;      // explored points measured with the default (diverse_top)
-  int budget = 48;           // point measurements in all (the top's and the descent's; 3 at least)
+  int budget = 160;          // point measurements in all (the top's, the descent's, the confirmations'; 5 at least)
   double alpha = 0.05;       // the descent's significance (Welch + Holm)
   int rounds = 5, runs = 3;  // samples per point: one per round over a batch, the fastest of its runs
   uint64_t seed = 1;
@@ -62,7 +63,7 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
 // for the report.
 struct PlanTuneOptions {
   TuneOptions kernel;
-  double minutes = 0;  // 0: no tuning, decisions in the database unused
+  double minutes = 0;  // time to tune (decisions in the database are read whatever it is)
 };
 
 struct PlanTuning {
@@ -113,8 +114,8 @@ class KernelTuner {
   KernelTuner(const KernelTuner&) = delete;  // the descent refers to the space
   KernelTuner& operator=(const KernelTuner&) = delete;
   bool unit();            // false, doing nothing, once finished
-  // The descent ended (converged, or spent the kernel's budget) and its best was confirmed
-  // against the default in one more batch (the last unit).
+  // Its best was confirmed against the default (confirm): after the descent ended (converged,
+  // or spent the kernel's budget), or where tuning stopped before.
   bool finished() const;
   bool descended() const { return descent_ && descent_->ended(); }
   // The best against the default in one batch, now (the last unit, also where tuning stops
@@ -122,7 +123,9 @@ class KernelTuner {
   void confirm();
   int measured() const { return r_.measured; }
   double best_ms() const { return r_.best_ms; }
-  double bound_seconds() const { return bound_seconds_; }  // the model's time of the best explored point
+  // The default's measured time scaled by the model's ratio of the best explored point to the
+  // default: what the model expects tuning can reach (0 before the first unit).
+  double bound_ms() const { return bound_ms_; }
   const TuneResult& result() const { return r_; }
 
  private:
@@ -138,7 +141,7 @@ class KernelTuner {
   std::optional<tune::Descent> descent_;
   tune::Point best_point_;
   TuneResult r_;
-  double start_ms_ = 0, bound_seconds_ = 0;
+  double start_ms_ = 0, bound_ms_ = 0;
   bool confirmed_ = false;
   std::chrono::steady_clock::time_point start_;
 };

@@ -17,9 +17,9 @@ double TaskScheduler::gradient(size_t i) const {
   double recent = 0;
   if (t.history.size() >= 2) {
     size_t back = std::min(t.history.size() - 1, static_cast<size_t>(std::max(1, o_.window)));
-    const auto& [then_trials, then_best] = t.history[t.history.size() - 1 - back];
-    int dt = t.trials - then_trials;
-    if (dt > 0) recent = (t.best - then_best) / dt;
+    const Task::After& then = t.history[t.history.size() - 1 - back];
+    int dt = t.trials - then.trials;
+    if (dt > 0) recent = (t.best - then.best) / dt;
   }
   double optimistic = -t.best / t.trials;
   if (t.bound > 0) optimistic = std::min(optimistic, o_.beta * t.bound - t.best);
@@ -52,7 +52,7 @@ void TaskScheduler::record(size_t i, int trials, double best, bool finished) {
   ++t.units;
   if (best > 0 && (t.best <= 0 || best < t.best)) t.best = best;
   t.finished = t.finished || finished;
-  t.history.emplace_back(t.trials, t.best);
+  t.history.push_back({t.trials, t.best});
 }
 
 double TaskScheduler::total() const {

@@ -7,7 +7,7 @@
 // over the trials tᵢ spent on it: the recent rate of improvement (over the last `window`
 // units), and an optimistic guess — all of gᵢ gained back at the rate spent so far, or down to
 // β times a bound bᵢ on the kernel's time. Ansor takes bᵢ from similar tasks' throughput; here it
-// is the analytic model's time of the best schedule explored. Every task gets its first unit
+// is what the analytic model expects tuning can reach (driver::KernelTuner::bound_ms). Every task gets its first unit
 // before any its second (Ansor's warm-up round), the largest wᵢ × estimate first, so that a
 // short budget still tunes the kernels that matter; after that, with probability ε a random
 // unfinished task is picked instead (Ansor's ε-greedy). Deterministic for a seed.
@@ -35,7 +35,11 @@ struct Task {
   int trials = 0;       // tᵢ
   int units = 0;
   bool finished = false;  // converged, or its own budget spent: no more units
-  std::vector<std::pair<int, double>> history;  // (trials, best) after each unit
+  struct After {  // the state after a unit
+    int trials = 0;
+    double best = 0;
+  };
+  std::vector<After> history;
 };
 
 class TaskScheduler {

@@ -193,5 +193,30 @@ TEST(DriverTune, ATunedPlanSlowerWholeThanTheDefaultsIsDropped) {
   EXPECT_TRUE(tuned[0].has_value());
 }
 
+// A generated step is measured with the schedule decided for its kernel only where the options
+// use decisions and the decision is not the default schedule.
+TEST(DriverTune, MeasurementsUseDecidedSchedulesOtherThanTheDefault) {
+  testlib::TempDir dir;
+  Tuned s = tuned_setup(codegen::softmax_rows(64, 300), dir);
+  tune::TuningDb db(dir.file("t.db"));
+  s.measure.db = &db;
+  s.measure.target = "test-target";
+  StepChoice step;
+  step.kernel = s.k;
+  step.inputs = tile::kernel_inputs(s.g, s.k);
+  Schedule def = codegen::cpu::default_schedule(s.g, s.k, 2), other = def;
+  other.vector_width = 1;
+  EXPECT_FALSE(tuned_schedule(s.g, step, s.measure, 2));  // no decision
+  db.decide("test-target", tuning_key(s.g, step), codegen::cpu::schedule_str(other), {1e6, 0, 1, ""});
+  EXPECT_FALSE(tuned_schedule(s.g, step, s.measure, 2));  // decisions not used
+  s.measure.tuned = true;
+  ASSERT_TRUE(tuned_schedule(s.g, step, s.measure, 2));
+  EXPECT_EQ(*tuned_schedule(s.g, step, s.measure, 2), other);
+  db.decide("test-target", tuning_key(s.g, step), codegen::cpu::schedule_str(def), {1e6, 0, 1, ""});
+  EXPECT_FALSE(tuned_schedule(s.g, step, s.measure, 2));  // the default: measured untuned
+  step.kind = StepKind::OneDnn;
+  EXPECT_FALSE(tuned_schedule(s.g, step, s.measure, 2));
+}
+
 }  // namespace
 }  // namespace orchid::driver

@@ -386,23 +386,6 @@ TEST(CliCompile, OptimalOrchestrationIsMeasuredAndComparedWithGreedy) {
   EXPECT_TRUE(contains(report, "- the plans differ in "));
 }
 
-// With --tune-minutes, the optimal strategy solves again after tuning, with the tuned kernels
-// measured as tuned: their times are kept in the database under their schedules.
-TEST(CliCompile, OptimalSolvesAgainWithTunedTimes) {
-  TempDir dir("orchid_cli_optimal_tuned");
-  std::string model = write_model(dir), db = dir.file("t.db");
-  auto r = orchid_cli({"compile", model, "-o", dir.file("a"), "--orchestrate", "optimal", "--db", db, "--cache-dir",
-                       object_cache(), "--tune-minutes", "5", "--tune-budget", "6"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::string report = read_file(dir.file("a") + "/report.md");
-  EXPECT_TRUE(contains(report, "- re-solved with the tuned kernels' times: ")) << report;
-  EXPECT_TRUE(contains(report, "| re-solve | "));
-  EXPECT_TRUE(contains(report, "- verified against the interpreter: yes"));
-  std::string json = dir.file("rows.json");
-  ASSERT_EQ(orchid_cli({"tune-db", "export", json, "--db", db}).exit_code, 0);
-  EXPECT_TRUE(contains(read_file(json), " schedule=tile="));
-}
-
 // Every file of an artifact directory but its reports, by name.
 std::map<std::string, std::string> artifact_files(const fs::path& dir) {
   std::map<std::string, std::string> out;
@@ -431,9 +414,11 @@ TEST(CliCompile, TuningIsReportedAndAWarmDatabaseMeasuresNothing) {
   EXPECT_TRUE(contains(report, " measured in "));
   EXPECT_TRUE(contains(report, "| tune | "));
 
+  auto rows = orchid_cli({"tune-db", "stats", "--db", db});
   auto second = orchid_cli(b);
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_EQ(second.output.find("tuning kernel"), std::string::npos) << second.output;
+  EXPECT_EQ(orchid_cli({"tune-db", "stats", "--db", db}).output, rows.output);  // nothing measured or decided
   std::string again = read_file(dir.file("b") + "/report.md");
   EXPECT_TRUE(contains(again, "(tuned before, "));
   EXPECT_EQ(again.find(" measured in "), std::string::npos) << again;
@@ -466,6 +451,31 @@ TEST(CliCompile, TuningIsReportedAndAWarmDatabaseMeasuresNothing) {
   auto rejected = orchid_cli({"tune-db", "import", bad, "--db", other});
   EXPECT_EQ(rejected.exit_code, 1);
   EXPECT_TRUE(contains(rejected.output, "bad.json': a row of measurements"));
+}
+
+// With --tune-minutes, the optimal strategy solves again after tuning, with the tuned kernels'
+// times; a second compile with the same database measures and decides nothing and writes the
+// same artifact.
+TEST(CliCompile, OptimalSolvesAgainWithTunedTimesAndAWarmDatabaseMeasuresNothing) {
+  TempDir dir("orchid_cli_optimal_tuned");
+  std::string model = write_model(dir), db = dir.file("t.db");
+  std::vector<std::string> flags = {"--orchestrate", "optimal", "--db", db, "--cache-dir", object_cache(),
+                                    "--tune-minutes", "5", "--tune-budget", "8"};
+  std::vector<std::string> a = {"compile", model, "-o", dir.file("a")}, b = {"compile", model, "-o", dir.file("b")};
+  a.insert(a.end(), flags.begin(), flags.end());
+  b.insert(b.end(), flags.begin(), flags.end());
+  auto first = orchid_cli(a);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::string report = read_file(dir.file("a") + "/report.md");
+  EXPECT_TRUE(contains(report, "- solved again with the tuned kernels' times: ")) << report;
+  EXPECT_TRUE(contains(report, "| re-solve | "));
+  EXPECT_TRUE(contains(report, "- verified against the interpreter: yes"));
+  auto rows = orchid_cli({"tune-db", "stats", "--db", db});
+  auto second = orchid_cli(b);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(orchid_cli({"tune-db", "stats", "--db", db}).output, rows.output);
+  std::map<std::string, std::string> fa = artifact_files(dir.file("a")), fb = artifact_files(dir.file("b"));
+  EXPECT_EQ(fa, fb);
 }
 
 // A model's names reach the terminal escaped and bounded: an unsupported op named with an

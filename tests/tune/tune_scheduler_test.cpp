@@ -37,7 +37,12 @@ TEST(TuneScheduler, AFinishedTaskIsNeverPickedAndNoneIsLeftAtTheEnd) {
   s.record(0, 8, 2.0, true);
   EXPECT_EQ(s.next(), std::optional<size_t>(1));
   s.record(1, 8, 1.0, false);
-  for (int i = 0; i < 50; ++i) EXPECT_EQ(s.next(), std::optional<size_t>(1));  // ε picks among the open ones
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(s.next(), std::optional<size_t>(1));
+  SchedulerOptions random;  // every pick by ε: among the unfinished alone
+  random.epsilon = 1;
+  TaskScheduler r({task(1, 2), task(1, 1), task(1, 3)}, random);
+  for (size_t i = 0; i < 3; ++i) r.record(i, 8, 1.0, i != 1);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(r.next(), std::optional<size_t>(1));
   s.record(1, 8, 0.9, true);
   EXPECT_FALSE(s.next().has_value());
   EXPECT_EQ(s.gradient(0), 0);

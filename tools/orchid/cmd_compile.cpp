@@ -133,8 +133,9 @@ Command add_compile(CLI::App& app) {
                   "0: no tuning)")
       ->check(CLI::Range(0.0, 10000.0));
   cmd->add_option("--tune-budget", f->tune_budget,
-                  "--tune-minutes: kernel timings per kernel (the explored points and the descent's; default 160)")
-      ->check(CLI::Range(3, 100000));
+                  "--tune-minutes: kernel timings per kernel (the explored points, the descent's and the "
+                  "confirmations'; default 160)")
+      ->check(CLI::Range(5, 100000));
   cmd->add_flag("--superopt", f->superopt,
                 "search μGraph kernels (Mirage) for the model's LAX subprograms on small copies, and use those that "
                 "measure faster than the kernels they replace; searches are cached in the tuning database");
