@@ -176,7 +176,10 @@ bool KernelTuner::unit() {
 // last step), and a move that was significant within one batch can be noise across batches.
 void KernelTuner::confirm() {
   confirmed_ = true;
-  if (r_.best == r_.initial) return;
+  if (r_.best == r_.initial) {  // the default's own times, from the batch it was compared in
+    r_.best_ms = r_.initial_ms;
+    return;
+  }
   std::vector<std::vector<double>> pair = measure({space_.point_of(space_.base), best_point_});
   bool faster = !pair[1].empty() && (pair[0].empty() || tune::welch_less(pair[1], pair[0]).p <= o_.alpha);
   if (!pair[0].empty()) r_.initial_ms = median_ms(pair[0]);
