@@ -140,7 +140,7 @@ ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepC
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& b,
                                      const BuildOptions& build, const MeasureOptions& options, double alpha = 0.05,
-                                     int rounds = 7);
+                                     int rounds = 15);
 
 // Steps measured alone see their inputs and outputs plain: where choose_by_measuring made
 // generated steps of kernels that read or write buffers kept in nChw8c, nChw16c or nhwc between oneDNN
