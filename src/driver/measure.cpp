@@ -105,48 +105,62 @@ TimedArtifact candidate_item(const ir::Graph& g, const StepChoice& s, const Buil
 
 }  // namespace
 
+namespace {
+
+// Each item's time in each of `rounds` alternating rounds: written once (every round times
+// the same artifact) under the work directory, timed, then removed.
+std::vector<std::vector<CandidateTime>> timed_in_rounds(const std::vector<const TimedArtifact*>& items,
+                                                        const MeasureOptions& o, int rounds) {
+  std::vector<fs::path> dirs;
+  for (size_t i = 0; i < items.size(); ++i) {
+    dirs.push_back(o.work_dir / ("timed-" + items[i]->key.substr(0, 16) + "-" + std::to_string(i)));
+    fs::remove_all(dirs[i]);
+    items[i]->write(dirs[i]);
+  }
+  std::vector<std::vector<CandidateTime>> out(items.size());
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < items.size(); ++i) out[i].push_back(time_artifact(dirs[i], o));
+  for (const fs::path& d : dirs) fs::remove_all(d);
+  return out;
+}
+
+}  // namespace
+
 std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& items, const MeasureOptions& o,
                                             int rounds) {
   std::vector<CandidateTime> t(items.size());
-  std::vector<fs::path> dirs(items.size());  // empty: cached, not timed
+  std::vector<const TimedArtifact*> timed;  // those not in the database
+  std::vector<size_t> at;
   for (size_t i = 0; i < items.size(); ++i) {
     std::optional<tune::Measurement> m = o.db ? o.db->lookup(o.target, items[i].key, items[i].impl) : std::nullopt;
     if (m) {
       t[i].ms = m->median_ns * 1e-6;
       t[i].cached = true;
     } else {
-      dirs[i] = o.work_dir / ("timed-" + items[i].key.substr(0, 16) + "-" + std::to_string(i));
-      fs::remove_all(dirs[i]);
-      items[i].write(dirs[i]);  // once: every round times the same artifact
+      timed.push_back(&items[i]);
+      at.push_back(i);
     }
   }
-  for (int round = 0; round < rounds; ++round)
-    for (size_t i = 0; i < items.size(); ++i)
-      if (!dirs[i].empty()) t[i] = faster(t[i], time_artifact(dirs[i], o));
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (dirs[i].empty()) continue;
-    fs::remove_all(dirs[i]);
-    if (t[i].ms && o.db != nullptr) o.db->record(o.target, items[i].key, items[i].impl, {*t[i].ms * 1e6, 0, o.min_runs, ""});
+  std::vector<std::vector<CandidateTime>> runs = timed_in_rounds(timed, o, rounds);
+  for (size_t j = 0; j < timed.size(); ++j) {
+    CandidateTime& best = t[at[j]];
+    for (const CandidateTime& r : runs[j]) best = faster(best, r);
+    if (best.ms && o.db != nullptr) o.db->record(o.target, timed[j]->key, timed[j]->impl, {*best.ms * 1e6, 0, o.min_runs, ""});
   }
   return t;
 }
 
 std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& items, const MeasureOptions& o,
                                              int rounds, std::string* failure) {
+  std::vector<const TimedArtifact*> all;
+  for (const TimedArtifact& item : items) all.push_back(&item);
   std::vector<std::vector<double>> out(items.size());
-  std::vector<fs::path> dirs;
-  for (size_t i = 0; i < items.size(); ++i) {
-    dirs.push_back(o.work_dir / ("rounds-" + items[i].key.substr(0, 16) + "-" + std::to_string(i)));
-    fs::remove_all(dirs[i]);
-    items[i].write(dirs[i]);
-  }
-  for (int round = 0; round < rounds; ++round)
-    for (size_t i = 0; i < items.size(); ++i) {
-      CandidateTime t = time_artifact(dirs[i], o);
-      if (t.ms) out[i].push_back(*t.ms);
-      else if (failure && failure->empty()) *failure = t.failure;
+  std::vector<std::vector<CandidateTime>> runs = timed_in_rounds(all, o, rounds);
+  for (size_t i = 0; i < items.size(); ++i)
+    for (const CandidateTime& r : runs[i]) {
+      if (r.ms) out[i].push_back(*r.ms);
+      else if (failure && failure->empty()) *failure = r.failure;
     }
-  for (const fs::path& d : dirs) fs::remove_all(d);
   return out;
 }
 

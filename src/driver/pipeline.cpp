@@ -77,37 +77,28 @@ std::vector<StepChoice> implement_on_cpu(const ir::Graph& g, const PlacedKernels
   return chosen;
 }
 
-// A plan, its steps and their tuned schedules, and the time spent tuning them.
-struct Replanned {
-  PlacedKernels placed;
-  std::vector<StepChoice> steps;
-  std::vector<std::optional<codegen::cpu::Schedule>> schedules;
-  double tuned_seconds = 0;
-};
-
-// Stage 7b (see compile_graph): the BLP solved again with `tuned` measurements (the database's
-// decisions); where the plan changes, it is implemented (measured as stage 6, without
-// decisions) and its new kernels tuned in the time left, and solved again — at most three
-// times. A warm compile, whose database holds every decision, makes the first compile's last
-// solve at once, from cached times, and keeps its plan.
+// `placed`, `steps` and `schedules` are the plan's and replaced where it changes;
+// `tuned_seconds`: spent tuning them.
 void solve_again_with_tuned(const ir::Graph& g, const std::vector<UGraphSite>& sites, const CompileOptions& o,
-                            const MeasureOptions& tuned, Replanned& r, CompileResult& result) {
+                            const MeasureOptions& tuned, double tuned_seconds, PlacedKernels& placed,
+                            std::vector<StepChoice>& steps,
+                            std::vector<std::optional<codegen::cpu::Schedule>>& schedules, CompileResult& result) {
   for (int round = 0; round < 3; ++round) {
     OptimalPlan p = orchestrate_measured(g, o.target, o.build, tuned, 12, sites);
-    if (same_plan(p.kernels, r.placed.kernels)) {
+    if (same_plan(p.kernels, placed.kernels)) {
       result.orchestration.push_back("solved again with the tuned kernels' times: the same plan");
       return;
     }
     result.orchestration.push_back("solved again with the tuned kernels' times: another plan, of " +
                                    std::to_string(p.kernels.size()) + " kernels (the notes above are the first solve's)");
-    r.placed = mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : sites);
-    r.steps = implement_on_cpu(g, r.placed, o.build, o.measure, &result.choices);
+    placed = mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : sites);
+    steps = implement_on_cpu(g, placed, o.build, o.measure, &result.choices);
     PlanTuneOptions rest = o.tune;
-    rest.minutes = std::max(0.0, o.tune.minutes - r.tuned_seconds / 60);
+    rest.minutes = std::max(0.0, o.tune.minutes - tuned_seconds / 60);
     result.tuning.push_back("the plan solved again:");
-    PlanTuning t = tune_steps(g, r.steps, o.target, o.build, tuned, rest, o.progress, &result.tuning);
-    r.schedules = std::move(t.schedules);
-    r.tuned_seconds += t.seconds;
+    PlanTuning t = tune_steps(g, steps, o.target, o.build, tuned, rest, o.progress, &result.tuning);
+    schedules = std::move(t.schedules);
+    tuned_seconds += t.seconds;
   }
   result.orchestration.push_back("solved again three times with the tuned kernels' times; the last plan kept");
 }
@@ -225,11 +216,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     //     the plan stays.
     if (o.strategy == orchestrate::Strategy::Optimal)
       stages.run("re-solve", [&] {
-        Replanned r{placed, steps, tuned, t.seconds};
-        solve_again_with_tuned(g, found.sites, o, measure, r, result);
-        placed = std::move(r.placed);
-        steps = std::move(r.steps);
-        tuned = std::move(r.schedules);
+        solve_again_with_tuned(g, found.sites, o, measure, t.seconds, placed, steps, tuned, result);
         return 0;
       });
     // 7c. Kernels were tuned alone: the plan with its tuned schedules against the defaults',

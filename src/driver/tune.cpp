@@ -100,7 +100,7 @@ std::vector<std::vector<double>> ScheduleTimer::time(const ir::Graph& g, const t
 KernelTuner::KernelTuner(const ir::Graph& g, const tile::Kernel& k, const target::Target& t,
                          const ScheduleTimer& timer, const TuneOptions& o, int cores)
     : g_(g), k_(k), t_(t), timer_(timer), o_(o), space_(tune::cpu_space(g, k, cores)),
-      start_(std::chrono::steady_clock::now()) {
+      initial_point_(space_.point_of(space_.base)), start_(std::chrono::steady_clock::now()) {
   r_.initial = space_.base;
   r_.best = space_.base;
 }
@@ -118,7 +118,7 @@ std::vector<std::vector<double>> KernelTuner::measure(const std::vector<tune::Po
 // of it and the default alone together, finds it faster with significance (one hypothesis: no
 // correction to pay); the fastest of several by mean alone is as often the luckiest.
 void KernelTuner::explore() {
-  const tune::Point initial = space_.point_of(space_.base);
+  const tune::Point& initial = initial_point_;
   auto cost = [&](const tune::Point& p) { return tune::estimate_cpu_schedule(g_, k_, space_.schedule(p), t_).seconds; };
   Rng rng(o_.seed);
   tune::ExploreOptions eo;
@@ -134,9 +134,7 @@ void KernelTuner::explore() {
   for (size_t i = 1; i < top.size(); ++i)
     if (!first[i].empty() && tune::mean_of(first[i]) < tune::mean_of(first[fastest])) fastest = i;
   if (fastest != 0) {
-    std::vector<std::vector<double>> pair = measure({initial, top[fastest]});
-    bool faster = pair[0].empty() ? !pair[1].empty() : tune::welch_less(pair[1], pair[0]).p <= o_.alpha;
-    if (!faster) fastest = 0;
+    if (!faster_than_default(top[fastest]).first) fastest = 0;
   }
   r_.initial_ms = median_ms(first[0]);
   if (!explored.empty() && model_default > 0) bound_ms_ = r_.initial_ms * explored.front().cost / model_default;
@@ -171,6 +169,11 @@ bool KernelTuner::unit() {
   return true;
 }
 
+std::pair<bool, std::vector<std::vector<double>>> KernelTuner::faster_than_default(const tune::Point& p) {
+  std::vector<std::vector<double>> pair = measure({initial_point_, p});
+  return {tune::p_faster(pair[1], pair[0]) <= o_.alpha, std::move(pair)};
+}
+
 // The best and the default timed together once more: the best stays only where it is faster
 // with significance. Its times so far came from batches the default was not in (the descent's
 // last step), and a move that was significant within one batch can be noise across batches.
@@ -180,8 +183,7 @@ void KernelTuner::confirm() {
     r_.best_ms = r_.initial_ms;
     return;
   }
-  std::vector<std::vector<double>> pair = measure({space_.point_of(space_.base), best_point_});
-  bool faster = !pair[1].empty() && (pair[0].empty() || tune::welch_less(pair[1], pair[0]).p <= o_.alpha);
+  auto [faster, pair] = faster_than_default(best_point_);
   if (!pair[0].empty()) r_.initial_ms = median_ms(pair[0]);
   if (faster) {
     r_.best_ms = median_ms(pair[1]);

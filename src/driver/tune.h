@@ -131,6 +131,9 @@ class KernelTuner {
  private:
   void explore();
   std::vector<std::vector<double>> measure(const std::vector<tune::Point>& points);
+  // The default and p timed together: whether p is faster with significance, and the samples
+  // (the default's, then p's).
+  std::pair<bool, std::vector<std::vector<double>>> faster_than_default(const tune::Point& p);
 
   const ir::Graph& g_;
   const tile::Kernel& k_;
@@ -138,6 +141,7 @@ class KernelTuner {
   const ScheduleTimer& timer_;
   TuneOptions o_;
   tune::CpuSpace space_;
+  tune::Point initial_point_;  // the default schedule's
   std::optional<tune::Descent> descent_;
   tune::Point best_point_;
   TuneResult r_;

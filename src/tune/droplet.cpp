@@ -47,7 +47,7 @@ bool Descent::step(const MeasureFn& measure) {
   r_.samples = got[0];
   std::vector<double> p;
   for (size_t i = 1; i < got.size(); ++i)
-    p.push_back(r_.samples.empty() ? (got[i].empty() ? 1.0 : 0.0) : welch_less(got[i], r_.samples).p);
+    p.push_back(p_faster(got[i], r_.samples));
   std::vector<bool> faster = holm_reject(p, o_.alpha);
   size_t pick = 0;
   for (size_t i = 1; i < got.size(); ++i)

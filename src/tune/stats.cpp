@@ -75,6 +75,11 @@ WelchTest welch_less(const std::vector<double>& a, const std::vector<double>& b)
   return w;
 }
 
+double p_faster(const std::vector<double>& a, const std::vector<double>& b) {
+  if (b.empty()) return a.empty() ? 1 : 0;
+  return welch_less(a, b).p;
+}
+
 std::vector<bool> holm_reject(const std::vector<double>& p, double alpha) {
   std::vector<size_t> order(p.size());
   std::iota(order.begin(), order.end(), 0);

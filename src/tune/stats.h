@@ -25,6 +25,11 @@ struct WelchTest {
 // and 1 otherwise.
 WelchTest welch_less(const std::vector<double>& a, const std::vector<double>& b);
 
+// The p-value of "a is faster than b" for the tuner's decisions, where a point that failed to
+// build or run (no samples) is slower than any: welch_less(a, b).p where b has samples; else 0
+// where a has some, 1 where neither has.
+double p_faster(const std::vector<double>& a, const std::vector<double>& b);
+
 // Holm's step-down procedure: which of the hypotheses with p-values `p` are rejected with a
 // family-wise error rate of at most `alpha`.
 std::vector<bool> holm_reject(const std::vector<double>& p, double alpha);

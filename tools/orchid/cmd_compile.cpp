@@ -39,7 +39,7 @@ struct CompileFlags {
   std::string gpu;  // a CUDA preset; empty: the GPU present, or h100
   double measure_seconds = 0.2;
   double tune_minutes = 0;  // 0: no tuning
-  int tune_budget = 160;
+  int tune_budget = driver::TuneOptions{}.budget;
   bool superopt = false;
   double superopt_seconds = 300;
 };
