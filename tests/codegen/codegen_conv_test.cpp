@@ -93,6 +93,8 @@ std::vector<ConvShape> conv_shapes() {
       {1, 32, 3, {12, 12}, {9, 9}, {1, 1}, {1, 1}, {4, 4}, {4, 4}},
       // 3 rows over 40 columns: the 3 x 32 micro-kernel, then a 6 x 16 block
       {1, 5, 3, {6, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      // 3 rows over 70 columns: on AVX-512, the 3 x 64 kernel, then a 6 x 16 block
+      {1, 4, 3, {4, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       // columns in whole blocks of 16 without a border: one B pointer per term (flat); with
       // one, per block and term
       {1, 6, 3, {5, 34}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
@@ -110,7 +112,8 @@ std::vector<ConvShape> conv_shapes() {
   };
 }
 
-TEST(ConvKernels, MatchInterpreter) {
+// Each shape with and without a prologue, under default and random schedules.
+std::vector<Case> conv_cases() {
   std::vector<ConvShape> shapes = conv_shapes();
   std::vector<Case> cases;
   for (size_t i = 0; i < shapes.size(); ++i)
@@ -135,7 +138,18 @@ TEST(ConvKernels, MatchInterpreter) {
       EXPECT_EQ(src.find("orc_gemm_panels(") != std::string::npos, gemm && !rows) << src;
       cases.push_back(std::move(c));
     }
+  return cases;
+}
+
+TEST(ConvKernels, MatchInterpreter) {
+  std::vector<Case> cases = conv_cases();
   check_cases(cases);
+}
+
+// The same with the 256-bit GEMM kernels, which an AVX-512 host otherwise never runs.
+TEST(ConvKernels, MatchInterpreterOn256BitRegisters) {
+  std::vector<Case> cases = conv_cases();
+  check_cases(cases, {"-DORC_GEMM_NO_ZMM"});
 }
 
 // A conv kernel under the default schedule covers the output in tasks of whole rows of

@@ -128,11 +128,14 @@ inline ir::DType least_precise(const ir::Graph& sub, ir::DType out) {
   return ir::is_float(out) ? worst : out;
 }
 
-// The kernels compiled into one shared object (cached by content), loaded.
-inline testlib::KernelLibraryHandle compile_kernels(const std::vector<GeneratedKernel>& kernels) {
+// The kernels compiled into one shared object (cached by content), loaded; `defines` are
+// added to the flags (e.g. -DORC_GEMM_NO_ZMM, the GEMM kernels on 256-bit registers).
+inline testlib::KernelLibraryHandle compile_kernels(const std::vector<GeneratedKernel>& kernels,
+                                                    const std::vector<std::string>& defines = {}) {
   CompilerOptions copts;
   copts.cache_dir = std::filesystem::temp_directory_path() / "orchid-test-objects";
   copts.extra_flags = codegen_flags();
+  copts.extra_flags.insert(copts.extra_flags.end(), defines.begin(), defines.end());
   return testlib::load_kernel_library(compile_shared(library_source(kernels), copts));
 }
 
@@ -182,10 +185,10 @@ inline std::string reference_diff(const Reference& r, const std::vector<ir::Tens
 }
 
 // Compiles the cases' kernels into one shared object and checks each against the interpreter.
-inline void check_cases(std::vector<Case>& cases) {
+inline void check_cases(std::vector<Case>& cases, const std::vector<std::string>& defines = {}) {
   std::vector<GeneratedKernel> kernels;
   for (const Case& c : cases) kernels.push_back(c.generated);
-  auto lib = compile_kernels(kernels);
+  auto lib = compile_kernels(kernels, defines);
   ASSERT_EQ(lib.count, static_cast<int64_t>(cases.size()));
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
