@@ -28,6 +28,7 @@ struct Pack {
   int64_t width = 0;
   std::string panel;   // the C pointer to the panels
   std::string lo, hi;  // the region's bounds along lane_dim
+  std::string stage;   // A's rows along k before orc_gemm_pack6 interleaves them ("": none)
 };
 
 // Whether the factor reads memory contiguously along k: some load's last index is the last
@@ -44,11 +45,30 @@ bool contiguous_along_k(const ir::Expr& factor, int32_t last_term) {
   return along;
 }
 
+// A's panels where its factor reads along k (Pack::stage): per panel, each row's terms are
+// evaluated into the stage, contiguous along k (vector loops), the rows past the edge zeroed,
+// and orc_gemm_pack6 interleaves the six rows into the panel.
+void emit_staged_pack(const Pack& pk, const std::string& factor, Writer& w) {
+  std::string width = std::to_string(pk.width) + "LL";
+  w.open("for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {");
+  w.line("const int64_t gemm_rows = orc_min64(" + width + ", gemm_ext - gemm_b * " + width + ");");
+  w.open("for (int64_t gemm_l = 0; gemm_l < gemm_rows; ++gemm_l) {");
+  w.line("const int64_t gemm_x = " + pk.lo + " + gemm_b * " + width + " + gemm_l;");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {");
+  w.line(pk.stage + "[gemm_l * gemm_kc + (gemm_k - gemm_k0)] = " + factor + ";");
+  close_n(2, w);
+  w.line("for (int64_t i = gemm_rows * gemm_kc; i < " + width + " * gemm_kc; ++i) " + pk.stage + "[i] = 0.0f;");
+  w.line("orc_gemm_pack6(" + pk.stage + ", gemm_kc, " + pk.panel + " + gemm_b * gemm_kc * " + width + ");");
+  w.close();
+}
+
 // Fills the panels of one operand for the block of terms [gemm_k0, gemm_k0 + gemm_kc). Where
-// the factor reads along k, the loop over k is innermost and the last panel's lanes past the
-// edge are zeroed first. Else the loop across a panel is innermost, over all its lanes, those
-// past the edge storing zero without evaluating the factor: the loop has a constant trip
-// count, and its loads, affine in the lane, compile to whole (masked) vectors.
+// the factor reads along k, the loop over k is innermost: through the stage where there is one
+// (A), else the last panel's lanes past the edge are zeroed first. Else the loop across a panel
+// is innermost, over all its lanes, those past the edge storing zero without evaluating the
+// factor: the loop has a constant trip count, and its loads, affine in the lane, compile to
+// whole (masked) vectors.
 void emit_pack(const Pack& pk, ExprEmitter& ex, ExprEmitter::Scope s, Writer& w) {
   std::string width = std::to_string(pk.width) + "LL";
   w.open("{");
@@ -62,6 +82,12 @@ void emit_pack(const Pack& pk, ExprEmitter& ex, ExprEmitter::Scope s, Writer& w)
   s.inner_kind = k_inner ? ir::VarKind::Reduce : ir::VarKind::Domain;
   std::string k_loop = "for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {";
   std::string b_loop = "for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {";
+  if (k_inner && !pk.stage.empty()) {
+    ORCHID_CHECK(pk.width == kGemmMr) << "only A's panels are staged";
+    emit_staged_pack(pk, ex.expr(pk.factor, s), w);
+    w.close();
+    return;
+  }
   if (k_inner) {
     w.line("if (gemm_ext % " + width + ") for (int64_t i = (gemm_blocks - 1) * gemm_kc * " + width +
            "; i < gemm_blocks * gemm_kc * " + width + "; ++i) " + pk.panel + "[i] = 0.0f;");
@@ -245,6 +271,7 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.line("float* __restrict__ gemm_pa = " + ptr(nl.gemm_a) + ";");
   w.line("float* __restrict__ gemm_pb = " + ptr(nl.gemm_b) + ";");
   w.line("float* __restrict__ gemm_c = " + ptr(nl.gemm_c) + ";");
+  w.line("float* __restrict__ gemm_st = " + ptr(nl.gemm_stage) + ";");
   if (nl.gemm_q >= 0) w.line("const float** __restrict__ gemm_bq = (const float**)((char*)scratch + " + std::to_string(nl.gemm_q) + ");");
   std::string m0 = region_lo(nl.node, m), m1 = region_hi(nl.node, m);
   std::string n0 = region_lo(nl.node, n), n1 = region_hi(nl.node, n);
@@ -265,7 +292,7 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
     std::fill(flat.rvars.begin(), flat.rvars.end(), "0");
     flat.rvars.back() = "gemm_k";
   }
-  emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1}, ex, flat, w);
+  emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1, "gemm_st"}, ex, flat, w);
   open_middle(nl, *f, w);
   emit_multiply(g, nl, *f, ex, s, {m0, m1, n0, n1, ldc}, w);
   close_middle(*f, w);
