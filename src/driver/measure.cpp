@@ -98,12 +98,16 @@ void write_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions
 TimedArtifact candidate_item(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                              const MeasureOptions& o) {
   std::optional<codegen::cpu::Schedule> schedule = tuned_schedule(g, s, o, build.cores);
-  std::string impl = impl_key(s.kind) + (schedule ? " schedule=" + codegen::cpu::schedule_str(*schedule) : "");
-  return {kernel_key(g, s), impl,
+  return {kernel_key(g, s), candidate_impl(g, s, o, build.cores),
           [&g, s, &build, schedule](const fs::path& dir) { write_candidate(g, s, build, schedule, dir); }};
 }
 
 }  // namespace
+
+std::string candidate_impl(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o, int cores) {
+  std::optional<codegen::cpu::Schedule> schedule = tuned_schedule(g, s, o, cores);
+  return impl_key(s.kind) + (schedule ? " schedule=" + codegen::cpu::schedule_str(*schedule) : "");
+}
 
 namespace {
 

@@ -51,6 +51,11 @@ std::string kernel_key(const ir::Graph& g, const StepChoice& s);
 // The key of a kernel's schedule decision in the tuning database.
 std::string tuning_key(const ir::Graph& g, const StepChoice& s);
 
+// The implementation under which a step's time alone is kept in the database (with its
+// kernel_key): its kind, the code generator's and library steps' versions, and the schedule
+// it is measured with where that is not the default (tuned_schedule).
+std::string candidate_impl(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o, int cores);
+
 // The schedule decided for a generated step's kernel, where the options use decisions
 // (MeasureOptions::tuned) and the database has one other than the default schedule for
 // `cores` (none where the decision is the default: its times are the untuned ones).
@@ -125,17 +130,23 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
 std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<std::vector<StepChoice>>& plans,
                                          const BuildOptions& build, const MeasureOptions& o);
 
-// One plan with schedules `a` against the same plan with `b` (per step; none: the default):
-// whether `a` is faster with significance — both built whole, timed in `rounds` alternating
-// rounds (the fastest run of each round a sample), Welch's one-sided test at `alpha`. The
-// answer is kept in the tuning database as a decision under both plans' key, and read back
-// from there (`cached`) without timing.
+// Plan `steps_a` with schedules `a` against plan `steps_b` with `b` (per step; none: the
+// default): whether the first is faster with significance — both built whole, timed in
+// `rounds` alternating rounds (the fastest run of each round a sample), Welch's one-sided
+// test at `alpha`. The answer is kept in the tuning database as a decision under both plans'
+// key, and read back from there (`cached`) without timing. compare_schedules: one plan's
+// steps under two sets of schedules.
 struct ScheduleComparison {
   bool a_faster = false;
   double a_ms = 0, b_ms = 0;  // median samples; where read back, the kept plan's alone
   bool cached = false;
   std::string failure;        // where a plan could not be built or run
 };
+ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoice>& steps_a,
+                                 const std::vector<std::optional<codegen::cpu::Schedule>>& a,
+                                 const std::vector<StepChoice>& steps_b,
+                                 const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
+                                 const MeasureOptions& options, double alpha = 0.05, int rounds = 15);
 ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepChoice>& steps,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& b,

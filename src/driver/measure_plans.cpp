@@ -76,8 +76,16 @@ ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepC
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& b,
                                      const BuildOptions& build, const MeasureOptions& o, double alpha, int rounds) {
+  return compare_plans(g, steps, a, steps, b, build, o, alpha, rounds);
+}
+
+ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoice>& steps_a,
+                                 const std::vector<std::optional<codegen::cpu::Schedule>>& a,
+                                 const std::vector<StepChoice>& steps_b,
+                                 const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
+                                 const MeasureOptions& o, double alpha, int rounds) {
   ScheduleComparison r;
-  TimedArtifact ia = plan_item(g, steps, build, a), ib = plan_item(g, steps, build, b);
+  TimedArtifact ia = plan_item(g, steps_a, build, a), ib = plan_item(g, steps_b, build, b);
   const std::string key = plan_impl() + " " + ia.key + " against " + ib.key;
   if (o.db)
     if (auto d = o.db->decision(o.target, key)) {

@@ -77,12 +77,11 @@ std::vector<StepChoice> implement_on_cpu(const ir::Graph& g, const PlacedKernels
   return chosen;
 }
 
-// `placed`, `steps` and `schedules` are the plan's and replaced where it changes;
-// `tuned_seconds`: spent tuning them.
+// `placed`, `steps` and `tuning` are the plan's (its steps as implemented, and as tuned) and
+// replaced where it changes; tuning.seconds accumulates.
 void solve_again_with_tuned(const ir::Graph& g, const std::vector<UGraphSite>& sites, const CompileOptions& o,
-                            const MeasureOptions& tuned, double tuned_seconds, PlacedKernels& placed,
-                            std::vector<StepChoice>& steps,
-                            std::vector<std::optional<codegen::cpu::Schedule>>& schedules, CompileResult& result) {
+                            const MeasureOptions& tuned, PlacedKernels& placed, std::vector<StepChoice>& steps,
+                            PlanTuning& tuning, CompileResult& result) {
   for (int round = 0; round < 3; ++round) {
     OptimalPlan p = orchestrate_measured(g, o.target, o.build, tuned, 12, sites);
     if (same_plan(p.kernels, placed.kernels)) {
@@ -94,11 +93,11 @@ void solve_again_with_tuned(const ir::Graph& g, const std::vector<UGraphSite>& s
     placed = mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : sites);
     steps = implement_on_cpu(g, placed, o.build, o.measure, &result.choices);
     PlanTuneOptions rest = o.tune;
-    rest.minutes = std::max(0.0, o.tune.minutes - tuned_seconds / 60);
+    rest.minutes = std::max(0.0, o.tune.minutes - tuning.seconds / 60);
     result.tuning.push_back("the plan solved again:");
-    PlanTuning t = tune_steps(g, steps, o.target, o.build, tuned, rest, o.progress, &result.tuning);
-    schedules = std::move(t.schedules);
-    tuned_seconds += t.seconds;
+    double seconds = tuning.seconds;
+    tuning = tune_steps(g, steps, o.target, o.build, tuned, rest, o.progress, &result.tuning);
+    tuning.seconds += seconds;
   }
   result.orchestration.push_back("solved again three times with the tuned kernels' times; the last plan kept");
 }
@@ -200,7 +199,8 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   // 7. Tuning (with a budget): each distinct generated kernel's schedule searched on this
   //    machine — exploration ranked by the analytic model, then Droplet Search on measured
   //    times, the time going where it shortens the model most — or read from the tuning
-  //    database's earlier decisions.
+  //    database's earlier decisions; so is the generated alternative of each library step,
+  //    which replaces the library where it is faster tuned.
   //    The stages before measured without the database's decisions, so that a compile with
   //    every decision made (a warm one) measures and chooses as the first compile did.
   std::vector<std::optional<codegen::cpu::Schedule>> tuned;
@@ -210,21 +210,21 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     PlanTuning t = stages.run("tune", [&] {
       return tune_steps(g, steps, o.target, o.build, measure, o.tune, o.progress, &result.tuning);
     });
-    tuned = t.schedules;
     // 7b. With the optimal strategy, the BLP solved again with the tuned kernels' times (which
     //     also re-price, by their class's calibration, the candidates not measured), until
     //     the plan stays.
     if (o.strategy == orchestrate::Strategy::Optimal)
       stages.run("re-solve", [&] {
-        solve_again_with_tuned(g, found.sites, o, measure, t.seconds, placed, steps, tuned, result);
+        solve_again_with_tuned(g, found.sites, o, measure, placed, steps, t, result);
         return 0;
       });
-    // 7c. Kernels were tuned alone: the plan with its tuned schedules against the defaults',
-    //     whole, the faster kept.
+    // 7c. Kernels were tuned alone: the tuned plan (schedules, and library steps made
+    //     generated) against the plan under default schedules, whole, the faster kept.
     stages.run("tuned plan, whole", [&] {
-      keep_tuned_if_faster(g, steps, tuned, o.build, measure, &result.tuning);
+      keep_tuned_if_faster(g, steps, t, o.build, measure, &result.tuning);
       return 0;
     });
+    tuned = std::move(t.schedules);
   }
   // 8. Code generation and compilation; the plan, weights and graph of the artifact.
   BuiltArtifact built = stages.run("codegen + compile", [&] {

@@ -219,11 +219,13 @@ struct KernelTask {
   std::vector<size_t> steps;
 };
 
+bool library_step(const StepChoice& s) { return s.kind == StepKind::OneDnn || s.kind == StepKind::OneDnnWinograd; }
+
 std::vector<KernelTask> kernel_tasks(const ir::Graph& g, const std::vector<StepChoice>& steps) {
   std::vector<KernelTask> out;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].kind != StepKind::Generated) continue;
+    if (steps[i].kind != StepKind::Generated && !library_step(steps[i])) continue;
     std::string key = tuning_key(g, steps[i]);
     auto [it, added] = index.try_emplace(key, out.size());
     if (added) out.push_back({key, {}});
@@ -298,12 +300,40 @@ std::string decision_line(const KernelTask& kt, const KernelTuner& tuner, int un
   return line;
 }
 
+// Each library step with a tuned schedule for its kernel other than the default: the library
+// against generated code under that schedule, measured alternately (or read back); the faster
+// kept. The schedule of a step left to the library is cleared.
+void library_or_tuned(const ir::Graph& g, PlanTuning& t, const BuildOptions& build, const MeasureOptions& m,
+                      std::vector<std::string>& lines) {
+  MeasureOptions with_decisions = m;
+  with_decisions.tuned = true;
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    StepChoice& s = t.steps[i];
+    if (!library_step(s) || !t.schedules[i]) continue;
+    const bool tuned = !(*t.schedules[i] == codegen::cpu::default_schedule(g, s.kernel, build.cores));
+    if (!tuned || m.orchid_exe.empty()) {
+      t.schedules[i].reset();
+      continue;
+    }
+    StepChoice generated = s;
+    generated.kind = StepKind::Generated;
+    std::vector<CandidateTime> times = measure_alternating(g, {s, generated}, build, with_decisions, m.rounds);
+    const bool faster = fastest(times) == 1;
+    const char* library = s.kind == StepKind::OneDnnWinograd ? "Winograd" : "oneDNN";
+    lines.push_back("step " + std::to_string(i) + ": " + library + " " + show(times[0]) + ", generated and tuned " +
+                    show(times[1]) + " → " + (faster ? "generated" : library));
+    if (faster) s.kind = StepKind::Generated;
+    else t.schedules[i].reset();
+  }
+}
+
 }  // namespace
 
 PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, const target::Target& t,
                       const BuildOptions& build, const MeasureOptions& m, const PlanTuneOptions& o,
                       const std::function<void(const std::string&)>& progress, std::vector<std::string>* notes) {
   PlanTuning result;
+  result.steps = steps;
   result.schedules.resize(steps.size());
   std::vector<std::string> lines;
   PlanTasks plan = plan_tasks(g, steps, t, build, m, result.schedules, lines);
@@ -364,20 +394,24 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
                   kernels.size(), units, trials, elapsed(), initial_total, tuned_total);
     lines.push_back(summary);
   }
+  library_or_tuned(g, result, build, m, lines);
   result.seconds = elapsed();
   if (notes) notes->insert(notes->end(), lines.begin(), lines.end());
   return result;
 }
 
-void keep_tuned_if_faster(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                          std::vector<std::optional<codegen::cpu::Schedule>>& tuned, const BuildOptions& build,
-                          const MeasureOptions& m, std::vector<std::string>* notes) {
-  if (m.orchid_exe.empty()) return;
+void keep_tuned_if_faster(const ir::Graph& g, std::vector<StepChoice>& steps, PlanTuning& tuned,
+                          const BuildOptions& build, const MeasureOptions& m, std::vector<std::string>* notes) {
+  ORCHID_CHECK(tuned.steps.size() == steps.size() && tuned.schedules.size() == steps.size())
+      << "the tuning of another plan";
   bool differs = false;
-  for (size_t i = 0; i < steps.size() && i < tuned.size(); ++i)
-    differs |= tuned[i] && !(*tuned[i] == codegen::cpu::default_schedule(g, steps[i].kernel, build.cores));
-  if (!differs) return;
-  ScheduleComparison c = compare_schedules(g, steps, tuned, {}, build, m);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const std::optional<codegen::cpu::Schedule>& s = tuned.schedules[i];
+    differs |= tuned.steps[i].kind != steps[i].kind ||
+               (s && !(*s == codegen::cpu::default_schedule(g, steps[i].kernel, build.cores)));
+  }
+  if (!differs || m.orchid_exe.empty()) return;
+  ScheduleComparison c = compare_plans(g, tuned.steps, tuned.schedules, steps, {}, build, m);
   const bool keep = c.a_faster;
   if (notes) {
     std::string line = "whole plans: ";
@@ -386,7 +420,12 @@ void keep_tuned_if_faster(const ir::Graph& g, const std::vector<StepChoice>& ste
     else line += "tuned " + ms_text(c.a_ms) + ", default schedules " + ms_text(c.b_ms) + " (medians)";
     notes->push_back(line + " → " + (keep ? "tuned kept" : "default schedules kept"));
   }
-  if (!keep) tuned.assign(tuned.size(), std::nullopt);
+  if (keep) {
+    steps = tuned.steps;
+    return;
+  }
+  tuned.steps = steps;
+  tuned.schedules.assign(steps.size(), std::nullopt);
 }
 
 }  // namespace orchid::driver

@@ -52,21 +52,31 @@ struct TuneResult {
 TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::Target& t, const BuildOptions& build,
                        const MeasureOptions& measure, const TuneOptions& options);
 
-// Tuning the generated steps of a plan (the compile's tuning stage, `--tune-minutes`): each
-// distinct generated kernel (by its database key) is one task, weighted by the steps that run
-// it. Its decision is read from the tuning database where it has one; the others are tuned a
-// unit at a time (KernelTuner), the task scheduler (tune/scheduler.h) choosing which next,
-// while the time budget lasts (a unit begun is finished). Each kernel begun gets its decision
-// recorded: the best found (the default where nothing measured faster with significance). A
-// progress line with the time left goes to `progress`, per unit. Returns each step's schedule
-// (none: not generated, or not tuned: the default); `notes` get a line per kernel and a summary
-// for the report.
+// Tuning the generated steps of a plan (the compile's tuning stage, `--tune-minutes`), and the
+// generated alternative of its library steps (oneDNN, direct or Winograd): library or
+// generated code is a knob of a linear kernel's space. Each distinct kernel (by its database
+// key) is one task, weighted by the steps that run it. Its decision is read from the tuning
+// database where it has one; the others are tuned a unit at a time (KernelTuner), the task
+// scheduler (tune/scheduler.h) choosing which next, while the time budget lasts (a unit begun
+// is finished). Each kernel begun gets its decision recorded: the best found (the default
+// where nothing measured faster with significance). A progress line with the time left goes
+// to `progress`, per unit.
+//
+// A library step whose generated kernel's decision is not the default schedule is then timed
+// against that kernel under it (measure_alternating, cached in the database like every
+// candidate), and becomes a generated step where that is faster. (choose_by_measuring already
+// chose between the library and the default schedule.)
+//
+// Returns the steps (library steps the tuning made generated) and each step's schedule (none:
+// not generated, or not tuned: the default); `notes` get a line per kernel, per library step
+// compared and a summary for the report.
 struct PlanTuneOptions {
   TuneOptions kernel;
   double minutes = 0;  // time to tune (decisions in the database are read whatever it is)
 };
 
 struct PlanTuning {
+  std::vector<StepChoice> steps;                                  // the plan's, as tuned
   std::vector<std::optional<codegen::cpu::Schedule>> schedules;  // per step
   int tuned = 0;       // kernels tuned now (not read from the database)
   double seconds = 0;  // spent tuning
@@ -77,13 +87,13 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
                       const std::function<void(const std::string&)>& progress, std::vector<std::string>* notes);
 
 // Kernels are tuned alone, on inputs the cache holds; the plan is checked whole: the tuned
-// schedules are kept where the plan with them is faster with significance than with the
-// defaults (compare_schedules); else `tuned` is cleared. Nothing is timed where no tuned
-// schedule differs from its default, or where the database holds the answer. A line for the
+// plan (its steps and schedules) is kept where it is faster with significance than `steps`
+// under default schedules (compare_plans): then `steps` becomes tuned.steps; else tuned's
+// schedules are cleared and its steps are `steps`. Nothing is timed where the tuned plan is
+// the plan under default schedules, or where the database holds the answer. A line for the
 // report goes to `notes`.
-void keep_tuned_if_faster(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                          std::vector<std::optional<codegen::cpu::Schedule>>& tuned, const BuildOptions& build,
-                          const MeasureOptions& measure, std::vector<std::string>* notes);
+void keep_tuned_if_faster(const ir::Graph& g, std::vector<StepChoice>& steps, PlanTuning& tuned,
+                          const BuildOptions& build, const MeasureOptions& measure, std::vector<std::string>* notes);
 
 // Times schedules of kernels, holding the compiler (its identity is queried once). time():
 // each schedule's times, one sample per round — the fastest of its `runs` runs in that round —

@@ -170,27 +170,27 @@ TEST(DriverTune, ATunedPlanSlowerWholeThanTheDefaultsIsDropped) {
   bad.vector_width = 1;
   bad.gemm = false;
   bad.tile = {1, 0};
-  std::vector<std::optional<Schedule>> tuned = {bad};
+  PlanTuning tuned{steps, {bad}};
   std::vector<std::string> notes;
   keep_tuned_if_faster(s.g, steps, tuned, s.build, s.measure, &notes);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].rfind("whole plans: tuned ", 0), 0u) << notes[0];
   EXPECT_NE(notes[0].find("→ default schedules kept"), std::string::npos) << notes[0];
-  EXPECT_FALSE(tuned[0].has_value());
+  EXPECT_FALSE(tuned.schedules[0].has_value());
   // The answer is kept, and read back without timing.
   notes.clear();
-  tuned = {bad};
+  tuned = {steps, {bad}};
   s.measure.orchid_exe = "/bin/false";
   keep_tuned_if_faster(s.g, steps, tuned, s.build, s.measure, &notes);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0], "whole plans: tuned not faster (decided before) → default schedules kept");
-  EXPECT_FALSE(tuned[0].has_value());
+  EXPECT_FALSE(tuned.schedules[0].has_value());
 
   notes.clear();
-  tuned = {codegen::cpu::default_schedule(s.g, s.k, 2)};
+  tuned = {steps, {codegen::cpu::default_schedule(s.g, s.k, 2)}};
   keep_tuned_if_faster(s.g, steps, tuned, s.build, s.measure, &notes);
   EXPECT_TRUE(notes.empty());
-  EXPECT_TRUE(tuned[0].has_value());
+  EXPECT_TRUE(tuned.schedules[0].has_value());
 }
 
 // A generated step is measured with the schedule decided for its kernel only where the options
@@ -216,6 +216,96 @@ TEST(DriverTune, MeasurementsUseDecidedSchedulesOtherThanTheDefault) {
   EXPECT_FALSE(tuned_schedule(s.g, step, s.measure, 2));  // the default: measured untuned
   step.kind = StepKind::OneDnn;
   EXPECT_FALSE(tuned_schedule(s.g, step, s.measure, 2));
+}
+
+// Library or generated code is a knob of a linear kernel's space: a oneDNN step's generated
+// alternative is tuned like any kernel, and the step becomes generated where its tuned kernel
+// is faster than the library (times read back from the database here, so nothing is timed:
+// the helper is /bin/false); else the step stays oneDNN and has no schedule.
+TEST(DriverTune, ALibraryStepBecomesGeneratedWhereItsTunedKernelIsFaster) {
+  testlib::TempDir dir;
+  Tuned s = tuned_setup(codegen::gemm_graph(1, 64, 128, 256, false, false, false), dir);
+  tune::TuningDb db(dir.file("t.db"));
+  s.measure.db = &db;
+  s.measure.target = "test-target";
+  s.measure.orchid_exe = "/bin/false";
+  std::vector<StepChoice> steps(1);
+  steps[0].kernel = s.k;
+  steps[0].inputs = tile::kernel_inputs(s.g, s.k);
+  steps[0].kind = StepKind::OneDnn;
+  Schedule other = codegen::cpu::default_schedule(s.g, s.k, 2);
+  other.vector_width = 8;
+  other.tile.back() = 16;
+  ASSERT_FALSE(other == codegen::cpu::default_schedule(s.g, s.k, 2));
+  db.decide("test-target", tuning_key(s.g, steps[0]), codegen::cpu::schedule_str(other), {1e6, 0, 1, ""});
+  StepChoice generated = steps[0];
+  generated.kind = StepKind::Generated;
+  MeasureOptions with_decisions = s.measure;
+  with_decisions.tuned = true;
+  const std::string key = kernel_key(s.g, steps[0]);
+  const std::string library_impl = candidate_impl(s.g, steps[0], with_decisions, 2);
+  const std::string tuned_impl = candidate_impl(s.g, generated, with_decisions, 2);
+  ASSERT_NE(tuned_impl.find(" schedule="), std::string::npos) << tuned_impl;
+  PlanTuneOptions o;
+  o.minutes = 1;
+  auto tune = [&](double library_ms, double tuned_ms, std::vector<std::string>& notes) {
+    db.record("test-target", key, library_impl, {library_ms * 1e6, 0, 1, ""});
+    db.record("test-target", key, tuned_impl, {tuned_ms * 1e6, 0, 1, ""});
+    return tune_steps(s.g, steps, testlib::toy_cpu_target(), s.build, s.measure, o, {}, &notes);
+  };
+  std::vector<std::string> notes;
+  PlanTuning faster = tune(2.0, 1.0, notes);
+  ASSERT_EQ(faster.steps.size(), 1u);
+  EXPECT_EQ(faster.steps[0].kind, StepKind::Generated);
+  ASSERT_TRUE(faster.schedules[0].has_value());
+  EXPECT_EQ(*faster.schedules[0], other);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("(tuned before, "), std::string::npos) << notes[0];
+  EXPECT_EQ(notes[1], "step 0: oneDNN 2.0000 ms (cached), generated and tuned 1.0000 ms (cached) → generated");
+
+  notes.clear();
+  PlanTuning slower = tune(1.0, 2.0, notes);
+  EXPECT_EQ(slower.steps[0].kind, StepKind::OneDnn);
+  EXPECT_FALSE(slower.schedules[0].has_value());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[1], "step 0: oneDNN 1.0000 ms (cached), generated and tuned 2.0000 ms (cached) → oneDNN");
+
+  // A decision of the default schedule: choose_by_measuring compared that already.
+  notes.clear();
+  db.decide("test-target", tuning_key(s.g, steps[0]),
+            codegen::cpu::schedule_str(codegen::cpu::default_schedule(s.g, s.k, 2)), {1e6, 0, 1, ""});
+  PlanTuning plain = tune(2.0, 1.0, notes);
+  EXPECT_EQ(plain.steps[0].kind, StepKind::OneDnn);
+  EXPECT_FALSE(plain.schedules[0].has_value());
+  EXPECT_EQ(notes.size(), 1u);
+}
+
+// The tuned plan checked whole includes the steps it made generated: kept with them where
+// faster, else the plan's own steps under default schedules (answers read back here).
+TEST(DriverTune, TheWholePlanCheckWeighsLibraryStepsMadeGenerated) {
+  testlib::TempDir dir;
+  Tuned s = tuned_setup(codegen::gemm_graph(1, 64, 128, 256, false, false, false), dir);
+  tune::TuningDb db(dir.file("t.db"));
+  s.measure.db = &db;
+  s.measure.target = "test-target";
+  std::vector<StepChoice> steps(1);
+  steps[0].kernel = s.k;
+  steps[0].inputs = tile::kernel_inputs(s.g, s.k);
+  steps[0].kind = StepKind::OneDnn;
+  Schedule bad = codegen::cpu::default_schedule(s.g, s.k, 2);
+  bad.vector_width = 1;
+  bad.gemm = false;
+  bad.tile = {1, 1, 0};
+  PlanTuning tuned{steps, {bad}};
+  tuned.steps[0].kind = StepKind::Generated;
+  std::vector<std::string> notes;
+  std::vector<StepChoice> plan = steps;
+  keep_tuned_if_faster(s.g, plan, tuned, s.build, s.measure, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("→ default schedules kept"), std::string::npos) << notes[0];
+  EXPECT_EQ(plan[0].kind, StepKind::OneDnn);
+  EXPECT_EQ(tuned.steps[0].kind, StepKind::OneDnn);
+  EXPECT_FALSE(tuned.schedules[0].has_value());
 }
 
 }  // namespace
