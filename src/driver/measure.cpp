@@ -12,9 +12,11 @@
 #include "ir/canonical.h"
 #include "ir/subgraph.h"
 #include "runtime/library_step.h"
+#include "runtime/profile.h"
 #include "support/error.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
+#include "tune/stats.h"
 
 namespace orchid::driver {
 
@@ -166,6 +168,34 @@ std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& i
       else if (failure && failure->empty()) *failure = r.failure;
     }
   return out;
+}
+
+ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b, const std::string& key,
+                                 const MeasureOptions& o, double alpha, int rounds) {
+  ScheduleComparison r;
+  if (o.db)
+    if (auto d = o.db->decision(o.target, key)) {
+      r.a_faster = d->first == "first";
+      (r.a_faster ? r.a_ms : r.b_ms) = d->second.median_ns * 1e-6;
+      r.cached = true;
+      return r;
+    }
+  fs::create_directories(o.work_dir);
+  std::vector<std::vector<double>> t = time_rounds({a, b}, o, rounds, &r.failure);
+  if (!r.failure.empty()) return r;  // not recorded: a failure may pass
+  r.a_ms = runtime::timing_stats(t[0]).median;
+  r.b_ms = runtime::timing_stats(t[1]).median;
+  r.a_faster = tune::welch_less(t[0], t[1]).p <= alpha;
+  if (o.db)
+    o.db->decide(o.target, key, r.a_faster ? "first" : "second", {(r.a_faster ? r.a_ms : r.b_ms) * 1e6, 0, rounds, ""});
+  return r;
+}
+
+ScheduleComparison compare_candidates(const ir::Graph& g, const StepChoice& a, const StepChoice& b,
+                                      const BuildOptions& build, const MeasureOptions& o, double alpha, int rounds) {
+  TimedArtifact ia = candidate_item(g, a, build, o), ib = candidate_item(g, b, build, o);
+  return compare_timed(ia, ib, "candidates " + ia.key + " " + ia.impl + " against " + ib.key + " " + ib.impl, o, alpha,
+                       rounds);
 }
 
 CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {

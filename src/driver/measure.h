@@ -94,6 +94,26 @@ std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& it
 std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& items, const MeasureOptions& options,
                                              int rounds, std::string* failure);
 
+// Whether `a` is faster than `b` with significance: both timed in `rounds` alternating rounds
+// (time_rounds: the fastest run of each round a sample), Welch's one-sided test at `alpha`.
+// The answer is kept in the tuning database as a decision under `key` (not where a round
+// failed), and read back from there (`cached`) without timing.
+struct ScheduleComparison {
+  bool a_faster = false;
+  double a_ms = 0, b_ms = 0;  // median samples; where read back, the kept one's alone
+  bool cached = false;
+  std::string failure;        // where one could not be built or run
+};
+ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b, const std::string& key,
+                                 const MeasureOptions& options, double alpha, int rounds);
+
+// Step `a` alone against step `b` alone (the same kernel, other implementations; each under
+// its tuned schedule where the options use decisions): compare_timed, the decision keyed by
+// the kernel and both implementations.
+ScheduleComparison compare_candidates(const ir::Graph& g, const StepChoice& a, const StepChoice& b,
+                                      const BuildOptions& build, const MeasureOptions& options, double alpha = 0.05,
+                                      int rounds = 15);
+
 // The fastest run of the artifact in `dir`, timed in a helper process under the options'
 // time and address-space limits.
 CandidateTime time_artifact(const std::filesystem::path& dir, const MeasureOptions& options);
@@ -131,17 +151,8 @@ std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<s
                                          const BuildOptions& build, const MeasureOptions& o);
 
 // Plan `steps_a` with schedules `a` against plan `steps_b` with `b` (per step; none: the
-// default): whether the first is faster with significance — both built whole, timed in
-// `rounds` alternating rounds (the fastest run of each round a sample), Welch's one-sided
-// test at `alpha`. The answer is kept in the tuning database as a decision under both plans'
-// key, and read back from there (`cached`) without timing. compare_schedules: one plan's
-// steps under two sets of schedules.
-struct ScheduleComparison {
-  bool a_faster = false;
-  double a_ms = 0, b_ms = 0;  // median samples; where read back, the kept plan's alone
-  bool cached = false;
-  std::string failure;        // where a plan could not be built or run
-};
+// default), both built whole: compare_timed, the decision keyed by both plans.
+// compare_schedules: one plan's steps under two sets of schedules.
 ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoice>& steps_a,
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                  const std::vector<StepChoice>& steps_b,

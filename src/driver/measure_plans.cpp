@@ -84,26 +84,8 @@ ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoic
                                  const std::vector<StepChoice>& steps_b,
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
                                  const MeasureOptions& o, double alpha, int rounds) {
-  ScheduleComparison r;
   TimedArtifact ia = plan_item(g, steps_a, build, a), ib = plan_item(g, steps_b, build, b);
-  const std::string key = plan_impl() + " " + ia.key + " against " + ib.key;
-  if (o.db)
-    if (auto d = o.db->decision(o.target, key)) {
-      r.a_faster = d->first == "first";
-      (r.a_faster ? r.a_ms : r.b_ms) = d->second.median_ns * 1e-6;
-      r.cached = true;
-      return r;
-    }
-  fs::create_directories(o.work_dir);
-  std::vector<std::vector<double>> t = time_rounds({ia, ib}, o, rounds, &r.failure);
-  if (!r.failure.empty()) return r;  // not recorded: a failure may pass
-  r.a_ms = runtime::timing_stats(t[0]).median;
-  r.b_ms = runtime::timing_stats(t[1]).median;
-  r.a_faster = tune::welch_less(t[0], t[1]).p <= alpha;
-  if (o.db)
-    o.db->decide(o.target, key, r.a_faster ? "first" : "second",
-                 {(r.a_faster ? r.a_ms : r.b_ms) * 1e6, 0, rounds, ""});
-  return r;
+  return compare_timed(ia, ib, plan_impl() + " " + ia.key + " against " + ib.key, o, alpha, rounds);
 }
 
 void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& before, std::vector<StepChoice>& steps,

@@ -300,9 +300,10 @@ std::string decision_line(const KernelTask& kt, const KernelTuner& tuner, int un
   return line;
 }
 
-// Each library step with a tuned schedule for its kernel other than the default: the library
-// against generated code under that schedule, measured alternately (or read back); the faster
-// kept. The schedule of a step left to the library is cleared.
+// Each library step with a tuned schedule for its kernel other than the default: generated
+// code under that schedule against the library, timed together (compare_candidates: faster
+// with significance, or the answer read back); the step becomes generated where it is. The
+// schedule of a step left to the library is cleared.
 void library_or_tuned(const ir::Graph& g, PlanTuning& t, const BuildOptions& build, const MeasureOptions& m,
                       std::vector<std::string>& lines) {
   MeasureOptions with_decisions = m;
@@ -317,12 +318,14 @@ void library_or_tuned(const ir::Graph& g, PlanTuning& t, const BuildOptions& bui
     }
     StepChoice generated = s;
     generated.kind = StepKind::Generated;
-    std::vector<CandidateTime> times = measure_alternating(g, {s, generated}, build, with_decisions, m.rounds);
-    const bool faster = fastest(times) == 1;
+    ScheduleComparison c = compare_candidates(g, generated, s, build, with_decisions);
     const char* library = s.kind == StepKind::OneDnnWinograd ? "Winograd" : "oneDNN";
-    lines.push_back("step " + std::to_string(i) + ": " + library + " " + show(times[0]) + ", generated and tuned " +
-                    show(times[1]) + " → " + (faster ? "generated" : library));
-    if (faster) s.kind = StepKind::Generated;
+    std::string line = "step " + std::to_string(i) + ": generated and tuned against " + library + ": ";
+    if (c.cached) line += c.a_faster ? "faster (decided before)" : "not faster (decided before)";
+    else if (!c.failure.empty()) line += "not compared (" + c.failure + ")";
+    else line += ms_text(c.a_ms) + " against " + ms_text(c.b_ms) + " (medians)";
+    lines.push_back(line + " → " + (c.a_faster ? "generated" : library));
+    if (c.a_faster) s.kind = StepKind::Generated;
     else t.schedules[i].reset();
   }
 }
