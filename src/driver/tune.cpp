@@ -255,11 +255,40 @@ struct PlanTasks {
   std::vector<tune::Task> tasks;
 };
 
+// Where every step of a task is a library step and implement()'s measurements (read back from
+// the database) found its generated kernel, under the default schedule, more than
+// kHopelessRatio times slower than the library: tuning rarely gains that much, so the task's
+// time goes to other kernels. Its report line, else "".
+constexpr double kHopelessRatio = 2.0;
+
+std::string hopeless_library_task(const ir::Graph& g, const KernelTask& kt, const std::vector<StepChoice>& steps,
+                                  const BuildOptions& build, const MeasureOptions& m) {
+  for (size_t i : kt.steps)
+    if (!library_step(steps[i])) return "";
+  if (m.db == nullptr) return "";
+  MeasureOptions untuned = m;
+  untuned.tuned = false;
+  const StepChoice& library = steps[kt.steps.front()];
+  StepChoice generated = library;
+  generated.kind = StepKind::Generated;
+  const std::string key = kernel_key(g, library);
+  std::optional<tune::Measurement> lib = m.db->lookup(m.target, key, candidate_impl(g, library, untuned, build.cores));
+  std::optional<tune::Measurement> gen = m.db->lookup(m.target, key, candidate_impl(g, generated, untuned, build.cores));
+  if (!lib || !gen || gen->median_ns <= kHopelessRatio * lib->median_ns) return "";
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.1f", gen->median_ns / lib->median_ns);
+  return steps_text(kt.steps) + ": not tuned (generated code took " + ratio + "× the library's time)";
+}
+
 PlanTasks plan_tasks(const ir::Graph& g, const std::vector<StepChoice>& steps, const target::Target& t,
                      const BuildOptions& build, const MeasureOptions& m,
                      std::vector<std::optional<codegen::cpu::Schedule>>& out, std::vector<std::string>& notes) {
   PlanTasks p;
   for (KernelTask& kt : kernel_tasks(g, steps)) {
+    if (std::string line = hopeless_library_task(g, kt, steps, build, m); !line.empty()) {
+      notes.push_back(line);
+      continue;
+    }
     if (m.db)
       if (auto d = m.db->decision(m.target, kt.key)) {
         for (size_t i : kt.steps) out[i] = codegen::cpu::parse_schedule(d->first);

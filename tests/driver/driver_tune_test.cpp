@@ -5,6 +5,8 @@
 // interpreter computes.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "codegen/kernel_cases.h"
 #include "codegen/kernel_graphs.h"
 #include "driver/tune.h"
@@ -218,30 +220,45 @@ TEST(DriverTune, MeasurementsUseDecidedSchedulesOtherThanTheDefault) {
   EXPECT_FALSE(tuned_schedule(s.g, step, s.measure, 2));
 }
 
+// A matmul as a one-step plan of a oneDNN step, with a tuning database, and a schedule of
+// its generated kernel far slower than the default (scalar, a row per task).
+struct LibraryPlan {
+  Tuned s;
+  std::unique_ptr<tune::TuningDb> db;
+  std::vector<StepChoice> steps;
+  Schedule bad;
+};
+
+LibraryPlan library_plan(const testlib::TempDir& dir) {
+  LibraryPlan p{tuned_setup("graph @g {\n  input %a : f32[64,256]\n  input %b : f32[256,128]\n"
+                            "  %y : f32[64,128] = matmul(%a, %b) {trans_a=false, trans_b=false}\n  output %y\n}\n",
+                            dir),
+                std::make_unique<tune::TuningDb>(dir.file("t.db")), std::vector<StepChoice>(1), {}};
+  p.s.measure.db = p.db.get();
+  p.s.measure.target = "test-target";
+  p.steps[0].kernel = p.s.k;
+  p.steps[0].inputs = tile::kernel_inputs(p.s.g, p.s.k);
+  p.steps[0].kind = StepKind::OneDnn;
+  p.bad = codegen::cpu::default_schedule(p.s.g, p.s.k, 2);
+  p.bad.vector_width = 1;
+  p.bad.gemm = false;
+  p.bad.tile = {1, 0};
+  return p;
+}
+
 // Library or generated code is a knob of a linear kernel's space: a oneDNN step's generated
 // alternative is tuned like any kernel, then timed against the library under its tuned
 // schedule, and the step becomes generated only where that is faster with significance. A
 // "tuned" schedule far slower (scalar, a row per task) leaves the step to oneDNN without a
 // schedule; the answer is read back the next time without timing (the helper then
 // /bin/false), and an answer the other way makes the step generated.
-const char* const kMatmul =
-    "graph @g {\n  input %a : f32[64,256]\n  input %b : f32[256,128]\n"
-    "  %y : f32[64,128] = matmul(%a, %b) {trans_a=false, trans_b=false}\n  output %y\n}\n";
-
 TEST(DriverTune, ALibraryStepBecomesGeneratedWhereItsTunedKernelIsFaster) {
   testlib::TempDir dir;
-  Tuned s = tuned_setup(kMatmul, dir);
-  tune::TuningDb db(dir.file("t.db"));
-  s.measure.db = &db;
-  s.measure.target = "test-target";
-  std::vector<StepChoice> steps(1);
-  steps[0].kernel = s.k;
-  steps[0].inputs = tile::kernel_inputs(s.g, s.k);
-  steps[0].kind = StepKind::OneDnn;
-  Schedule bad = codegen::cpu::default_schedule(s.g, s.k, 2);
-  bad.vector_width = 1;
-  bad.gemm = false;
-  bad.tile = {1, 0};
+  LibraryPlan lp = library_plan(dir);
+  Tuned& s = lp.s;
+  tune::TuningDb& db = *lp.db;
+  const std::vector<StepChoice>& steps = lp.steps;
+  const Schedule& bad = lp.bad;
   const std::string tune_key = tuning_key(s.g, steps[0]);
   db.decide("test-target", tune_key, codegen::cpu::schedule_str(bad), {1e6, 0, 1, ""});
   PlanTuneOptions o;
@@ -286,22 +303,47 @@ TEST(DriverTune, ALibraryStepBecomesGeneratedWhereItsTunedKernelIsFaster) {
   EXPECT_EQ(notes.size(), 1u);
 }
 
+// A library step whose generated kernel took more than twice the library's time when the
+// implementations were chosen (times read back from the database) is not tuned.
+TEST(DriverTune, ALibraryStepFarFasterThanGeneratedCodeIsNotTuned) {
+  testlib::TempDir dir;
+  LibraryPlan lp = library_plan(dir);
+  Tuned& s = lp.s;
+  s.measure.orchid_exe = "/bin/false";
+  StepChoice generated = lp.steps[0];
+  generated.kind = StepKind::Generated;
+  const std::string key = kernel_key(s.g, lp.steps[0]);
+  lp.db->record("test-target", key, candidate_impl(s.g, lp.steps[0], s.measure, 2), {1e6, 0, 1, ""});
+  lp.db->record("test-target", key, candidate_impl(s.g, generated, s.measure, 2), {3e6, 0, 1, ""});
+  PlanTuneOptions o;
+  o.minutes = 1;
+  std::vector<std::string> notes, progress;
+  PlanTuning t = tune_steps(s.g, lp.steps, testlib::toy_cpu_target(), s.build, s.measure, o,
+                            [&](const std::string& line) { progress.push_back(line); }, &notes);
+  EXPECT_TRUE(progress.empty());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "step 0: not tuned (generated code took 3.0× the library's time)");
+  EXPECT_EQ(t.steps[0].kind, StepKind::OneDnn);
+  EXPECT_FALSE(t.schedules[0].has_value());
+  // Within twice the library's time, it is tuned (here the helper cannot run: its batches fail).
+  lp.db->record("test-target", key, candidate_impl(s.g, generated, s.measure, 2), {1.5e6, 0, 1, ""});
+  o.kernel.explore_trials = 20;
+  o.kernel.budget = 8;
+  progress.clear();
+  tune_steps(s.g, lp.steps, testlib::toy_cpu_target(), s.build, s.measure, o,
+             [&](const std::string& line) { progress.push_back(line); }, nullptr);
+  EXPECT_FALSE(progress.empty());
+}
+
 // The tuned plan checked whole includes the steps it made generated: kept with them where
 // faster, else the plan's own steps under default schedules (answers read back here).
 TEST(DriverTune, TheWholePlanCheckWeighsLibraryStepsMadeGenerated) {
   testlib::TempDir dir;
-  Tuned s = tuned_setup(kMatmul, dir);
-  tune::TuningDb db(dir.file("t.db"));
-  s.measure.db = &db;
-  s.measure.target = "test-target";
-  std::vector<StepChoice> steps(1);
-  steps[0].kernel = s.k;
-  steps[0].inputs = tile::kernel_inputs(s.g, s.k);
-  steps[0].kind = StepKind::OneDnn;
-  Schedule bad = codegen::cpu::default_schedule(s.g, s.k, 2);
-  bad.vector_width = 1;
-  bad.gemm = false;
-  bad.tile = {1, 0};
+  LibraryPlan lp = library_plan(dir);
+  Tuned& s = lp.s;
+  tune::TuningDb& db = *lp.db;
+  const std::vector<StepChoice>& steps = lp.steps;
+  const Schedule& bad = lp.bad;
   PlanTuning tuned{steps, {bad}};
   tuned.steps[0].kind = StepKind::Generated;
   std::vector<std::string> notes;
