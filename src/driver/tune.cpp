@@ -11,6 +11,7 @@
 
 #include "codegen/cpu/codegen.h"
 #include "codegen/cpu/compiler.h"
+#include "codegen/cpu/lower.h"
 #include "runtime/profile.h"
 #include "support/error.h"
 #include "support/subprocess.h"
@@ -75,6 +76,11 @@ std::vector<std::vector<double>> time_batch(const std::vector<codegen::cpu::Gene
 
 }  // namespace
 
+codegen::cpu::GeneratedKernel timed_kernel(const ir::Graph& g, const tile::Kernel& k, const codegen::cpu::Schedule& s,
+                                           const std::string& symbol) {
+  return codegen::cpu::generate_kernel(g, k, s, symbol, codegen::cpu::packable_weights(g, k, s));
+}
+
 ScheduleTimer::ScheduleTimer(const BuildOptions& build, const MeasureOptions& measure)
     : compiler_(build.compiler),
       per_library_(static_cast<size_t>(std::max(16, build.kernels_per_library))),
@@ -90,7 +96,7 @@ std::vector<std::vector<double>> ScheduleTimer::time(const ir::Graph& g, const t
   for (size_t first = 0; first < schedules.size(); first += per) {
     std::vector<codegen::cpu::GeneratedKernel> batch;
     for (size_t i = first; i < std::min(schedules.size(), first + per); ++i)
-      batch.push_back(codegen::cpu::generate_kernel(g, k, schedules[i], "orc_tune" + std::to_string(i - first)));
+      batch.push_back(timed_kernel(g, k, schedules[i], "orc_tune" + std::to_string(i - first)));
     std::vector<std::vector<double>> t = time_batch(batch, compiler_, measure_, rounds, runs, failures);
     out.insert(out.end(), t.begin(), t.end());
   }

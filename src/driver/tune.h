@@ -95,11 +95,18 @@ PlanTuning tune_steps(const ir::Graph& g, const std::vector<StepChoice>& steps, 
 void keep_tuned_if_faster(const ir::Graph& g, std::vector<StepChoice>& steps, PlanTuning& tuned,
                           const BuildOptions& build, const MeasureOptions& measure, std::vector<std::string>* notes);
 
+// The kernel a schedule is timed as: constant weights that its GEMM can read as panels are
+// read so, as the artifact stores them (plan_builder.cpp, panel_weights), not packed again on
+// every run.
+codegen::cpu::GeneratedKernel timed_kernel(const ir::Graph& g, const tile::Kernel& k, const codegen::cpu::Schedule& s,
+                                           const std::string& symbol);
+
 // Times schedules of kernels, holding the compiler (its identity is queried once). time():
 // each schedule's times, one sample per round — the fastest of its `runs` runs in that round —
 // in ms (empty where its batch failed). The kernels are compiled build.kernels_per_library (at
 // least 16) to a shared object, each timed in a helper process on measure.threads threads,
-// round after round over the batch. A failure is appended to `failures`.
+// round after round over the batch (each as timed_kernel). A failure is appended to
+// `failures`.
 class ScheduleTimer {
  public:
   ScheduleTimer(const BuildOptions& build, const MeasureOptions& measure);

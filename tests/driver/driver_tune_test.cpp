@@ -335,6 +335,26 @@ TEST(DriverTune, ALibraryStepFarFasterThanGeneratedCodeIsNotTuned) {
   EXPECT_FALSE(progress.empty());
 }
 
+// A kernel multiplying by constant weights is timed reading them as the artifact stores them:
+// as panels, not packed on every run; and its timing runs.
+TEST(DriverTune, ConstantWeightsAreTimedAsPanels) {
+  testlib::TempDir dir;
+  Tuned s = tuned_setup(
+      "graph @g {\n  input %a : f32[16,512]\n  const %w : f32[512,256] = splat(0.5)\n"
+      "  %y : f32[16,256] = matmul(%a, %w) {trans_a=false, trans_b=false}\n  output %y\n}\n",
+      dir);
+  Schedule d = codegen::cpu::default_schedule(s.g, s.k, 2);
+  codegen::cpu::GeneratedKernel gk = timed_kernel(s.g, s.k, d, "orc_t0");
+  EXPECT_NE(gk.source.find("orc_gemm_panels("), std::string::npos) << gk.source;
+  EXPECT_EQ(gk.source.find("gemm_pa, gemm_pb,"), std::string::npos) << gk.source;  // B not packed
+  ScheduleTimer timer(s.build, s.measure);
+  std::vector<std::string> failures;
+  std::vector<std::vector<double>> t = timer.time(s.g, s.k, {d}, 2, 2, &failures);
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].size(), 2u);
+}
+
 // The tuned plan checked whole includes the steps it made generated: kept with them where
 // faster, else the plan's own steps under default schedules (answers read back here).
 TEST(DriverTune, TheWholePlanCheckWeighsLibraryStepsMadeGenerated) {
