@@ -16,6 +16,12 @@ namespace {
 // for each fold: the latency of an add is about four times its reciprocal throughput.
 constexpr double kSerialLatency = 4;
 
+// A linear primitive's multiply-add on a row of accumulators in memory, not in registers, also
+// loads and stores the accumulator: measured on AVX-512, such matmuls and convs ran 2.4-11x
+// slower than on the register-blocked micro-kernel (bench/results/2026-11-27-tune-search.md,
+// the schedules evolution chose with gemm=0), which the model had priced alike.
+constexpr double kUnblockedCost = 4;
+
 // Representative coordinates along a grid dim of n tasks and how many tasks each stands for.
 std::vector<std::pair<int64_t, int64_t>> dim_samples(int64_t n) {
   if (n <= 4) {
@@ -235,7 +241,7 @@ void add_work(const ir::Graph& g, const CostConfig& c, ir::NodeId n, int64_t poi
   if (auto b = c.blocks.find(n); b != c.blocks.end()) w *= block_factor(g, n, st, b->second);
   if (c.serial.count(n)) tot.wide_work += w * kSerialLatency * full_lanes;  // one lane, waiting
   else if (c.full_width.count(n)) tot.wide_work += w;
-  else tot.narrow_work += w * remainder_factor(g, n, st, lanes);
+  else tot.narrow_work += w * remainder_factor(g, n, st, lanes) * (c.unblocked.count(n) ? kUnblockedCost : 1.0);
 }
 
 // The inner loop of the two-level task at `coords`, whose regions `st` holds (`outer_nodes`:

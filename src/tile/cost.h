@@ -83,6 +83,9 @@ struct CostConfig {
   int vector_lanes = 0;          // f32 lanes of the innermost loops; 0: the target's full width
   std::set<ir::NodeId> full_width;  // computed at the full width whatever vector_lanes (a GEMM micro-kernel)
   std::set<ir::NodeId> serial;      // reductions folded a term at a time into one scalar accumulator
+  // Linear primitives (matmul, conv) whose sums run a row of accumulators at a time, not in
+  // register blocks: each multiply-add also loads and stores its accumulator.
+  std::set<ir::NodeId> unblocked;
   std::map<ir::NodeId, RegisterBlock> blocks;  // computed in whole register blocks
   // Outputs are stored through the caches (not streamed): where a shared level serves the
   // kernel's unique bytes, each output line is read from it before it is written.

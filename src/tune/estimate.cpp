@@ -24,6 +24,8 @@ tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, cons
       if (f) c.blocks[n.node] = {f->m, f->n, codegen::cpu::kGemmMr, codegen::cpu::kGemmNr};
     } else if (s.vector_width <= 1 && g.node(n.node).reduce != ir::ReduceOp::None) {
       c.serial.insert(n.node);
+    } else if (codegen::cpu::gemm_factors(g, g.node(n.node))) {
+      c.unblocked.insert(n.node);
     }
   }
   // A loop without `omp simd` (vector_width 1) is still vectorized by the compiler at its own
