@@ -360,15 +360,11 @@ TEST(DriverTune, ConstantWeightsAreTimedAsPanels) {
 TEST(DriverTune, TheWholePlanCheckWeighsLibraryStepsMadeGenerated) {
   testlib::TempDir dir;
   LibraryPlan lp = library_plan(dir);
-  Tuned& s = lp.s;
-  tune::TuningDb& db = *lp.db;
-  const std::vector<StepChoice>& steps = lp.steps;
-  const Schedule& bad = lp.bad;
-  PlanTuning tuned{steps, {bad}};
+  PlanTuning tuned{lp.steps, {lp.bad}};
   tuned.steps[0].kind = StepKind::Generated;
   std::vector<std::string> notes;
-  std::vector<StepChoice> plan = steps;
-  keep_tuned_if_faster(s.g, plan, tuned, s.build, s.measure, &notes);
+  std::vector<StepChoice> plan = lp.steps;
+  keep_tuned_if_faster(lp.s.g, plan, tuned, lp.s.build, lp.s.measure, &notes);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].rfind("whole plans: tuned ", 0), 0u) << notes[0];  // timed, not failed
   EXPECT_NE(notes[0].find(" (medians) → default schedules kept"), std::string::npos) << notes[0];
