@@ -236,7 +236,7 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
     w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + t.ldc +
            ", gemm_k0 == 0, " + t.m1 + " - " + t.m0 + ");");
   } else {
-    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", t.n0, t.n1}, ex, s, w);
+    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", t.n0, t.n1, ""}, ex, s, w);
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr + ", gemm_ct, " + t.ldc +
            ", gemm_k0 == 0);");
   }
