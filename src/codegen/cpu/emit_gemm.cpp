@@ -28,7 +28,7 @@ struct Pack {
   int64_t width = 0;
   std::string panel;   // the C pointer to the panels
   std::string lo, hi;  // the region's bounds along lane_dim
-  std::string stage;   // A's rows along k before orc_gemm_pack6 interleaves them ("": none)
+  std::string stage;   // where the lanes' terms go before orc_gemm_pack6/16 interleaves them
 };
 
 // Whether the factor reads memory contiguously along k: some load's last index is the last
@@ -45,9 +45,10 @@ bool contiguous_along_k(const ir::Expr& factor, int32_t last_term) {
   return along;
 }
 
-// A's panels where its factor reads along k (Pack::stage): per panel, each row's terms are
-// evaluated into the stage, contiguous along k (vector loops), the rows past the edge zeroed,
-// and orc_gemm_pack6 interleaves the six rows into the panel.
+// Panels whose factor reads along k, through the stage (Pack::stage): per panel, each lane's
+// terms (A's rows, B's columns) are evaluated into the stage, contiguous along k (vector
+// loops), the lanes past the edge zeroed, and orc_gemm_pack6 (A) or orc_gemm_pack16 (B)
+// interleaves them into the panel.
 void emit_staged_pack(const Pack& pk, const std::string& factor, Writer& w) {
   std::string width = std::to_string(pk.width) + "LL";
   w.open("for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {");
@@ -59,13 +60,13 @@ void emit_staged_pack(const Pack& pk, const std::string& factor, Writer& w) {
   w.line(pk.stage + "[gemm_l * gemm_kc + (gemm_k - gemm_k0)] = " + factor + ";");
   close_n(2, w);
   w.line("for (int64_t i = gemm_rows * gemm_kc; i < " + width + " * gemm_kc; ++i) " + pk.stage + "[i] = 0.0f;");
-  w.line("orc_gemm_pack6(" + pk.stage + ", gemm_kc, " + pk.panel + " + gemm_b * gemm_kc * " + width + ");");
+  w.line("orc_gemm_pack" + std::to_string(pk.width) + "(" + pk.stage + ", gemm_kc, " + pk.panel + " + gemm_b * gemm_kc * " +
+         width + ");");
   w.close();
 }
 
 // Fills the panels of one operand for the block of terms [gemm_k0, gemm_k0 + gemm_kc). Where
-// the factor reads along k, the loop over k is innermost: through the stage where there is one
-// (A), else the last panel's lanes past the edge are zeroed first. Else the loop across a panel
+// the factor reads along k, through the stage (emit_staged_pack). Else the loop across a panel
 // is innermost, over all its lanes, those past the edge storing zero without evaluating the
 // factor: the loop has a constant trip count, and its loads, affine in the lane, compile to
 // whole (masked) vectors.
@@ -74,37 +75,24 @@ void emit_pack(const Pack& pk, ExprEmitter& ex, ExprEmitter::Scope s, Writer& w)
   w.open("{");
   w.line("const int64_t gemm_ext = " + pk.hi + " - " + pk.lo + ", gemm_blocks = (gemm_ext + " + width + " - 1) / " +
          width + ";");
-  std::string at = pk.panel + "[gemm_b * gemm_kc * " + width + " + (gemm_k - gemm_k0) * " + width + " + gemm_l]";
   s.dvars[pk.lane_dim] = "gemm_x";
   auto last_term = static_cast<int32_t>(s.rvars.size()) - 1;
   bool k_inner = contiguous_along_k(pk.factor, last_term);
   s.inner = k_inner ? last_term : static_cast<int32_t>(pk.lane_dim);
   s.inner_kind = k_inner ? ir::VarKind::Reduce : ir::VarKind::Domain;
-  std::string k_loop = "for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {";
-  std::string b_loop = "for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {";
-  if (k_inner && !pk.stage.empty()) {
-    ORCHID_CHECK(pk.width == kGemmMr) << "only A's panels are staged";
+  if (k_inner) {
+    ORCHID_CHECK(pk.width == kGemmMr || pk.width == kGemmNr) << "no interleaving for panels of " << pk.width;
     emit_staged_pack(pk, ex.expr(pk.factor, s), w);
     w.close();
     return;
   }
-  if (k_inner) {
-    w.line("if (gemm_ext % " + width + ") for (int64_t i = (gemm_blocks - 1) * gemm_kc * " + width +
-           "; i < gemm_blocks * gemm_kc * " + width + "; ++i) " + pk.panel + "[i] = 0.0f;");
-    w.open(b_loop);
-    w.open("for (int64_t gemm_l = 0; gemm_l < orc_min64(" + width + ", gemm_ext - gemm_b * " + width + "); ++gemm_l) {");
-    w.line("const int64_t gemm_x = " + pk.lo + " + gemm_b * " + width + " + gemm_l;");
-    w.line("#pragma omp simd");
-    w.open(k_loop);
-    w.line(at + " = " + ex.expr(pk.factor, s) + ";");
-  } else {
-    w.open(k_loop);
-    w.open(b_loop);
-    w.line("#pragma omp simd");
-    w.open("for (int64_t gemm_l = 0; gemm_l < " + width + "; ++gemm_l) {");
-    w.line("const int64_t gemm_i = gemm_b * " + width + " + gemm_l, gemm_x = " + pk.lo + " + gemm_i;");
-    w.line(at + " = gemm_i < gemm_ext ? " + ex.expr(pk.factor, s) + " : 0.0f;");
-  }
+  w.open("for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {");
+  w.open("for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t gemm_l = 0; gemm_l < " + width + "; ++gemm_l) {");
+  w.line("const int64_t gemm_i = gemm_b * " + width + " + gemm_l, gemm_x = " + pk.lo + " + gemm_i;");
+  w.line(pk.panel + "[gemm_b * gemm_kc * " + width + " + (gemm_k - gemm_k0) * " + width + " + gemm_l] = gemm_i < gemm_ext ? " +
+         ex.expr(pk.factor, s) + " : 0.0f;");
   close_n(4, w);
 }
 
@@ -236,7 +224,7 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
     w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + t.ldc +
            ", gemm_k0 == 0, " + t.m1 + " - " + t.m0 + ");");
   } else {
-    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", t.n0, t.n1, ""}, ex, s, w);
+    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", t.n0, t.n1, "gemm_st"}, ex, s, w);
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr + ", gemm_ct, " + t.ldc +
            ", gemm_k0 == 0);");
   }

@@ -260,7 +260,7 @@ void place_gemm(const ir::Primitive& p, const GemmFactors& f, bool direct, const
   nl.gemm_c = offset;
   offset += align64(middle * nl.gemm_tile * 4);
   nl.gemm_stage = offset;
-  offset += align64(kGemmMr * nl.gemm_kc * 4);
+  offset += align64(std::max(kGemmMr, kGemmNr) * nl.gemm_kc * 4);
   if (direct) {
     nl.gemm_q = offset;
     offset += align64(nl.gemm_ldc / kGemmNr * nl.gemm_kc * 8);

@@ -64,8 +64,9 @@ struct NodeLowering {
   bool gemm = false;
   int64_t gemm_kc = 0;
   int64_t gemm_a = 0, gemm_b = 0, gemm_c = 0;  // scratch offsets: A panels, B panels, C tile
-  // Scratch offset of kGemmMr rows of gemm_kc floats: A's rows evaluated along k, where its
-  // factor reads along k, before orc_gemm_pack6 interleaves them into a panel.
+  // Scratch offset of kGemmNr rows of gemm_kc floats: an operand's rows (A's, or B's
+  // columns) evaluated along k, where its factor reads along k, before orc_gemm_pack6 or
+  // orc_gemm_pack16 interleaves them into a panel.
   int64_t gemm_stage = 0;
   int64_t gemm_ldc = 0;
   int64_t gemm_tile = 0;   // floats from one middle index's tile to the next (GemmFactors)
