@@ -97,18 +97,21 @@ void write_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions
 }
 
 // A tuned kernel's time is kept under its schedule: it is another implementation.
+std::string impl_under(StepKind kind, const std::optional<codegen::cpu::Schedule>& schedule) {
+  return impl_key(kind) + (schedule ? " schedule=" + codegen::cpu::schedule_str(*schedule) : "");
+}
+
 TimedArtifact candidate_item(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
                              const MeasureOptions& o) {
   std::optional<codegen::cpu::Schedule> schedule = tuned_schedule(g, s, o, build.cores);
-  return {kernel_key(g, s), candidate_impl(g, s, o, build.cores),
+  return {kernel_key(g, s), impl_under(s.kind, schedule),
           [&g, s, &build, schedule](const fs::path& dir) { write_candidate(g, s, build, schedule, dir); }};
 }
 
 }  // namespace
 
 std::string candidate_impl(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o, int cores) {
-  std::optional<codegen::cpu::Schedule> schedule = tuned_schedule(g, s, o, cores);
-  return impl_key(s.kind) + (schedule ? " schedule=" + codegen::cpu::schedule_str(*schedule) : "");
+  return impl_under(s.kind, tuned_schedule(g, s, o, cores));
 }
 
 namespace {

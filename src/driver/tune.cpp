@@ -335,24 +335,23 @@ std::string decision_line(const KernelTask& kt, const KernelTuner& tuner, int un
   return line;
 }
 
-// Each library step with a tuned schedule for its kernel other than the default: generated
-// code under that schedule against the library, timed together (compare_candidates: faster
-// with significance, or the answer read back); the step becomes generated where it is. The
-// schedule of a step left to the library is cleared.
+// Each library step whose kernel has a decided schedule other than the default (tuned_schedule,
+// the database's decision): generated code under that schedule against the library, timed
+// together (compare_candidates: faster with significance, or the answer read back); the step
+// becomes generated where it is. The schedule of a step left to the library is cleared.
 void library_or_tuned(const ir::Graph& g, PlanTuning& t, const BuildOptions& build, const MeasureOptions& m,
                       std::vector<std::string>& lines) {
   MeasureOptions with_decisions = m;
   with_decisions.tuned = true;
   for (size_t i = 0; i < t.steps.size(); ++i) {
     StepChoice& s = t.steps[i];
-    if (!library_step(s) || !t.schedules[i]) continue;
-    const bool tuned = !(*t.schedules[i] == codegen::cpu::default_schedule(g, s.kernel, build.cores));
-    if (!tuned || m.orchid_exe.empty()) {
+    if (!library_step(s)) continue;
+    StepChoice generated = s;
+    generated.kind = StepKind::Generated;
+    if (m.orchid_exe.empty() || !tuned_schedule(g, generated, with_decisions, build.cores)) {
       t.schedules[i].reset();
       continue;
     }
-    StepChoice generated = s;
-    generated.kind = StepKind::Generated;
     ScheduleComparison c = compare_candidates(g, generated, s, build, with_decisions);
     const char* library = s.kind == StepKind::OneDnnWinograd ? "Winograd" : "oneDNN";
     std::string line = "step " + std::to_string(i) + ": generated and tuned against " + library + ": ";

@@ -63,9 +63,11 @@ TuneResult tune_kernel(const ir::Graph& g, const tile::Kernel& k, const target::
 // to `progress`, per unit.
 //
 // A library step whose generated kernel's decision is not the default schedule is then timed
-// against that kernel under it (measure_alternating, cached in the database like every
-// candidate), and becomes a generated step where that is faster. (choose_by_measuring already
-// chose between the library and the default schedule.)
+// against that kernel under it, together in alternating rounds (compare_candidates), and
+// becomes a generated step where that is faster with significance; the answer is kept in the
+// database. Library steps whose generated code took more than twice their time in
+// choose_by_measuring (which already chose between the library and the default schedule) are
+// not tuned.
 //
 // Returns the steps (library steps the tuning made generated) and each step's schedule (none:
 // not generated, or not tuned: the default); `notes` get a line per kernel, per library step

@@ -28,7 +28,6 @@ struct Pack {
   int64_t width = 0;
   std::string panel;   // the C pointer to the panels
   std::string lo, hi;  // the region's bounds along lane_dim
-  std::string stage;   // where the lanes' terms go before orc_gemm_pack6/16 interleaves them
 };
 
 // Whether the factor reads memory contiguously along k: some load's last index is the last
@@ -45,10 +44,10 @@ bool contiguous_along_k(const ir::Expr& factor, int32_t last_term) {
   return along;
 }
 
-// Panels whose factor reads along k, through the stage (Pack::stage): per panel, each lane's
-// terms (A's rows, B's columns) are evaluated into the stage, contiguous along k (vector
-// loops), the lanes past the edge zeroed, and orc_gemm_pack6 (A) or orc_gemm_pack16 (B)
-// interleaves them into the panel.
+// Panels whose factor reads along k, through the stage (gemm_st, NodeLowering::gemm_stage):
+// per panel, each lane's terms (A's rows, B's columns) are evaluated into the stage,
+// contiguous along k (vector loops), the lanes past the edge zeroed, and orc_gemm_pack6 (A)
+// or orc_gemm_pack16 (B) interleaves them into the panel.
 void emit_staged_pack(const Pack& pk, const std::string& factor, Writer& w) {
   std::string width = std::to_string(pk.width) + "LL";
   w.open("for (int64_t gemm_b = 0; gemm_b < gemm_blocks; ++gemm_b) {");
@@ -57,11 +56,11 @@ void emit_staged_pack(const Pack& pk, const std::string& factor, Writer& w) {
   w.line("const int64_t gemm_x = " + pk.lo + " + gemm_b * " + width + " + gemm_l;");
   w.line("#pragma omp simd");
   w.open("for (int64_t gemm_k = gemm_k0; gemm_k < gemm_k0 + gemm_kc; ++gemm_k) {");
-  w.line(pk.stage + "[gemm_l * gemm_kc + (gemm_k - gemm_k0)] = " + factor + ";");
+  w.line("gemm_st[gemm_l * gemm_kc + (gemm_k - gemm_k0)] = " + factor + ";");
   close_n(2, w);
-  w.line("for (int64_t i = gemm_rows * gemm_kc; i < " + width + " * gemm_kc; ++i) " + pk.stage + "[i] = 0.0f;");
-  w.line("orc_gemm_pack" + std::to_string(pk.width) + "(" + pk.stage + ", gemm_kc, " + pk.panel + " + gemm_b * gemm_kc * " +
-         width + ");");
+  w.line("for (int64_t i = gemm_rows * gemm_kc; i < " + width + " * gemm_kc; ++i) gemm_st[i] = 0.0f;");
+  w.line("orc_gemm_pack" + std::to_string(pk.width) + "(gemm_st, gemm_kc, " + pk.panel + " + gemm_b * gemm_kc * " + width +
+         ");");
   w.close();
 }
 
@@ -224,7 +223,7 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
     w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + t.ldc +
            ", gemm_k0 == 0, " + t.m1 + " - " + t.m0 + ");");
   } else {
-    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", t.n0, t.n1, "gemm_st"}, ex, s, w);
+    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", t.n0, t.n1}, ex, s, w);
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr + ", gemm_ct, " + t.ldc +
            ", gemm_k0 == 0);");
   }
@@ -280,7 +279,7 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
     std::fill(flat.rvars.begin(), flat.rvars.end(), "0");
     flat.rvars.back() = "gemm_k";
   }
-  emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1, "gemm_st"}, ex, flat, w);
+  emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1}, ex, flat, w);
   open_middle(nl, *f, w);
   emit_multiply(g, nl, *f, ex, s, {m0, m1, n0, n1, ldc}, w);
   close_middle(*f, w);
