@@ -20,6 +20,7 @@
 #include "tune/estimate.h"
 #include "tune/explore.h"
 #include "tune/scheduler.h"
+#include "tune/seeds.h"
 #include "tune/stats.h"
 
 namespace orchid::driver {
@@ -118,7 +119,23 @@ std::vector<std::vector<double>> KernelTuner::measure(const std::vector<tune::Po
   return timer_.time(g_, k_, scheds, o_.rounds, o_.runs, &r_.failures);
 }
 
-// Exploration priced by the model; the default and the cheapest explored points of each kind
+// The default's point, then those of the cheapest one- and two-level tilings the tile search
+// finds (fewer visits than its defaults: it prices each tile through the lowering's outline).
+std::vector<tune::Point> KernelTuner::seeds() const {
+  std::vector<tune::Point> out{initial_point_};
+  if (o_.tile_seeds <= 0) return out;
+  tile::HierarchySearchOptions h;
+  h.outer.top_k = 4;
+  h.outer.max_visits = 96;
+  h.inner_top_k = 2;
+  h.inner_max_visits = 24;
+  h.top_k = static_cast<size_t>(o_.tile_seeds);
+  for (const codegen::cpu::Schedule& s : tune::tile_search_seeds(g_, k_, space_.base, t_, h))
+    out.push_back(space_.point_of(s));
+  return out;
+}
+
+// Exploration priced by the model, from seeds(); the default and the cheapest explored points of each kind
 // measured together, leaving room for the second timing of the fastest, a step of the descent
 // and the last confirmation. The descent starts from the fastest explored point by mean where a second timing,
 // of it and the default alone together, finds it faster with significance (one hypothesis: no
@@ -129,7 +146,7 @@ void KernelTuner::explore() {
   Rng rng(o_.seed);
   tune::ExploreOptions eo;
   eo.trials = o_.explore_trials;
-  std::vector<tune::Ranked> explored = tune::explore(space_.space, cost, {initial}, eo, rng);
+  std::vector<tune::Ranked> explored = tune::explore(space_.space, cost, seeds(), eo, rng);
   const double model_default = cost(initial);
   const int explored_top = std::max(0, std::min(o_.measure_top, o_.budget - 7));
   std::vector<tune::Point> top{initial};

@@ -32,6 +32,7 @@ namespace orchid::driver {
 
 struct TuneOptions {
   int explore_trials = 300;  // points priced by the model
+  int tile_seeds = 8;        // exploration's seeds from the hierarchical tile search (tune/seeds.h), beside the default
   int measure_top = 12;      // explored points measured with the default (diverse_top)
   int budget = 160;          // point measurements in all (the top's, the descent's, the confirmations'; 5 at least)
   double alpha = 0.05;       // the descent's significance (Welch + Holm)
@@ -149,6 +150,7 @@ class KernelTuner {
 
  private:
   void explore();
+  std::vector<tune::Point> seeds() const;
   std::vector<std::vector<double>> measure(const std::vector<tune::Point>& points);
   // The default and p timed together: whether p is faster with significance, and the samples
   // (the default's, then p's).

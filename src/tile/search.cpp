@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include "support/error.h"
 
@@ -39,6 +40,58 @@ int64_t level_limit(const target::Target& t) {
   return core_share(t, t.levels.size() - 2);
 }
 
+// Elements of the anchor's dtype in one transaction of `level`.
+int64_t align_of(const ir::Graph& g, const Kernel& k, size_t anchor, const target::Target& t, size_t level) {
+  return std::max<int64_t>(1, t.levels[level].transaction_bytes / ir::dtype_bytes(g.type(k.outputs[anchor]).dtype));
+}
+
+// The smallest aligned tile within `bound`: 1 along every dim, one transaction (or the whole
+// dim) along the innermost.
+ir::Dims start_tile(const ir::Dims& bound, int64_t align) {
+  ir::Dims start(bound.size(), 1);
+  if (!bound.empty()) start.back() = std::min(bound.back(), align);
+  return start;
+}
+
+using Price = std::function<std::optional<Estimate>(const ir::Dims&)>;
+
+struct Expansion {
+  std::optional<TileChoice> first;  // the start, priced (nullopt: not a candidate)
+  std::vector<TileChoice> kept;     // every tile visited whose footprint fits, the start included
+};
+
+// Roller-style best-first expansion from the start within `bound`: the cheapest tile found so
+// far is expanded along each dim; a tile over `limit` (of `footprint`) is dropped, as is one
+// the pricing refuses. The start is expanded even when over the limit.
+Expansion expand(const ir::Dims& bound, int64_t align, int64_t limit, size_t max_visits, const Price& price,
+                 int64_t Estimate::*footprint) {
+  Expansion out;
+  const ir::Dims start = start_tile(bound, align);
+  std::optional<Estimate> e = price(start);
+  if (!e) return out;
+  out.first = TileChoice{start, *e};
+  std::set<ir::Dims> seen{start};
+  auto later = [](const TileChoice& a, const TileChoice& b) { return b < a; };  // the cheapest on top
+  std::priority_queue<TileChoice, std::vector<TileChoice>, decltype(later)> frontier(later);
+  frontier.push(*out.first);
+  size_t visits = 1;
+  if ((*e).*footprint <= limit) out.kept.push_back(*out.first);
+  while (!frontier.empty() && visits < max_visits) {
+    TileChoice best = frontier.top();
+    frontier.pop();
+    for (const ir::Dims& next : expansions(best.tile, bound, align)) {
+      if (!seen.insert(next).second || visits >= max_visits) continue;
+      std::optional<Estimate> c = price(next);
+      ++visits;
+      if (!c || (*c).*footprint > limit) continue;
+      out.kept.push_back({next, *c});
+      frontier.push(out.kept.back());
+    }
+  }
+  std::sort(out.kept.begin(), out.kept.end());
+  return out;
+}
+
 }  // namespace
 
 std::vector<TileChoice> search_tiles(const ir::Graph& g, const Kernel& k, size_t anchor,
@@ -48,38 +101,52 @@ std::vector<TileChoice> search_tiles(const ir::Graph& g, const Kernel& k, size_t
   const ir::Dims& shape = g.type(k.outputs[anchor]).shape;
   if (ir::numel(shape) == 0) return {};
   const int64_t limit = o.footprint_limit > 0 ? o.footprint_limit : level_limit(t);
-  const int64_t align = std::max<int64_t>(1, t.levels.back().transaction_bytes /
-                                                 ir::dtype_bytes(g.type(k.outputs[anchor]).dtype));
-  ir::Dims start(shape.size(), 1);
-  if (!shape.empty()) start.back() = std::min(shape.back(), align);
+  Price price = [&](const ir::Dims& tile) -> std::optional<Estimate> { return estimate_kernel(g, k, config(tile), t); };
+  Expansion x = expand(shape, align_of(g, k, anchor, t, t.levels.size() - 1), limit, o.max_visits, price,
+                       &Estimate::footprint_bytes);
+  if (x.kept.empty()) return {*x.first};
+  if (x.kept.size() > o.top_k) x.kept.resize(o.top_k);
+  return x.kept;
+}
 
-  std::set<ir::Dims> seen{start};
-  std::vector<TileChoice> kept;
-  auto later = [](const TileChoice& a, const TileChoice& b) { return b < a; };  // the cheapest on top
-  std::priority_queue<TileChoice, std::vector<TileChoice>, decltype(later)> frontier(later);
-  auto price = [&](const ir::Dims& tile) { return TileChoice{tile, estimate_kernel(g, k, config(tile), t)}; };
-  TileChoice first = price(start);
-  frontier.push(first);
-  size_t visits = 1;
-  bool any_fits = first.estimate.footprint_bytes <= limit;
-  if (any_fits) kept.push_back(first);
-  while (!frontier.empty() && visits < o.max_visits) {
-    TileChoice best = frontier.top();
-    frontier.pop();
-    for (const ir::Dims& next : expansions(best.tile, shape, align)) {
-      if (!seen.insert(next).second || visits >= o.max_visits) continue;
-      TileChoice c = price(next);
-      ++visits;
-      if (c.estimate.footprint_bytes > limit) continue;
-      kept.push_back(c);
-      frontier.push(c);
-      any_fits = true;
+bool HierarchicalTile::operator<(const HierarchicalTile& o) const {
+  if (estimate.seconds != o.estimate.seconds) return estimate.seconds < o.estimate.seconds;
+  return std::tie(tile, sub, split) < std::tie(o.tile, o.sub, o.split);
+}
+
+std::vector<HierarchicalTile> search_hierarchy(const ir::Graph& g, const Kernel& k, size_t anchor,
+                                               const HierarchicalConfig& config, const target::Target& t,
+                                               const HierarchySearchOptions& o) {
+  auto one_level = [&](const ir::Dims& tile) {
+    std::optional<CostConfig> c = config(tile, {}, 0);
+    ORCHID_CHECK(c.has_value()) << "no one-level cost config for tile " << ir::dims_str(tile);
+    return *c;
+  };
+  std::vector<HierarchicalTile> out;
+  for (const TileChoice& c : search_tiles(g, k, anchor, one_level, t, o.outer)) out.push_back({c.tile, {}, 0, c.estimate});
+  const size_t outer = out.size();
+  const int64_t limit = o.inner_footprint_limit > 0 ? o.inner_footprint_limit : core_share(t, 1);
+  const int64_t align = align_of(g, k, anchor, t, 1);
+  for (size_t i = 0; i < outer; ++i) {
+    const ir::Dims tile = out[i].tile;
+    std::set<std::set<ir::NodeId>> inner_sets;  // splits computing the same nodes per sub-tile are one choice
+    for (int split = 0; split < static_cast<int>(k.nodes.size()); ++split) {
+      std::optional<CostConfig> first = config(tile, start_tile(tile, align), split);
+      if (!first || !first->inner || !inner_sets.insert(first->inner->nodes).second) continue;
+      Price price = [&](const ir::Dims& sub) -> std::optional<Estimate> {
+        if (sub == tile) return std::nullopt;  // one sub-tile per task: one level
+        std::optional<CostConfig> c = config(tile, sub, split);
+        if (!c || !c->inner) return std::nullopt;
+        return estimate_kernel(g, k, *c, t);
+      };
+      Expansion x = expand(tile, align, limit, o.inner_max_visits, price, &Estimate::sub_footprint_bytes);
+      for (size_t j = 0; j < x.kept.size() && j < o.inner_top_k; ++j)
+        out.push_back({tile, x.kept[j].tile, split, x.kept[j].estimate});
     }
   }
-  if (!any_fits) return {first};
-  std::sort(kept.begin(), kept.end());
-  if (kept.size() > o.top_k) kept.resize(o.top_k);
-  return kept;
+  std::sort(out.begin(), out.end());
+  if (out.size() > o.top_k) out.resize(o.top_k);
+  return out;
 }
 
 }  // namespace orchid::tile

@@ -8,9 +8,16 @@
 // turn, to twice its size (rounded to the transaction along the innermost dim) or to the whole
 // dim. A tile whose task footprint exceeds the level's capacity is discarded (Welder's
 // infinite penalty); every other tile visited is kept, and the K cheapest are returned.
+//
+// Hierarchical tiling (Figure 7's recursion to the next level, search_hierarchy): for each of
+// the cheapest task tiles, the tiles of an inner loop inside the task are searched the same
+// way, bounded by the task's tile, with the sub-tile's footprint under the fastest cache's
+// capacity, for every choice of the nodes computed per sub-tile (Schedule::split on the CPU).
+// One-level and two-level choices are ranked together by the same model.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "target/target.h"
@@ -36,5 +43,36 @@ struct TileChoice {
 std::vector<TileChoice> search_tiles(const ir::Graph& g, const Kernel& k, size_t anchor,
                                      const std::function<CostConfig(const ir::Dims& tile)>& config,
                                      const target::Target& t, const TileSearchOptions& o = {});
+
+struct HierarchySearchOptions {
+  TileSearchOptions outer;           // the task tiles; the top_k of them are searched inside
+  size_t inner_top_k = 4;            // sub-tiles kept per task tile and split
+  size_t inner_max_visits = 32;      // sub-tiles priced at most per task tile and split
+  int64_t inner_footprint_limit = 0; // bytes a sub-tile may hold; 0: a core's share of the fastest cache
+  size_t top_k = 8;                  // choices returned
+};
+
+struct HierarchicalTile {
+  ir::Dims tile;    // of the anchor, per task
+  ir::Dims sub;     // of the anchor, per sub-tile; empty: one level
+  int split = 0;    // two levels: the kernel's nodes from the split-th on (topological order) run per sub-tile
+  Estimate estimate;
+  bool operator<(const HierarchicalTile& o) const;  // cheaper first; ties by tile, sub, split
+};
+
+// What the cost model sees of a kernel whose tasks compute `tile` and, where `sub` is not
+// empty, whose nodes from `split` on run per sub-tile of `sub`; nullopt where that two-level
+// kernel would be one level (nothing computed per sub-tile, or a sub-tile reading outside its
+// task).
+using HierarchicalConfig =
+    std::function<std::optional<CostConfig>(const ir::Dims& tile, const ir::Dims& sub, int split)>;
+
+// The cheapest one- and two-level tilings: search_tiles for the task tiles (config(tile, {},
+// 0), which must give a config), then for each of the outer top_k and each split in
+// [0, nodes), the sub-tiles by the same expansion from one aligned line, within the task's
+// tile (a split whose inner loop would compute the same nodes as an earlier one's is skipped). Results: cheapest first, at most top_k, never empty where search_tiles is not.
+std::vector<HierarchicalTile> search_hierarchy(const ir::Graph& g, const Kernel& k, size_t anchor,
+                                               const HierarchicalConfig& config, const target::Target& t,
+                                               const HierarchySearchOptions& o = {});
 
 }  // namespace orchid::tile

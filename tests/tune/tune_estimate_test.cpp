@@ -1,14 +1,17 @@
 // The analytic cost of a generated CPU kernel under a schedule (src/tune/estimate.h): it sees
 // the lowering's grid, its inlined primitives and its vector width, the GEMM micro-kernel at
 // full width in register blocks, the serial reductions of scalar schedules, the lines read
-// before stores that do not stream, and the inner loop of two-level schedules.
+// before stores that do not stream, and the inner loop of two-level schedules. The tuner's
+// seeds from the hierarchical tile search (src/tune/seeds.h) are schedules of the same model.
 #include <gtest/gtest.h>
 
 #include "codegen/cpu/lower.h"
 #include "codegen/kernel_graphs.h"
 #include "ir/parser.h"
 #include "testlib/tile_fixtures.h"
+#include "tune/cpu_space.h"
 #include "tune/estimate.h"
+#include "tune/seeds.h"
 
 namespace orchid::tune {
 namespace {
@@ -149,6 +152,40 @@ graph @pool {
   // 9 sub-tiles of 3 ReLU rows each: 27 rows, not 19.
   const double relu_row = 32 * 23 * work_per_point_of(p, 0);
   EXPECT_NEAR(estimate_cpu_schedule(p, pk, relu_inner, toy()).work - w, (27 - 19) * relu_row, 1e-6);
+}
+
+TEST(TuneSeeds, AreTheDefaultRetiledAsTheTileSearchFindsCheapest) {
+  ir::Graph g = ir::parse_graph(testlib::matmul_softmax(2048));
+  tile::Kernel k = whole(g);
+  const target::Target t = testlib::toy_cpu_target();
+  codegen::cpu::Schedule base = codegen::cpu::default_schedule(g, k, 2);
+  tile::HierarchySearchOptions o;
+  o.top_k = 200;
+  std::vector<codegen::cpu::Schedule> seeds = tile_search_seeds(g, k, base, t, o);
+  ASSERT_GT(seeds.size(), 4u);
+  CpuSpace space = cpu_space(g, k, 2);
+  size_t two = 0;
+  double last = 0;
+  for (const codegen::cpu::Schedule& s : seeds) {
+    // Only the tiling differs from the default.
+    codegen::cpu::Schedule retiled = base;
+    retiled.tile = s.tile;
+    retiled.inner = s.inner;
+    retiled.split = s.split;
+    EXPECT_EQ(s, retiled) << codegen::cpu::schedule_str(s);
+    double cost = estimate_cpu_schedule(g, k, s, t).seconds;
+    EXPECT_LE(last, cost) << codegen::cpu::schedule_str(s);
+    last = cost;
+    if (!s.inner.empty()) {
+      ++two;
+      EXPECT_TRUE(codegen::cpu::lower_outline(g, k, s).inner.has_value()) << codegen::cpu::schedule_str(s);
+    }
+    // The tuner's space holds each seed: its tiles are on the ladders.
+    codegen::cpu::Schedule back = space.schedule(space.point_of(s));
+    EXPECT_EQ(back.tile, s.tile) << codegen::cpu::schedule_str(s) << " -> " << codegen::cpu::schedule_str(back);
+  }
+  EXPECT_GT(two, 0u);
+  EXPECT_EQ(tile_search_seeds(g, k, base, t, o), seeds);
 }
 
 }  // namespace
