@@ -69,8 +69,7 @@ TEST(TileSearch, TheStartIsReturnedWhenNothingFits) {
 // kernel's nodes from the split-th on (by id: topological in these graphs) computed per sub-tile.
 HierarchicalConfig two_level(const ir::Graph& g, const Kernel& k) {
   return [&g, &k](const ir::Dims& tile, const ir::Dims& sub, int split) -> std::optional<CostConfig> {
-    CostConfig c;
-    c.grid = anchor_grid(g, k, 0, tile);
+    CostConfig c = grid_only(g, k)(tile);
     if (sub.empty()) return c;
     InnerLevel in;
     in.grid = anchor_grid(g, k, 0, sub);
