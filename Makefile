@@ -112,7 +112,7 @@ bench-tune-tvm: bench-deps
 	$(BENCH_RUN) --models default --runtimes onnxruntime,tvm --tvm-tune --load-timeout 14400 --rounds 1 \
 	  --out-dir $(BUILD)/bench-logs --name tvm-tuning $(BENCH_ARGS)
 
-# Micro-benchmarks: fused kernels against the DRAM bound and their in-cache compute floor
+# Micro-benchmarks: fused kernels against the DRAM bound and their time in cache
 # (bench/micro/: softmax, layernorm, x*sigmoid(x) and relu over f32[4096,4096], each one greedy
 # kernel; writes bench/results/<date>-fused-rows.md), and
 # Orchid's vector math against glibc (bench/vmath.cpp; writes bench/results/<date>-vmath.md),

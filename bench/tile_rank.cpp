@@ -308,9 +308,11 @@ std::string welder_example(const Context& cx) {
   tile::HierarchySearchOptions ho;
   ho.top_k = 1000;
   Schedule two_level = searched;
+  bool any_two = false;
   for (const Schedule& s : tune::tile_search_seeds(g, fused, base, cx.target, ho))
     if (!s.inner.empty()) {
       two_level = s;
+      any_two = true;
       break;
     }
   std::vector<std::pair<tile::Kernel, Schedule>> ks = {{fused, searched}, {fused, base},
@@ -337,7 +339,8 @@ std::string welder_example(const Context& cx) {
        fmt("%.3f", ms[0]) + " |\n";
   t += "| fused, default schedule | " + codegen::cpu::schedule_str(base) + " | " + fmt("%.3f", model[1]) + " | " +
        fmt("%.3f", ms[1]) + " |\n";
-  t += "| fused, two levels (the hierarchical search's cheapest) | " + codegen::cpu::schedule_str(two_level) + " | " +
+  t += std::string("| fused, two levels (the hierarchical search's cheapest") +
+       (any_two ? "" : ": none found, the searched tile") + ") | " + codegen::cpu::schedule_str(two_level) + " | " +
        fmt("%.3f", model[4]) + " | " + fmt("%.3f", ms[3]) + " |\n";
   t += "| matmul, then softmax | defaults | " + fmt("%.3f", model[2] + model[3]) + " | " + fmt("%.3f", ms[2]) + " |\n\n";
   return t;

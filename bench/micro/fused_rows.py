@@ -3,9 +3,11 @@ x * sigmoid(x) and Relu over a [4096, 4096] f32 tensor, each compiled with `orch
 --orchestrate greedy` (one kernel per model) and timed with `orchid run --bench`. The traffic
 bound of each model is its compulsory DRAM traffic (read the input once, write the output
 once: 64 MiB + 64 MiB) over the DRAM bandwidth Orchid's target probe measured (`orchid target
---json`). Its compute floor is the same kernel's time over a few rows (held in the caches),
-scaled to the full size: a kernel whose floor lies above its traffic bound is compute-bound on
-this machine, and is compared with that floor (its roofline) as well.
+--json`). Its in-cache time is the same model's over a few rows (held in the caches: compiled
+on its own, so with its own default schedule, and paying a call's fixed costs per few rows),
+scaled to the full size: an estimate of what the kernel costs when memory is not the limit. A
+kernel whose in-cache time lies above its traffic bound is not memory-bound on this machine,
+and is compared with that time (its roofline) as well.
 
     /usr/bin/python3 bench/micro/fused_rows.py [--orchid build/tools/orchid/orchid]
 
@@ -94,7 +96,7 @@ def timed(orchid, name, rows, workdir, args):
 def bench_one(orchid, name, workdir, args):
     """The full model's times, its compulsory bytes, and the in-cache time scaled to it: the
     same kernel over --cache-rows rows (whose input and output the cores' caches hold), per
-    element, times the full model's elements -- the kernel's compute floor."""
+    element, times the full model's elements: the kernel without main memory's limit."""
     _, param_bytes = MODELS[name](ROWS)
     times = timed(orchid, name, ROWS, workdir, args)
     small = timed(orchid, name, args.cache_rows, workdir, args)
@@ -105,7 +107,7 @@ def bench_one(orchid, name, workdir, args):
 def table(rows, gbs, args):
     lines = [f"DRAM bandwidth {gbs:.2f} GB/s (orchid target --json); traffic bound = (input + output + parameters) "
              f"bytes / bandwidth; in cache = the median time over [{args.cache_rows}, {COLS}] (held in the caches) "
-             f"scaled to [{ROWS}, {COLS}], the kernel's compute floor; roofline = the larger of the two; "
+             f"scaled to [{ROWS}, {COLS}] (the kernel without main memory's limit); roofline = the larger of the two; "
              f"{args.threads} threads, {args.repeats} x --min-time {args.min_time} s.", "",
              "| model | median ms | best ms | traffic bound ms | in cache ms | memory-bound | median / traffic bound "
              "| best / traffic bound | median / roofline |",
@@ -125,7 +127,7 @@ def main():
     p.add_argument("--orchid", default=os.path.join(ROOT, "build", "tools", "orchid", "orchid"))
     p.add_argument("--models", default="softmax,layernorm,silu,relu")
     p.add_argument("--cache-rows", type=int, default=64,
-                   help="rows of the in-cache run that gives each kernel's compute floor (default 64: 1 MiB in, 1 MiB out)")
+                   help="rows of the in-cache run (default 64: 1 MiB in, 1 MiB out)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--min-time", type=float, default=2.0)
     p.add_argument("--repeats", type=int, default=1, help="orchid run --bench invocations per model")
@@ -150,7 +152,7 @@ def main():
         out = args.out or os.path.join(ROOT, "bench", "results", f"{datetime.date.today().isoformat()}-fused-rows.md")
         with open(out, "w") as f:
             f.write(f"# Fused row kernels, {datetime.datetime.now().isoformat(timespec='seconds')}\n\n"
-                    f"`bench/micro/fused_rows.py`: Softmax(axis=-1), LayerNormalization (scale, bias) and "
+                    f"`bench/micro/fused_rows.py`: Softmax(axis=-1), LayerNormalization (scale, bias), "
                     f"x * sigmoid(x) and Relu over f32[{ROWS}, {COLS}], `orchid compile --orchestrate greedy "
                     f"--no-measure`, `orchid run --bench`.\n\n{text}\n")
         print(f"wrote {out}", file=sys.stderr)

@@ -123,15 +123,18 @@ std::vector<std::vector<double>> KernelTuner::measure(const std::vector<tune::Po
 // finds (fewer visits than its defaults: it prices each tile through the lowering's outline).
 std::vector<tune::Point> KernelTuner::seeds() const {
   std::vector<tune::Point> out{initial_point_};
-  if (o_.tile_seeds <= 0) return out;
+  if (o_.tile_seeds <= 0 || o_.explore_trials <= 1) return out;  // a single trial prices the default alone
   tile::HierarchySearchOptions h;
   h.outer.top_k = 4;
   h.outer.max_visits = 96;
   h.inner_top_k = 2;
   h.inner_max_visits = 24;
-  h.top_k = static_cast<size_t>(o_.tile_seeds);
-  for (const codegen::cpu::Schedule& s : tune::tile_search_seeds(g_, k_, space_.base, t_, h))
-    out.push_back(space_.point_of(s));
+  h.top_k = 2 * static_cast<size_t>(o_.tile_seeds);  // some may fall outside the space (too many tasks)
+  for (const codegen::cpu::Schedule& s : tune::tile_search_seeds(g_, k_, space_.base, t_, h)) {
+    tune::Point p = space_.point_of(s);
+    if (space_.space.contains(p) && std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    if (out.size() > static_cast<size_t>(o_.tile_seeds)) break;
+  }
   return out;
 }
 

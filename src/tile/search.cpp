@@ -1,6 +1,7 @@
 #include "tile/search.h"
 
 #include <algorithm>
+#include <map>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -17,6 +18,7 @@ bool TileChoice::operator<(const TileChoice& o) const {
 namespace {
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
 
 // The tiles one step larger than `tile` along each dim: doubled (the innermost dim in whole
 // transactions), and the whole dim.
@@ -92,6 +94,14 @@ Expansion expand(const ir::Dims& bound, int64_t align, int64_t limit, size_t max
   return out;
 }
 
+// The sub-tile an inner level cuts a task's tile into: `ratio` of them along each dim.
+ir::Dims cut_sub_tile(const ir::Dims& tile, const InnerLevel& in) {
+  ir::Dims sub = tile;
+  for (size_t d = 0; d < sub.size() && d < in.ratio.size(); ++d)
+    sub[d] = ceil_div(tile[d], std::max<int64_t>(1, in.ratio[d]));
+  return sub;
+}
+
 }  // namespace
 
 std::vector<TileChoice> search_tiles(const ir::Graph& g, const Kernel& k, size_t anchor,
@@ -133,15 +143,21 @@ std::vector<HierarchicalTile> search_hierarchy(const ir::Graph& g, const Kernel&
     for (int split = 0; split < static_cast<int>(k.nodes.size()); ++split) {
       std::optional<CostConfig> first = config(tile, start_tile(tile, align), split);
       if (!first || !first->inner || !inner_sets.insert(first->inner->nodes).second) continue;
+      std::map<ir::Dims, ir::Dims> cut;  // each sub-tile priced: the sub-tile the config cuts
       Price price = [&](const ir::Dims& sub) -> std::optional<Estimate> {
         if (sub == tile) return std::nullopt;  // one sub-tile per task: one level
         std::optional<CostConfig> c = config(tile, sub, split);
         if (!c || !c->inner) return std::nullopt;
+        cut[sub] = cut_sub_tile(tile, *c->inner);
         return estimate_kernel(g, k, *c, t);
       };
       Expansion x = expand(tile, align, limit, o.inner_max_visits, price, &Estimate::sub_footprint_bytes);
-      for (size_t j = 0; j < x.kept.size() && j < o.inner_top_k; ++j)
-        out.push_back({tile, x.kept[j].tile, split, x.kept[j].estimate});
+      std::set<ir::Dims> found;
+      for (const TileChoice& c : x.kept) {
+        if (found.size() >= o.inner_top_k) break;
+        const ir::Dims& sub = cut.at(c.tile);
+        if (found.insert(sub).second) out.push_back({tile, sub, split, c.estimate});
+      }
     }
   }
   std::sort(out.begin(), out.end());

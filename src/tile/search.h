@@ -54,23 +54,26 @@ struct HierarchySearchOptions {
 
 struct HierarchicalTile {
   ir::Dims tile;    // of the anchor, per task
-  ir::Dims sub;     // of the anchor, per sub-tile; empty: one level
+  ir::Dims sub;     // of the anchor, per sub-tile, as the config cuts it (InnerLevel::ratio); empty: one level
   int split = 0;    // two levels: the kernel's nodes from the split-th on (topological order) run per sub-tile
   Estimate estimate;
   bool operator<(const HierarchicalTile& o) const;  // cheaper first; ties by tile, sub, split
 };
 
 // What the cost model sees of a kernel whose tasks compute `tile` and, where `sub` is not
-// empty, whose nodes from `split` on run per sub-tile of `sub`; nullopt where that two-level
-// kernel would be one level (nothing computed per sub-tile, or a sub-tile reading outside its
-// task).
+// empty, whose nodes from `split` on run per sub-tile of at most `sub` (the config may cut
+// smaller ones: its InnerLevel::ratio says how many per task); nullopt, or a config without
+// an inner level, where that kernel would be one level.
 using HierarchicalConfig =
     std::function<std::optional<CostConfig>(const ir::Dims& tile, const ir::Dims& sub, int split)>;
 
 // The cheapest one- and two-level tilings: search_tiles for the task tiles (config(tile, {},
 // 0), which must give a config), then for each of the outer top_k and each split in
 // [0, nodes), the sub-tiles by the same expansion from one aligned line, within the task's
-// tile (a split whose inner loop would compute the same nodes as an earlier one's is skipped). Results: cheapest first, at most top_k, never empty where search_tiles is not.
+// tile. A split whose inner loop would compute the same nodes as an earlier one's is skipped,
+// as is a sub-tile the config cuts like one already found. Results: cheapest first, at most
+// top_k, never empty where search_tiles is not. The target needs a cache level (3 levels at
+// least, as search_tiles).
 std::vector<HierarchicalTile> search_hierarchy(const ir::Graph& g, const Kernel& k, size_t anchor,
                                                const HierarchicalConfig& config, const target::Target& t,
                                                const HierarchySearchOptions& o = {});

@@ -19,6 +19,7 @@ codegen::cpu::Schedule with_tiles(codegen::cpu::Schedule s, const ir::Dims& tile
 std::vector<codegen::cpu::Schedule> tile_search_seeds(const ir::Graph& g, const tile::Kernel& k,
                                                       const codegen::cpu::Schedule& base, const target::Target& t,
                                                       const tile::HierarchySearchOptions& o) {
+  if (t.levels.size() < 3) return {};  // no cache level to tile for
   auto config = [&](const ir::Dims& tile, const ir::Dims& sub, int split) -> std::optional<tile::CostConfig> {
     tile::CostConfig c = cpu_cost_config(g, k, with_tiles(base, tile, sub, split));
     if (!sub.empty() && !c.inner) return std::nullopt;  // the lowering keeps it one level

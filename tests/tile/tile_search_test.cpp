@@ -65,18 +65,21 @@ TEST(TileSearch, TheStartIsReturnedWhenNothingFits) {
   EXPECT_EQ(found[0].tile, (ir::Dims{1, 16}));
 }
 
-// Two levels as the CPU lowering makes them: sub-tiles that divide the task's tile, and the
-// kernel's nodes from the split-th on (by id: topological in these graphs) computed per sub-tile.
+// Two levels as the CPU lowering makes them: sub-tiles of the largest size up to the one asked
+// that divides the task's tile, and the kernel's nodes from the split-th on (by id: topological
+// in these graphs) computed per sub-tile.
 HierarchicalConfig two_level(const ir::Graph& g, const Kernel& k) {
   return [&g, &k](const ir::Dims& tile, const ir::Dims& sub, int split) -> std::optional<CostConfig> {
     CostConfig c = grid_only(g, k)(tile);
     if (sub.empty()) return c;
     InnerLevel in;
-    in.grid = anchor_grid(g, k, 0, sub);
+    ir::Dims cut = sub;
     for (size_t d = 0; d < tile.size(); ++d) {
-      if (tile[d] % sub[d] != 0) return std::nullopt;
-      in.ratio.push_back(tile[d] / sub[d]);
+      while (tile[d] % cut[d] != 0) --cut[d];
+      in.ratio.push_back(tile[d] / cut[d]);
     }
+    if (cut == tile) return std::nullopt;
+    in.grid = anchor_grid(g, k, 0, cut);
     std::vector<ir::NodeId> order = k.nodes;
     std::sort(order.begin(), order.end());
     for (size_t i = static_cast<size_t>(split); i < order.size(); ++i) in.nodes.insert(order[i]);
@@ -114,7 +117,14 @@ TEST(TileSearch, HierarchySearchesSubTilesInsideTheCheapestTaskTiles) {
     EXPECT_TRUE(std::any_of(outer.begin(), outer.end(), [&](const TileChoice& c) { return c.tile == h.tile; }));
     ASSERT_EQ(h.sub.size(), h.tile.size());
     EXPECT_NE(h.sub, h.tile);
-    for (size_t d = 0; d < h.sub.size(); ++d) EXPECT_EQ(h.tile[d] % h.sub[d], 0) << ir::dims_str(h.sub);
+    for (size_t d = 0; d < h.sub.size(); ++d) {
+      EXPECT_LE(h.sub[d], h.tile[d]) << ir::dims_str(h.sub);
+      EXPECT_EQ(h.tile[d] % h.sub[d], 0) << ir::dims_str(h.sub);  // as the config cut it
+    }
+    for (size_t j = 0; j < i; ++j) {
+      EXPECT_FALSE(found[j].tile == h.tile && found[j].sub == h.sub && found[j].split == h.split)
+          << "twice: " << ir::dims_str(h.tile) << " / " << ir::dims_str(h.sub);
+    }
     EXPECT_LE(h.estimate.sub_footprint_bytes, 48 << 10);
     EXPECT_EQ(h.estimate.seconds, estimate_kernel(g, k, *config(h.tile, h.sub, h.split), toy()).seconds);
   }

@@ -13,7 +13,7 @@
 namespace orchid::codegen::cpu {
 
 struct Schedule {
-  // Tile of the kernel's anchor output (its first output) per dimension; one task computes
+  // Tile of the kernel's anchor output (its largest: anchor_output, lower.h) per dimension; one task computes
   // one tile. 0 (or a missing entry) means the whole dimension.
   ir::Dims tile;
   // Lanes the innermost loop is vectorized for (simdlen): 1 (scalar), 4, 8 or 16.
@@ -47,8 +47,8 @@ struct Schedule {
   // size that does not divide the task's tile is lowered to the largest that does), and the
   // kernel's nodes from the `split`-th on (topological order) are computed per sub-tile in a
   // loop inside the task, from the values the nodes before them computed over the whole task
-  // tile. The task's values then live in the cache level holding a task (L2), the sub-tile's
-  // in L1. Empty `inner`: one level, and `split` is ignored.
+  // tile. The task's values then live in the cache level holding a task (L2 or L3), the
+  // sub-tile's in L1. Empty `inner`: one level, and `split` is ignored.
   ir::Dims inner{};
   int split = 0;
 
