@@ -1,5 +1,6 @@
 #include "ir/expr.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 
@@ -51,6 +52,28 @@ std::optional<CmpOp> compare_kind(ExprOp op) {
   if (expr_op_category(op) != ExprCategory::Compare) return std::nullopt;
   return static_cast<CmpOp>(static_cast<int>(op) - static_cast<int>(ExprOp::Eq));
 }
+
+namespace {
+
+// Each operator's place among the operators of its category, in expr.def's order: its value
+// in UnaryOp or BinaryOp, which list them in that order.
+constexpr std::array<uint8_t, std::size(kOps)> kPlaceInCategory = [] {
+  std::array<uint8_t, std::size(kOps)> out{};
+  for (size_t i = 0; i < std::size(kOps); ++i)
+    for (size_t j = 0; j < i; ++j) out[i] += kOps[j].cat == kOps[i].cat ? 1 : 0;
+  return out;
+}();
+
+template <typename Kind>
+std::optional<Kind> kind_in(ExprOp op, ExprCategory c) {
+  if (expr_op_category(op) != c) return std::nullopt;
+  return static_cast<Kind>(kPlaceInCategory[static_cast<size_t>(op)]);
+}
+
+}  // namespace
+
+std::optional<UnaryOp> unary_kind(ExprOp op) { return kind_in<UnaryOp>(op, ExprCategory::Unary); }
+std::optional<BinaryOp> binary_kind(ExprOp op) { return kind_in<BinaryOp>(op, ExprCategory::Binary); }
 
 ExprOp compare_expr_op(CmpOp c) {
   return static_cast<ExprOp>(static_cast<int>(ExprOp::Eq) + static_cast<int>(c));

@@ -35,6 +35,48 @@ ExprCategory expr_op_category(ExprOp op);
 enum class CmpOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 std::optional<CmpOp> compare_kind(ExprOp op);  // nullopt for other operators
 ExprOp compare_expr_op(CmpOp c);
+// The unary and the binary operators alone, likewise (a switch over UnaryOp or BinaryOp lists
+// that category's operators); each enum is expr.def's operators of its category, in order.
+#define ORCHID_UNARY_Unary(e) e,
+#define ORCHID_UNARY_Leaf(e)
+#define ORCHID_UNARY_Load(e)
+#define ORCHID_UNARY_Binary(e)
+#define ORCHID_UNARY_Compare(e)
+#define ORCHID_UNARY_Select(e)
+#define ORCHID_UNARY_Cast(e)
+#define ORCHID_BINARY_Binary(e) e,
+#define ORCHID_BINARY_Leaf(e)
+#define ORCHID_BINARY_Load(e)
+#define ORCHID_BINARY_Unary(e)
+#define ORCHID_BINARY_Compare(e)
+#define ORCHID_BINARY_Select(e)
+#define ORCHID_BINARY_Cast(e)
+enum class UnaryOp : uint8_t {
+#define ORCHID_EXPR(e, text, arity, cat, dom) ORCHID_UNARY_##cat(e)
+#include "ir/expr.def"
+#undef ORCHID_EXPR
+};
+enum class BinaryOp : uint8_t {
+#define ORCHID_EXPR(e, text, arity, cat, dom) ORCHID_BINARY_##cat(e)
+#include "ir/expr.def"
+#undef ORCHID_EXPR
+};
+#undef ORCHID_UNARY_Unary
+#undef ORCHID_UNARY_Leaf
+#undef ORCHID_UNARY_Load
+#undef ORCHID_UNARY_Binary
+#undef ORCHID_UNARY_Compare
+#undef ORCHID_UNARY_Select
+#undef ORCHID_UNARY_Cast
+#undef ORCHID_BINARY_Binary
+#undef ORCHID_BINARY_Leaf
+#undef ORCHID_BINARY_Load
+#undef ORCHID_BINARY_Unary
+#undef ORCHID_BINARY_Compare
+#undef ORCHID_BINARY_Select
+#undef ORCHID_BINARY_Cast
+std::optional<UnaryOp> unary_kind(ExprOp op);    // nullopt for other operators
+std::optional<BinaryOp> binary_kind(ExprOp op);  // nullopt for other operators
 // Looks up an operator by its text name (Const, Var and Load have no call syntax).
 bool parse_expr_op(std::string_view text, ExprOp* out);
 

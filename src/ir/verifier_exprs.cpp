@@ -158,59 +158,28 @@ std::string index_problem(const Expr& e) {
 std::string binary_index_problem(const ExprNode& n) {
   std::string name(expr_op_name(n.op));
   bool i64 = n.dtype == DType::I64;
-  switch (n.op) {
-    case ExprOp::Add:
-    case ExprOp::Sub: return i64 ? "" : name + " of " + dt(n.dtype);
-    case ExprOp::Min:
-    case ExprOp::Max: return i64 || n.dtype == DType::Bool ? "" : name + " of " + dt(n.dtype);
-    case ExprOp::Mul:
+  switch (*binary_kind(n.op)) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return i64 ? "" : name + " of " + dt(n.dtype);
+    case BinaryOp::Min:
+    case BinaryOp::Max: return i64 || n.dtype == DType::Bool ? "" : name + " of " + dt(n.dtype);
+    case BinaryOp::Mul:
       if (!i64) return name + " of " + dt(n.dtype);
       return is_const(n.args[0]) || is_const(n.args[1]) ? "" : "mul without a constant operand";
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
+    case BinaryOp::FloorDiv:
+    case BinaryOp::Mod:
       if (!i64) return name + " of " + dt(n.dtype);
       return is_const(n.args[1]) && n.args[1]->value.i > 0
                  ? ""
                  : name + " whose right operand is not a positive constant";
-    case ExprOp::And:
-    case ExprOp::Or: return n.dtype == DType::Bool ? "" : name + " of " + dt(n.dtype);
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Atan:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Div:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Xor:
-    case ExprOp::Shl:
-    case ExprOp::Shr:
-    case ExprOp::Eq:
-    case ExprOp::Ne:
-    case ExprOp::Lt:
-    case ExprOp::Le:
-    case ExprOp::Gt:
-    case ExprOp::Ge:
-    case ExprOp::Select:
-    case ExprOp::Cast: break;
+    case BinaryOp::And:
+    case BinaryOp::Or: return n.dtype == DType::Bool ? "" : name + " of " + dt(n.dtype);
+    case BinaryOp::Div:
+    case BinaryOp::Rem:
+    case BinaryOp::Pow:
+    case BinaryOp::Xor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: break;
   }
   return name + " (not allowed in an index expression)";
 }

@@ -62,40 +62,25 @@ bool in_limit(const Affine& a) {
 }
 }  // namespace
 
-std::optional<Affine> linearize(const Expr& e) {
-  Affine out;
-  switch (e.op()) {
-    case ExprOp::Const:
-      if (e.dtype() != DType::I64) return std::nullopt;
-      out.c = e->value.i;
-      return out;
-    case ExprOp::Var:
-      out.terms.push_back({var_key(e), 1});
-      return out;
-    case ExprOp::Neg: {
-      if (e.dtype() != DType::I64) return std::nullopt;
-      auto a = linearize(e.arg(0));
-      if (!a) return std::nullopt;
-      out.c = -a->c;
-      for (const auto& t : a->terms) out.terms.push_back({t.first, -t.second});
-      return out;
-    }
-    case ExprOp::Add:
-    case ExprOp::Sub: {
-      if (e.dtype() != DType::I64) return std::nullopt;
+namespace {
+
+// Add, Sub and Mul of i64 operands: affine where both operands are (Mul: one a constant).
+std::optional<Affine> linearize_binary(const Expr& e) {
+  switch (*ir::binary_kind(e.op())) {
+    case ir::BinaryOp::Add:
+    case ir::BinaryOp::Sub: {
       auto a = linearize(e.arg(0));
       if (!a) return std::nullopt;
       auto b = linearize(e.arg(1));
       if (!b) return std::nullopt;
       i128 s = e.op() == ExprOp::Add ? 1 : -1;
-      out = *a;
+      Affine out = *a;
       out.c += s * b->c;
       for (const auto& t : b->terms) add_term(out, t.first, s * t.second);
       if (!in_limit(out)) return std::nullopt;
       return out;
     }
-    case ExprOp::Mul: {
-      if (e.dtype() != DType::I64) return std::nullopt;
+    case ir::BinaryOp::Mul: {
       auto a = linearize(e.arg(0));
       if (!a) return std::nullopt;
       auto b = linearize(e.arg(1));
@@ -103,52 +88,55 @@ std::optional<Affine> linearize(const Expr& e) {
       if (!a->terms.empty() && !b->terms.empty()) return std::nullopt;
       const Affine& k = a->terms.empty() ? *a : *b;
       const Affine& x = a->terms.empty() ? *b : *a;
+      Affine out;
       out.c = x.c * k.c;
       for (const auto& t : x.terms)
         if (t.second * k.c != 0) out.terms.push_back({t.first, t.second * k.c});
       if (!in_limit(out)) return std::nullopt;
       return out;
     }
-    case ExprOp::Load:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Atan:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Div:
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Max:
-    case ExprOp::Min:
-    case ExprOp::And:
-    case ExprOp::Or:
-    case ExprOp::Xor:
-    case ExprOp::Shl:
-    case ExprOp::Shr:
-    case ExprOp::Eq:
-    case ExprOp::Ne:
-    case ExprOp::Lt:
-    case ExprOp::Le:
-    case ExprOp::Gt:
-    case ExprOp::Ge:
-    case ExprOp::Select:
-    case ExprOp::Cast: break;
+    case ir::BinaryOp::Div:
+    case ir::BinaryOp::FloorDiv:
+    case ir::BinaryOp::Mod:
+    case ir::BinaryOp::Rem:
+    case ir::BinaryOp::Pow:
+    case ir::BinaryOp::Max:
+    case ir::BinaryOp::Min:
+    case ir::BinaryOp::And:
+    case ir::BinaryOp::Or:
+    case ir::BinaryOp::Xor:
+    case ir::BinaryOp::Shl:
+    case ir::BinaryOp::Shr: break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Affine> linearize(const Expr& e) {
+  Affine out;
+  if (e.op() == ExprOp::Var) {
+    out.terms.push_back({var_key(e), 1});
+    return out;
+  }
+  if (e.dtype() != DType::I64) return std::nullopt;
+  switch (ir::expr_op_category(e.op())) {
+    case ir::ExprCategory::Leaf:  // a constant
+      out.c = e->value.i;
+      return out;
+    case ir::ExprCategory::Unary: {
+      if (e.op() != ExprOp::Neg) return std::nullopt;
+      auto a = linearize(e.arg(0));
+      if (!a) return std::nullopt;
+      out.c = -a->c;
+      for (const auto& t : a->terms) out.terms.push_back({t.first, -t.second});
+      return out;
+    }
+    case ir::ExprCategory::Binary: return linearize_binary(e);
+    case ir::ExprCategory::Load:
+    case ir::ExprCategory::Compare:
+    case ir::ExprCategory::Select:
+    case ir::ExprCategory::Cast: break;
   }
   return std::nullopt;
 }
@@ -404,79 +392,48 @@ Interval eval_binary(const Expr& e, const VarBox& box, const LoadRangeFn& loads)
   Interval b = eval_interval(e.arg(1), box, loads);
   if (a.empty() || b.empty()) return Interval::empty_interval();
   DType t = e.dtype();
-  switch (op) {
-    case ExprOp::Add: return fit(i128(a.lo) + b.lo, i128(a.hi) + b.hi);
-    case ExprOp::Sub: return fit(i128(a.lo) - b.hi, i128(a.hi) - b.lo);
-    case ExprOp::Mul: {
+  switch (*ir::binary_kind(op)) {
+    case ir::BinaryOp::Add: return fit(i128(a.lo) + b.lo, i128(a.hi) + b.hi);
+    case ir::BinaryOp::Sub: return fit(i128(a.lo) - b.hi, i128(a.hi) - b.lo);
+    case ir::BinaryOp::Mul: {
       i128 c[] = {i128(a.lo) * b.lo, i128(a.lo) * b.hi, i128(a.hi) * b.lo, i128(a.hi) * b.hi};
       return fit(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
     }
-    case ExprOp::Div:
+    case ir::BinaryOp::Div:
       if (!b.is_point() || unsigned_trouble(t, a, b)) return Interval::full();
       if (b.lo == 0) return Interval::point(0);
       return fit(std::min(i128(a.lo) / b.lo, i128(a.hi) / b.lo), std::max(i128(a.lo) / b.lo, i128(a.hi) / b.lo));
-    case ExprOp::FloorDiv:
+    case ir::BinaryOp::FloorDiv:
       if (!b.is_point() || unsigned_trouble(t, a, b)) return Interval::full();
       return eval_floordiv(a, b.lo);
-    case ExprOp::Mod:
+    case ir::BinaryOp::Mod:
       if (unsigned_trouble(t, a, b)) return Interval::full();
       if (b.is_point()) return eval_mod(a, b.lo);
       if (b.lo > 0) return {0, b.hi - 1};
       return Interval::full();
-    case ExprOp::Max:
+    case ir::BinaryOp::Max:
       if (unsigned_trouble(t, a, b)) return Interval::full();
       return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-    case ExprOp::Min:
+    case ir::BinaryOp::Min:
       if (unsigned_trouble(t, a, b)) return Interval::full();
       return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-    case ExprOp::And:
+    case ir::BinaryOp::And:
       if (t == DType::Bool) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
       return Interval::full();
-    case ExprOp::Or:
+    case ir::BinaryOp::Or:
       if (t == DType::Bool) return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
       return Interval::full();
-    case ExprOp::Xor:
+    case ir::BinaryOp::Xor:
       if (t == DType::Bool && a.is_point() && b.is_point()) return Interval::point(a.lo ^ b.lo);
       return t == DType::Bool ? Interval{0, 1} : Interval::full();
-    case ExprOp::Shl:  // on bool operands (0 or 1): 0, 1 or 2 until a store narrows it
+    case ir::BinaryOp::Shl:  // on bool operands (0 or 1): 0, 1 or 2 until a store narrows it
       if (t == DType::Bool && a.is_point() && b.is_point()) return Interval::point(a.lo << b.lo);
       return t == DType::Bool ? Interval{0, 2} : Interval::full();
-    case ExprOp::Shr:
+    case ir::BinaryOp::Shr:
       if (t == DType::Bool && a.is_point() && b.is_point()) return Interval::point(a.lo >> b.lo);
       return t == DType::Bool ? Interval{0, 1} : Interval::full();
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Atan:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Eq:
-    case ExprOp::Ne:
-    case ExprOp::Lt:
-    case ExprOp::Le:
-    case ExprOp::Gt:
-    case ExprOp::Ge:
-    case ExprOp::Select:
-    case ExprOp::Cast: break;
+    case ir::BinaryOp::Rem:
+    case ir::BinaryOp::Pow: break;
   }
   return Interval::full();
 }
@@ -488,60 +445,34 @@ Interval eval_unary(const Expr& e, const VarBox& box, const LoadRangeFn& loads) 
   }
   Interval a = eval_interval(e.arg(0), box, loads);
   if (a.empty()) return a;
-  switch (e.op()) {
-    case ExprOp::Neg: return fit(-i128(a.hi), -i128(a.lo));
-    case ExprOp::Abs:
+  switch (*ir::unary_kind(e.op())) {
+    case ir::UnaryOp::Neg: return fit(-i128(a.hi), -i128(a.lo));
+    case ir::UnaryOp::Abs:
       if (a.lo >= 0) return a;
       if (a.hi <= 0) return fit(-i128(a.hi), -i128(a.lo));
       return fit(0, std::max(-i128(a.lo), i128(a.hi)));
-    case ExprOp::Sign:
+    case ir::UnaryOp::Sign:
       if (e.dtype() == DType::U64) return {0, 1};
       return {a.lo > 0 ? 1 : a.lo < 0 ? -1 : 0, a.hi > 0 ? 1 : a.hi < 0 ? -1 : 0};
-    case ExprOp::Not:
+    case ir::UnaryOp::Not:
       if (e.dtype() == DType::Bool) return {1 - a.hi, 1 - a.lo};
       return {~a.hi, ~a.lo};
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Atan:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Div:
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Max:
-    case ExprOp::Min:
-    case ExprOp::And:
-    case ExprOp::Or:
-    case ExprOp::Xor:
-    case ExprOp::Shl:
-    case ExprOp::Shr:
-    case ExprOp::Eq:
-    case ExprOp::Ne:
-    case ExprOp::Lt:
-    case ExprOp::Le:
-    case ExprOp::Gt:
-    case ExprOp::Ge:
-    case ExprOp::Select:
-    case ExprOp::Cast: break;
+    case ir::UnaryOp::Exp:
+    case ir::UnaryOp::Log:
+    case ir::UnaryOp::Sqrt:
+    case ir::UnaryOp::Rsqrt:
+    case ir::UnaryOp::Recip:
+    case ir::UnaryOp::Tanh:
+    case ir::UnaryOp::Erf:
+    case ir::UnaryOp::Sigmoid:
+    case ir::UnaryOp::Sin:
+    case ir::UnaryOp::Cos:
+    case ir::UnaryOp::Atan:
+    case ir::UnaryOp::Floor:
+    case ir::UnaryOp::Ceil:
+    case ir::UnaryOp::Round:
+    case ir::UnaryOp::IsNan:
+    case ir::UnaryOp::IsInf: break;
   }
   return Interval::full();
 }

@@ -116,30 +116,29 @@ std::optional<int64_t> positive_divisor(const Expr& e) {
   return b->value.i;
 }
 
-VarBox narrow_expr(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loads) {
-  if (box.empty() || !ir::is_integral(e.dtype())) return box;
-  Interval v = eval_interval(e, box, loads);
-  d = intersect(d, v);
-  if (d.empty()) return infeasible(box);
-  if (d == v) return box;
-  switch (e.op()) {
-    case ExprOp::Var: box.of(e->var_kind, e->index) = d; return box;
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Neg:
-      if (auto lin = linearize(e)) {
-        if (!fits_i64(*lin, box)) return box;
-        return narrow_affine(*lin, {d.lo, d.hi}, box);
-      }
-      if (e.dtype() == DType::U64) return box;
-      return narrow_arith(e, d, box, loads);
-    case ExprOp::FloorDiv: {
+// Add, Sub, Mul and Neg: through the affine form where the expression has one, else by their
+// operands' intervals.
+VarBox narrow_linear(const Expr& e, Interval d, const VarBox& box, const LoadRangeFn& loads) {
+  if (auto lin = linearize(e)) {
+    if (!fits_i64(*lin, box)) return box;
+    return narrow_affine(*lin, {d.lo, d.hi}, box);
+  }
+  if (e.dtype() == DType::U64) return box;
+  return narrow_arith(e, d, box, loads);
+}
+
+// The binary operators whose operands a range of their result bounds; nullopt for the others.
+std::optional<VarBox> narrow_binary(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loads) {
+  switch (*ir::binary_kind(e.op())) {
+    case ir::BinaryOp::Add:
+    case ir::BinaryOp::Sub:
+    case ir::BinaryOp::Mul: return narrow_linear(e, d, box, loads);
+    case ir::BinaryOp::FloorDiv: {
       auto c = positive_divisor(e);
       if (!c) return box;
       return narrow_expr(e.arg(0), clamp(i128(d.lo) * *c, i128(d.hi) * *c + *c - 1), box, loads);
     }
-    case ExprOp::Mod: {
+    case ir::BinaryOp::Mod: {
       auto m = positive_divisor(e);
       if (!m) return box;
       Interval a = eval_interval(e.arg(0), box, loads);
@@ -147,22 +146,51 @@ VarBox narrow_expr(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loa
       if (q != floor_div(a.hi, *m)) return box;
       return narrow_expr(e.arg(0), clamp(d.lo + q * *m, d.hi + q * *m), box, loads);
     }
-    case ExprOp::Min:
-    case ExprOp::Max: {
+    case ir::BinaryOp::Min:
+    case ir::BinaryOp::Max: {
       if (e.dtype() == DType::U64) return box;
       // min >= lo: both operands are; max <= hi: both operands are.
       Interval side = e.op() == ExprOp::Min ? Interval{d.lo, kMax} : Interval{kMin, d.hi};
       box = narrow_expr(e.arg(0), side, box, loads);
       return narrow_expr(e.arg(1), side, box, loads);
     }
-    case ExprOp::Select: {
+    case ir::BinaryOp::Div:
+    case ir::BinaryOp::Rem:
+    case ir::BinaryOp::Pow:
+    case ir::BinaryOp::And:
+    case ir::BinaryOp::Or:
+    case ir::BinaryOp::Xor:
+    case ir::BinaryOp::Shl:
+    case ir::BinaryOp::Shr: break;
+  }
+  return std::nullopt;
+}
+
+VarBox narrow_expr(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loads) {
+  if (box.empty() || !ir::is_integral(e.dtype())) return box;
+  Interval v = eval_interval(e, box, loads);
+  d = intersect(d, v);
+  if (d.empty()) return infeasible(box);
+  if (d == v) return box;
+  switch (ir::expr_op_category(e.op())) {
+    case ir::ExprCategory::Leaf:
+      if (e.op() != ExprOp::Var) break;
+      box.of(e->var_kind, e->index) = d;
+      return box;
+    case ir::ExprCategory::Unary:
+      if (e.op() == ExprOp::Neg) return narrow_linear(e, d, box, loads);
+      break;
+    case ir::ExprCategory::Binary:
+      if (std::optional<VarBox> b = narrow_binary(e, d, box, loads)) return *b;
+      break;
+    case ir::ExprCategory::Select: {
       Interval c = eval_interval(e.arg(0), box, loads);
       if (c == Interval::point(1)) return narrow_expr(e.arg(1), d, box, loads);
       if (c == Interval::point(0)) return narrow_expr(e.arg(2), d, box, loads);
       return hull(narrow_expr(e.arg(1), d, refine(e.arg(0), true, box, loads), loads),
                   narrow_expr(e.arg(2), d, refine(e.arg(0), false, box, loads), loads));
     }
-    case ExprOp::Cast: {
+    case ir::ExprCategory::Cast: {
       const Expr& x = e.arg(0);
       if (!ir::is_integral(x.dtype())) return box;
       if (e.dtype() == DType::Bool) {
@@ -173,41 +201,8 @@ VarBox narrow_expr(const Expr& e, Interval d, VarBox box, const LoadRangeFn& loa
       if (intersect(a, dtype_range(e.dtype())) != a) return box;  // wraps: not the identity
       return narrow_expr(x, d, box, loads);
     }
-    case ExprOp::Const:
-    case ExprOp::Load:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Atan:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Not:
-    case ExprOp::Div:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::And:
-    case ExprOp::Or:
-    case ExprOp::Xor:
-    case ExprOp::Shl:
-    case ExprOp::Shr:
-    case ExprOp::Eq:
-    case ExprOp::Ne:
-    case ExprOp::Lt:
-    case ExprOp::Le:
-    case ExprOp::Gt:
-    case ExprOp::Ge: break;
+    case ir::ExprCategory::Load:
+    case ir::ExprCategory::Compare: break;
   }
   // Another bool operator: narrowed as a condition; any other operator teaches nothing.
   if (e.dtype() == DType::Bool && d.is_point()) return refine(e, d.lo == 1, box, loads);
@@ -280,68 +275,29 @@ VarBox refine(const Expr& cond, bool value, const VarBox& box, const LoadRangeFn
   Interval c = eval_interval(cond, box, loads);
   if (!c.contains(value ? 1 : 0)) return infeasible(box);
   if (c.is_point()) return box;
-  switch (cond.op()) {
-    case ExprOp::Not:
-      if (cond.dtype() != DType::Bool) return box;
+  const bool logical = cond.dtype() == DType::Bool;  // not, and, or: logical on bool, bitwise otherwise
+  switch (ir::expr_op_category(cond.op())) {
+    case ir::ExprCategory::Unary:
+      if (cond.op() != ExprOp::Not || !logical) return box;
       return refine(cond.arg(0), !value, box, loads);
-    case ExprOp::And:
-    case ExprOp::Or: {
-      if (cond.dtype() != DType::Bool) return box;
+    case ir::ExprCategory::Binary: {
+      if ((cond.op() != ExprOp::And && cond.op() != ExprOp::Or) || !logical) return box;
       // All operands must take `value` when (And, true) or (Or, false); else either may.
       bool both = (cond.op() == ExprOp::And) == value;
       if (both) return refine(cond.arg(1), value, refine(cond.arg(0), value, box, loads), loads);
       return hull(refine(cond.arg(0), value, box, loads), refine(cond.arg(1), value, box, loads));
     }
-    case ExprOp::Select:
+    case ir::ExprCategory::Select:
       return hull(refine(cond.arg(1), value, refine(cond.arg(0), true, box, loads), loads),
                   refine(cond.arg(2), value, refine(cond.arg(0), false, box, loads), loads));
-    case ExprOp::Cast:
-      return narrow_expr(cond, Interval::point(value ? 1 : 0), box, loads);
-    case ExprOp::Lt:
-    case ExprOp::Le:
-    case ExprOp::Gt:
-    case ExprOp::Ge:
-    case ExprOp::Eq:
-    case ExprOp::Ne: {
+    case ir::ExprCategory::Cast: return narrow_expr(cond, Interval::point(value ? 1 : 0), box, loads);
+    case ir::ExprCategory::Compare: {
       DType t = cond.arg(0).dtype();
       if (ir::is_float(t) || t == DType::U64) return box;
       return narrow_compare(value ? cond.op() : negated(cond.op()), cond.arg(0), cond.arg(1), box, loads);
     }
-    case ExprOp::Const:
-    case ExprOp::Var:
-    case ExprOp::Load:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Exp:
-    case ExprOp::Log:
-    case ExprOp::Sqrt:
-    case ExprOp::Rsqrt:
-    case ExprOp::Recip:
-    case ExprOp::Tanh:
-    case ExprOp::Erf:
-    case ExprOp::Sigmoid:
-    case ExprOp::Sin:
-    case ExprOp::Cos:
-    case ExprOp::Atan:
-    case ExprOp::Floor:
-    case ExprOp::Ceil:
-    case ExprOp::Round:
-    case ExprOp::Sign:
-    case ExprOp::IsNan:
-    case ExprOp::IsInf:
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Div:
-    case ExprOp::FloorDiv:
-    case ExprOp::Mod:
-    case ExprOp::Rem:
-    case ExprOp::Pow:
-    case ExprOp::Max:
-    case ExprOp::Min:
-    case ExprOp::Xor:
-    case ExprOp::Shl:
-    case ExprOp::Shr: break;
+    case ir::ExprCategory::Leaf:
+    case ir::ExprCategory::Load: break;
   }
   return box;
 }

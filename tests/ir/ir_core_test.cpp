@@ -113,6 +113,27 @@ TEST(Expr, ComparisonsMapToCmpOpAndBack) {
   EXPECT_EQ(compare_kind(ExprOp::Add), std::nullopt);
 }
 
+TEST(Expr, UnaryAndBinaryOperatorsMapToTheirOwnEnums) {
+  // Each enumerator is the operator of the same name: the X-macro builds both from expr.def.
+#define ORCHID_EXPR(e, text, arity, cat, dom)                                                 \
+  if (ExprCategory::cat == ExprCategory::Unary) {                                            \
+    EXPECT_EQ(static_cast<int>(*unary_kind(ExprOp::e)), unary_place++) << text;              \
+  }                                                                                          \
+  if (ExprCategory::cat == ExprCategory::Binary) {                                           \
+    EXPECT_EQ(static_cast<int>(*binary_kind(ExprOp::e)), binary_place++) << text;            \
+  }                                                                                          \
+  EXPECT_EQ(unary_kind(ExprOp::e).has_value(), ExprCategory::cat == ExprCategory::Unary) << text; \
+  EXPECT_EQ(binary_kind(ExprOp::e).has_value(), ExprCategory::cat == ExprCategory::Binary) << text;
+  int unary_place = 0, binary_place = 0;
+#include "ir/expr.def"
+#undef ORCHID_EXPR
+  EXPECT_EQ(unary_kind(ExprOp::Exp), UnaryOp::Exp);
+  EXPECT_EQ(unary_kind(ExprOp::Not), UnaryOp::Not);
+  EXPECT_EQ(binary_kind(ExprOp::FloorDiv), BinaryOp::FloorDiv);
+  EXPECT_EQ(binary_kind(ExprOp::Shr), BinaryOp::Shr);
+  EXPECT_EQ(binary_kind(ExprOp::Neg), std::nullopt);
+}
+
 TEST(Expr, StructuralEqualityAndHash) {
   Expr x = unary(ExprOp::Exp, load(0, DType::F32, {dvar(0), rvar(1)}));
   Expr y = unary(ExprOp::Exp, load(0, DType::F32, {dvar(0), rvar(1)}));
