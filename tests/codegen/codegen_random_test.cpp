@@ -97,6 +97,15 @@ TEST(GemmKernels, MatchInterpreterOn256BitRegisters) {
   check_cases(cases, {"-DORC_GEMM_NO_ZMM"});
 }
 
+// And compiled for AVX2 alone (the instructions of an AVX2 host, where an AVX-512 host would
+// still use 256-bit AVX-512 forms under ORC_GEMM_NO_ZMM): the panels' packing by 8-term
+// blocks of two-source shuffles.
+TEST(GemmKernels, MatchInterpreterCompiledForAvx2) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "the host has no AVX2";
+  std::vector<Case> cases = gemm_cases();
+  check_cases(cases, {"-mno-avx512f"});
+}
+
 TEST(TransposeKernels, MatchInterpreter) {
   std::vector<std::string> texts = transpose_graphs();
   std::vector<Case> cases;
