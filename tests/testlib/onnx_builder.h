@@ -17,7 +17,7 @@ struct OnnxNode {
   std::vector<std::string> inputs;   // value names; "" for an omitted optional input
   std::vector<std::string> outputs;
   std::vector<std::pair<std::string, frontend::Attribute>> attrs;
-  std::string domain;
+  std::string domain{};  // "" for the default (ai.onnx) domain
   std::string name = "node";  // the node's name; "" lets the loader name it (op type + index)
 };
 
