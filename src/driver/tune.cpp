@@ -129,6 +129,7 @@ std::vector<tune::Point> KernelTuner::seeds() const {
   h.outer.max_visits = 96;
   h.inner_top_k = 2;
   h.inner_max_visits = 24;
+  h.inner_max_splits = 4;
   h.top_k = 2 * static_cast<size_t>(o_.tile_seeds);  // some may fall outside the space (too many tasks)
   for (const codegen::cpu::Schedule& s : tune::tile_search_seeds(g_, k_, space_.base, t_, h)) {
     tune::Point p = space_.point_of(s);

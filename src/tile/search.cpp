@@ -140,7 +140,8 @@ std::vector<HierarchicalTile> search_hierarchy(const ir::Graph& g, const Kernel&
   for (size_t i = 0; i < outer; ++i) {
     const ir::Dims tile = out[i].tile;
     std::set<std::set<ir::NodeId>> inner_sets;  // splits computing the same nodes per sub-tile are one choice
-    for (int split = 0; split < static_cast<int>(k.nodes.size()); ++split) {
+    const int splits = static_cast<int>(k.nodes.size());
+    for (int split = 0; split < splits && inner_sets.size() < o.inner_max_splits; ++split) {
       std::optional<CostConfig> first = config(tile, start_tile(tile, align), split);
       if (!first || !first->inner || !inner_sets.insert(first->inner->nodes).second) continue;
       std::map<ir::Dims, ir::Dims> cut;  // each sub-tile priced: the sub-tile the config cuts

@@ -48,6 +48,8 @@ struct HierarchySearchOptions {
   TileSearchOptions outer;           // the task tiles; the top_k of them are searched inside
   size_t inner_top_k = 4;            // sub-tiles kept per task tile and split
   size_t inner_max_visits = 32;      // sub-tiles priced at most per task tile and split
+  size_t inner_max_splits = 8;       // splits searched at most per task tile: the first, which compute
+                                     // the most per sub-tile
   int64_t inner_footprint_limit = 0; // bytes a sub-tile may hold; 0: a core's share of the fastest cache
   size_t top_k = 8;                  // choices returned
 };
@@ -71,7 +73,8 @@ using HierarchicalConfig =
 // 0), which must give a config), then for each of the outer top_k and each split in
 // [0, nodes), the sub-tiles by the same expansion from one aligned line, within the task's
 // tile. A split whose inner loop would compute the same nodes as an earlier one's is skipped,
-// as is a sub-tile the config cuts like one already found. Results: cheapest first, at most
+// as is a sub-tile the config cuts like one already found; at most inner_max_splits splits are
+// searched per task tile, from split 0 on. Results: cheapest first, at most
 // top_k, never empty where search_tiles is not. The target needs a cache level (3 levels at
 // least, as search_tiles).
 std::vector<HierarchicalTile> search_hierarchy(const ir::Graph& g, const Kernel& k, size_t anchor,

@@ -131,6 +131,11 @@ TEST(TileSearch, HierarchySearchesSubTilesInsideTheCheapestTaskTiles) {
   EXPECT_GT(two, 0u);
   ASSERT_EQ(one_level.size(), outer.size());
   for (size_t i = 0; i < outer.size(); ++i) EXPECT_EQ(one_level[i], outer[i].tile);
+  // Several splits were searched; with one allowed, only the first (everything per sub-tile).
+  EXPECT_TRUE(std::any_of(found.begin(), found.end(), [](const HierarchicalTile& h) { return h.split > 0; }));
+  HierarchySearchOptions one_split = o;
+  one_split.inner_max_splits = 1;
+  for (const HierarchicalTile& h : search_hierarchy(g, k, 0, config, toy(), one_split)) EXPECT_EQ(h.split, 0);
   // Deterministic.
   std::vector<HierarchicalTile> again = search_hierarchy(g, k, 0, config, toy(), o);
   ASSERT_EQ(again.size(), found.size());
