@@ -307,14 +307,10 @@ std::string welder_example(const Context& cx) {
   // The cheapest two-level tiling the hierarchical search finds (its overall pick may be one level).
   tile::HierarchySearchOptions ho;
   ho.top_k = 1000;
-  Schedule two_level = searched;
-  bool any_two = false;
-  for (const Schedule& s : tune::tile_search_seeds(g, fused, base, cx.target, ho))
-    if (!s.inner.empty()) {
-      two_level = s;
-      any_two = true;
-      break;
-    }
+  std::vector<Schedule> seeds = tune::tile_search_seeds(g, fused, base, cx.target, ho);
+  auto two = std::find_if(seeds.begin(), seeds.end(), [](const Schedule& s) { return !s.inner.empty(); });
+  const bool any_two = two != seeds.end();
+  const Schedule two_level = any_two ? *two : searched;
   std::vector<std::pair<tile::Kernel, Schedule>> ks = {{fused, searched}, {fused, base},
       {mm, codegen::cpu::default_schedule(g, mm, cx.threads)}, {soft, codegen::cpu::default_schedule(g, soft, cx.threads)},
       {fused, two_level}};

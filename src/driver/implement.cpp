@@ -61,14 +61,14 @@ std::string cudnn_refusal(const ir::Graph& kernel_graph) {
 #endif
 }
 
+bool is_library(StepKind k) {
+  return k == StepKind::OneDnn || k == StepKind::OneDnnWinograd || k == StepKind::CublasLt || k == StepKind::Cudnn;
+}
+
 namespace {
 
 // The libraries that run linear kernels: oneDNN (the CPU), cuBLASLt and cuDNN (a GPU), or none.
 enum class Libraries { OneDnn, Gpu, None };
-
-bool is_library(StepKind k) {
-  return k == StepKind::OneDnn || k == StepKind::OneDnnWinograd || k == StepKind::CublasLt || k == StepKind::Cudnn;
-}
 
 StepKind choose(const ir::Graph& g, const StepChoice& s, Libraries libs) {
   int linear = 0;

@@ -52,6 +52,9 @@ std::vector<std::vector<StepChoice>> implement_each(const ir::Graph& g, const st
                                                     runtime::PlanDevice device = runtime::PlanDevice::Cpu,
                                                     bool gpu_libraries = true);
 
+// Whether a step of this kind calls a library (oneDNN, direct or Winograd; cuBLASLt; cuDNN).
+bool is_library(StepKind k);
+
 // The kernel as generated code alone, with no library step: one generated step (an
 // interpreter step where it has an opaque primitive, an alias for a lone view), then alias
 // steps for the views it would compute as outputs, as implement() makes them.

@@ -12,8 +12,6 @@
 #include "runtime/library_step.h"
 #include "support/error.h"
 #include "support/sha256.h"
-#include "runtime/profile.h"
-#include "tune/stats.h"
 
 namespace orchid::driver {
 

@@ -246,13 +246,17 @@ struct KernelTask {
   std::vector<size_t> steps;
 };
 
-bool library_step(const StepChoice& s) { return s.kind == StepKind::OneDnn || s.kind == StepKind::OneDnnWinograd; }
+// The step as generated code (the alternative of a library step).
+StepChoice as_generated(StepChoice s) {
+  s.kind = StepKind::Generated;
+  return s;
+}
 
 std::vector<KernelTask> kernel_tasks(const ir::Graph& g, const std::vector<StepChoice>& steps) {
   std::vector<KernelTask> out;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].kind != StepKind::Generated && !library_step(steps[i])) continue;
+    if (steps[i].kind != StepKind::Generated && !is_library(steps[i].kind)) continue;
     std::string key = tuning_key(g, steps[i]);
     auto [it, added] = index.try_emplace(key, out.size());
     if (added) out.push_back({key, {}});
@@ -291,13 +295,12 @@ constexpr double kHopelessRatio = 2.0;
 std::string hopeless_library_task(const ir::Graph& g, const KernelTask& kt, const std::vector<StepChoice>& steps,
                                   const BuildOptions& build, const MeasureOptions& m) {
   for (size_t i : kt.steps)
-    if (!library_step(steps[i])) return "";
+    if (!is_library(steps[i].kind)) return "";
   if (m.db == nullptr) return "";
   MeasureOptions untuned = m;
   untuned.tuned = false;
   const StepChoice& library = steps[kt.steps.front()];
-  StepChoice generated = library;
-  generated.kind = StepKind::Generated;
+  const StepChoice generated = as_generated(library);
   const std::string key = kernel_key(g, library);
   std::optional<tune::Measurement> lib = m.db->lookup(m.target, key, candidate_impl(g, library, untuned, build.cores));
   std::optional<tune::Measurement> gen = m.db->lookup(m.target, key, candidate_impl(g, generated, untuned, build.cores));
@@ -366,9 +369,8 @@ void library_or_tuned(const ir::Graph& g, PlanTuning& t, const BuildOptions& bui
   with_decisions.tuned = true;
   for (size_t i = 0; i < t.steps.size(); ++i) {
     StepChoice& s = t.steps[i];
-    if (!library_step(s)) continue;
-    StepChoice generated = s;
-    generated.kind = StepKind::Generated;
+    if (!is_library(s.kind)) continue;
+    const StepChoice generated = as_generated(s);
     if (m.orchid_exe.empty() || !tuned_schedule(g, generated, with_decisions, build.cores)) {
       t.schedules[i].reset();
       continue;

@@ -142,12 +142,13 @@ std::vector<HierarchicalTile> search_hierarchy(const ir::Graph& g, const Kernel&
     std::set<std::set<ir::NodeId>> inner_sets;  // splits computing the same nodes per sub-tile are one choice
     const int splits = static_cast<int>(k.nodes.size());
     for (int split = 0; split < splits && inner_sets.size() < o.inner_max_splits; ++split) {
-      std::optional<CostConfig> first = config(tile, start_tile(tile, align), split);
+      const ir::Dims start = start_tile(tile, align);
+      const std::optional<CostConfig> first = config(tile, start, split);
       if (!first || !first->inner || !inner_sets.insert(first->inner->nodes).second) continue;
       std::map<ir::Dims, ir::Dims> cut;  // each sub-tile priced: the sub-tile the config cuts
       Price price = [&](const ir::Dims& sub) -> std::optional<Estimate> {
         if (sub == tile) return std::nullopt;  // one sub-tile per task: one level
-        std::optional<CostConfig> c = config(tile, sub, split);
+        std::optional<CostConfig> c = sub == start ? first : config(tile, sub, split);
         if (!c || !c->inner) return std::nullopt;
         cut[sub] = cut_sub_tile(tile, *c->inner);
         return estimate_kernel(g, k, *c, t);

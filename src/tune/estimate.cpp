@@ -18,13 +18,13 @@ tile::CostConfig cpu_cost_config(const ir::Graph& g, const tile::Kernel& k, cons
   }
   for (const codegen::cpu::NodeLowering& n : kl.nodes) {
     if (n.inlined) c.inlined.insert(n.node);
+    std::optional<codegen::cpu::GemmFactors> f = codegen::cpu::gemm_factors(g, g.node(n.node));
     if (n.gemm) {
       c.full_width.insert(n.node);
-      std::optional<codegen::cpu::GemmFactors> f = codegen::cpu::gemm_factors(g, g.node(n.node));
       if (f) c.blocks[n.node] = {f->m, f->n, codegen::cpu::kGemmMr, codegen::cpu::kGemmNr};
     } else if (s.vector_width <= 1 && g.node(n.node).reduce != ir::ReduceOp::None) {
       c.serial.insert(n.node);
-    } else if (codegen::cpu::gemm_factors(g, g.node(n.node))) {
+    } else if (f) {
       c.unblocked.insert(n.node);
     }
   }
