@@ -13,6 +13,7 @@
 #include "runtime/plan.h"
 #include "runtime/weights.h"
 #include "support/error.h"
+#include "support/half.h"
 
 namespace orchid::bench {
 
@@ -22,8 +23,32 @@ namespace {
 
 constexpr int64_t kMinRegenerated = 256;
 
-// Uniform values in [-rms·√3, rms·√3) (that root-mean-square), from splitmix64 of seed + i.
-void fill(float* out, int64_t count, double rms, uint64_t seed) {
+// The float dtypes whose constants are regenerated: f32, and f16 and bf16 (--precision).
+bool regenerated_dtype(ir::DType t) { return t == ir::DType::F32 || t == ir::DType::F16 || t == ir::DType::BF16; }
+
+float get(const std::byte* at, ir::DType t, int64_t i) {
+  if (t == ir::DType::F32) {
+    float v = 0;
+    std::memcpy(&v, at + i * 4, 4);
+    return v;
+  }
+  uint16_t bits = 0;
+  std::memcpy(&bits, at + i * 2, 2);
+  return t == ir::DType::F16 ? f16_bits_to_f32(bits) : bf16_bits_to_f32(bits);
+}
+
+void put(std::byte* at, ir::DType t, int64_t i, float v) {
+  if (t == ir::DType::F32) {
+    std::memcpy(at + i * 4, &v, 4);
+    return;
+  }
+  uint16_t bits = t == ir::DType::F16 ? f32_to_f16_bits(v) : f32_to_bf16_bits(v);
+  std::memcpy(at + i * 2, &bits, 2);
+}
+
+// Uniform values in [-rms·√3, rms·√3) (that root-mean-square), from splitmix64 of seed + i,
+// stored in t.
+void fill(std::byte* out, ir::DType t, int64_t count, double rms, uint64_t seed) {
   double half = rms * std::sqrt(3.0);
   for (int64_t i = 0; i < count; ++i) {
     uint64_t z = seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i + 1);
@@ -31,16 +56,17 @@ void fill(float* out, int64_t count, double rms, uint64_t seed) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     double u = static_cast<double>(z >> 11) * 0x1.0p-53;
-    out[i] = static_cast<float>((2 * u - 1) * half);
+    put(out, t, i, static_cast<float>((2 * u - 1) * half));
   }
 }
 
-// The root-mean-square of f32 values, or a negative number where one is not finite.
-double rms_of(const float* v, int64_t count) {
+// The root-mean-square of values stored in t, or a negative number where one is not finite.
+double rms_of(const std::byte* v, ir::DType t, int64_t count) {
   double s = 0;
   for (int64_t i = 0; i < count; ++i) {
-    if (!std::isfinite(v[i])) return -1;
-    s += static_cast<double>(v[i]) * v[i];
+    float x = get(v, t, i);
+    if (!std::isfinite(x)) return -1;
+    s += static_cast<double>(x) * x;
   }
   return count > 0 ? std::sqrt(s / static_cast<double>(count)) : 0;
 }
@@ -68,12 +94,14 @@ void slim_artifact(const std::string& dir, const std::string& out, const std::st
   for (const runtime::PlanBuffer& b : plan.buffers) {
     if (b.kind != runtime::BufferKind::Constant || b.weights_offset < 0) continue;
     int64_t count = b.type.numel(), bytes = b.type.bytes();
-    auto* at = reinterpret_cast<float*>(w.data() + b.weights_offset);
-    double rms = b.type.dtype == ir::DType::F32 && count >= kMinRegenerated ? rms_of(at, count) : -1;
+    auto* at = reinterpret_cast<std::byte*>(w.data() + b.weights_offset);
+    ir::DType t = b.type.dtype;
+    double rms = regenerated_dtype(t) && count >= kMinRegenerated ? rms_of(at, t, count) : -1;
     if (rms >= 0) {
       auto seed = static_cast<uint64_t>(b.weights_offset);
-      fill(at, count, rms, seed);
-      regions.push_back({{"offset", b.weights_offset}, {"count", count}, {"rms", rms}, {"seed", seed}});
+      fill(at, t, count, rms, seed);
+      regions.push_back({{"offset", b.weights_offset}, {"count", count}, {"rms", rms}, {"seed", seed},
+                         {"dtype", std::string(ir::dtype_name(t))}});
     } else {
       kept.push_back({{"offset", b.weights_offset}, {"bytes", bytes}, {"at", blob.size()}});
       const char* from = reinterpret_cast<const char*>(w.data() + b.weights_offset);
@@ -112,10 +140,12 @@ void expand_weights(const std::string& dir) {
   std::vector<char> w(static_cast<size_t>(bytes), 0);
   for (const nlohmann::json& r : j.at("regenerated")) {
     auto offset = r.at("offset").get<int64_t>(), count = r.at("count").get<int64_t>();
-    ORCHID_USER_CHECK(offset >= 0 && count >= 0 && offset + count * 4 <= bytes) << header.string() << ": bad region";
-    std::vector<float> v(static_cast<size_t>(count));
-    fill(v.data(), count, r.at("rms").get<double>(), r.at("seed").get<uint64_t>());
-    std::memcpy(w.data() + offset, v.data(), v.size() * sizeof(float));
+    std::optional<ir::DType> t = ir::parse_dtype(r.value("dtype", std::string("f32")));
+    ORCHID_USER_CHECK(t && regenerated_dtype(*t)) << header.string() << ": bad region dtype";
+    ORCHID_USER_CHECK(offset >= 0 && count >= 0 && offset + count * ir::dtype_bytes(*t) <= bytes)
+        << header.string() << ": bad region";
+    fill(reinterpret_cast<std::byte*>(w.data() + offset), *t, count, r.at("rms").get<double>(),
+         r.at("seed").get<uint64_t>());
   }
   for (const nlohmann::json& k : j.at("kept")) {
     auto offset = k.at("offset").get<int64_t>(), n = k.at("bytes").get<int64_t>(), at = k.at("at").get<int64_t>();

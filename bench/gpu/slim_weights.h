@@ -1,5 +1,6 @@
 // Benchmark artifacts without their weights, to carry large models to a GPU machine whose
-// uploads are limited: each f32 constant of weights.bin (of 256 values or more, all finite)
+// uploads are limited: each f32, f16 or bf16 constant of weights.bin (of 256 values or more,
+// all finite)
 // is replaced by seeded uniform values of the same root-mean-square, every other constant
 // kept as it is; the plan's weights checksum is updated to the new file, which
 // weights.slim.json and weights.slim.bin regenerate exactly on the other machine. The model

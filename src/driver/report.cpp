@@ -111,7 +111,10 @@ std::string summary(const ReportInput& in, const Timing& t) {
     std::string archs;
     for (const runtime::PlanLibrary& l : plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
     std::string gpu = in.gpu.empty() ? plan.target : in.gpu;
-    std::string precision = plan.precision == runtime::PlanPrecision::Tf32 ? "TF32 allowed" : "fp32, no TF32";
+    std::string precision = plan.precision == runtime::PlanPrecision::Tf32   ? "TF32 allowed"
+                            : plan.precision == runtime::PlanPrecision::Fp32 ? "fp32, no TF32"
+                                                                             : std::string(runtime::plan_precision_name(plan.precision)) +
+                                                                                   " storage, f32 accumulation";
     s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "), schedules for " + gpu +
          "; generated kernels under their default CUDA schedule, " + count(StepKind::CublasLt) +
          " matmuls through cuBLASLt and " + count(StepKind::Cudnn) + " convolutions through cuDNN (" + precision +

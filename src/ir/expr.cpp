@@ -194,6 +194,14 @@ Expr load(int32_t slot, DType dtype, std::vector<Expr> indices) {
   return make(std::move(n));
 }
 
+Expr retyped_load(const Expr& load, DType t) {
+  ORCHID_CHECK(load.op() == ExprOp::Load) << "retyped_load of a " << expr_op_name(load.op());
+  ExprNode n = *load;
+  n.dtype = t;
+  n.value = n.predicated ? Scalar::of(t, n.value.as_double()) : Scalar::of_int(t, 0);
+  return make(std::move(n));
+}
+
 Expr load_pred(int32_t slot, DType dtype, std::vector<Expr> indices, Expr pred, Scalar fill) {
   ORCHID_CHECK(slot >= 0) << "load slot " << slot;
   check_indices(indices);

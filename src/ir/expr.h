@@ -141,6 +141,8 @@ Expr load(int32_t slot, DType dtype, std::vector<Expr> indices);
 // A predicated load reads the element where `pred` holds and yields `fill` elsewhere; the
 // indices need be in bounds only where pred holds.
 Expr load_pred(int32_t slot, DType dtype, std::vector<Expr> indices, Expr pred, Scalar fill);
+// The same load of a tensor of dtype t (the fill of a predicated load converted to t).
+Expr retyped_load(const Expr& load, DType t);
 Expr unary(ExprOp op, Expr a);
 Expr binary(ExprOp op, Expr a, Expr b);  // Binary and Compare operators
 Expr select(Expr cond, Expr a, Expr b);

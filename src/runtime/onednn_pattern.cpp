@@ -201,6 +201,7 @@ constexpr Matcher kMatchers[] = {match_binary, match_relu_clip, match_leaky_relu
 
 struct Walk {
   const ir::Graph& g;
+  bool half = false;  // f16 and bf16 steps too (GPU libraries), not only f32
   std::vector<std::optional<Operand>> leaves;  // by value id: data of an input or constant
   std::optional<LinearPattern> pattern;
   std::vector<ir::ValueId> chain;  // linear output, post-op results, trailing views
@@ -250,15 +251,19 @@ std::string start_linear(Walk& w, ir::NodeId n) {
   const ir::Primitive& p = w.g.node(n);
   std::string op(ir::prim_op_name(p.op));
   if (w.pattern) return "a second linear primitive, " + node_str(w.g, n);
+  ir::DType dtype = w.g.type(p.outputs[0]).dtype;
+  bool half = w.half && (dtype == ir::DType::F16 || dtype == ir::DType::BF16);
+  if (dtype != ir::DType::F32 && !half) dtype = ir::DType::F32;
   for (ir::ValueId v : {p.inputs[0], p.inputs[1], p.outputs[0]})
-    if (w.g.type(v).dtype != ir::DType::F32)
+    if (w.g.type(v).dtype != dtype)
       return op + " with " + std::string(ir::dtype_name(w.g.type(v).dtype)) + " " +
-             (v == p.outputs[0] ? "output" : "inputs") + " (oneDNN steps are f32)";
+             (v == p.outputs[0] ? "output" : "inputs") +
+             (w.half ? " (steps are f32, f16 or bf16, operands and result alike)" : " (oneDNN steps are f32)");
   for (size_t k = 0; k < 2; ++k)
     if (!leaf(w, p.inputs[k]))
       return "operand " + std::to_string(k) + " of " + node_str(w.g, n) + " is computed inside the step";
   if (std::string why = linear_shape_problem(p, w.g); !why.empty()) return why + ", " + node_str(w.g, n);
-  w.pattern = LinearPattern{p.op, p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), std::nullopt, p.domain, {}, {}};
+  w.pattern = LinearPattern{p.op, p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), std::nullopt, p.domain, {}, {}, dtype};
   w.chain.push_back(p.outputs[0]);
   return "";
 }
@@ -276,24 +281,45 @@ std::string body_context(const Walk& w, ir::NodeId n, BodyContext& c) {
     }
     if (!leaf(w, v)) return node_str(w.g, n) + " reads " + ir::print_value_name(w.g.value(v).name) +
                             ", which is neither the previous result nor a step input";
-    if (w.g.type(v).dtype != ir::DType::F32) return node_str(w.g, n) + " reads a non-f32 tensor";
+    if (w.g.type(v).dtype != w.pattern->dtype)
+      return node_str(w.g, n) + " reads a tensor that is not " + std::string(ir::dtype_name(w.pattern->dtype));
     c.slots[k] = leaf(w, v);
   }
   if (c.prev < 0) return node_str(w.g, n) + " does not read the previous result";
   return "";
 }
 
+// A post-op body of a 16-bit step as the f32 arithmetic it rounds: cast(dtype, E) with E
+// computed in f32 from cast(f32, load) of the step's values gives E with those loads read as
+// f32; none where the body is of another form. An f32 body is itself.
+std::optional<Expr> computed_in_f32(const Expr& body, ir::DType dtype) {
+  if (dtype == ir::DType::F32) return body;
+  if (body.op() != ExprOp::Cast || body.dtype() != dtype || body.arg(0).dtype() != ir::DType::F32) return std::nullopt;
+  Expr e = ir::map_post(body.arg(0), [&](const Expr& x) {
+    bool widened = x.op() == ExprOp::Cast && x.dtype() == ir::DType::F32 && x.arg(0).op() == ExprOp::Load &&
+                   x.arg(0).dtype() == dtype;
+    return widened ? ir::retyped_load(x.arg(0), ir::DType::F32) : x;
+  });
+  bool other = false;  // a float load left that is not f32
+  ir::visit_post(e, [&](const Expr& x) { other |= x.op() == ExprOp::Load && ir::is_float(x.dtype()) && x.dtype() != ir::DType::F32; });
+  if (other) return std::nullopt;
+  return e;
+}
+
 std::string add_post_op(Walk& w, ir::NodeId n) {
   const ir::Primitive& p = w.g.node(n);
   if (!w.pattern) return node_str(w.g, n) + " comes before the linear primitive";
   if (!w.trailing.empty()) return node_str(w.g, n) + " follows a view of the result";
-  if (p.outputs.size() != 1 || p.bodies.size() != 1 || w.g.type(p.outputs[0]).dtype != ir::DType::F32)
-    return node_str(w.g, n) + " is not one f32 output";
+  const ir::DType dtype = w.pattern->dtype;
+  if (p.outputs.size() != 1 || p.bodies.size() != 1 || w.g.type(p.outputs[0]).dtype != dtype)
+    return node_str(w.g, n) + " is not one " + std::string(ir::dtype_name(dtype)) + " output";
   if (p.domain != w.pattern->out) return node_str(w.g, n) + " has domain " + ir::dims_str(p.domain);
   BodyContext c;
   if (std::string why = body_context(w, n, c); !why.empty()) return why;
+  std::optional<Expr> body = computed_in_f32(p.bodies[0], dtype);
+  if (!body) return node_str(w.g, n) + " does not compute in f32 from " + std::string(ir::dtype_name(dtype)) + " values";
   for (Matcher m : kMatchers) {
-    if (auto op = m(p.bodies[0], c)) {
+    if (auto op = m(*body, c)) {
       w.pattern->post_ops.push_back(*op);
       w.chain.push_back(p.outputs[0]);
       return "";
@@ -468,8 +494,8 @@ const char* alg_name(EltwiseAlg a) {
 
 ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
 
-PatternMatch match_linear_pattern(const ir::Graph& g) {
-  Walk w{g, input_leaves(g), std::nullopt, {}, {}};
+PatternMatch match_linear_pattern(const ir::Graph& g, bool half) {
+  Walk w{g, half, input_leaves(g), std::nullopt, {}, {}};
   if (std::string why = walk(w); !why.empty()) return {std::nullopt, "onednn: " + why};
   merge_linear_post_ops(w.pattern->post_ops);
   if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())

@@ -5,7 +5,7 @@
 //  - leaf views: `view` primitives and permuting `layout` primitives (ir/movement.h) of
 //    graph inputs, constants or other leaf views anywhere in the graph: the same bytes read
 //    in another shape, through strides where a permutation is involved;
-//  - exactly one matmul or conv, f32, whose operands are graph inputs, constants or leaf
+//  - exactly one matmul or conv, f32 (GPU libraries: or f16 or bf16), whose operands are graph inputs, constants or leaf
 //    views (only a matmul's operands and a conv's src may need strides other than dense
 //    row-major ones: weights, bias and post-op operands are dense);
 //  - then a chain of elementwise primitives, each reading the previous result at the
@@ -103,6 +103,9 @@ struct LinearPattern {
   ir::Dims out;                  // the linear primitive's output shape
   ir::Dims out_strides;          // where it lies in the output (empty: dense row-major)
   std::vector<PostOp> post_ops;  // in order
+  // The linear primitive's operands and result (post-op operands alike): f32, or for GPU
+  // libraries f16 or bf16, whose post-ops compute in f32 what they round to it.
+  ir::DType dtype = ir::DType::F32;
 };
 
 // The pattern of g, or (pattern empty) why g does not fit: "onednn: ...".
@@ -110,14 +113,16 @@ struct PatternMatch {
   std::optional<LinearPattern> pattern;
   std::string reason;
 };
-PatternMatch match_linear_pattern(const ir::Graph& g);
+// `half`: f16 and bf16 steps are matched too (post-op bodies cast(dtype, f32 arithmetic on
+// cast(f32, loads)), as rewrite/store_precision.h writes them); oneDNN takes f32 alone.
+PatternMatch match_linear_pattern(const ir::Graph& g, bool half = false);
 
 // For another library that takes these graphs (cuBLASLt, cuDNN): matches g and hands its
 // pattern to `take`, which returns why the library cannot run it, or "". The reason from
 // either, as "<library>: ..."; empty where the library takes g.
 template <typename Take>
 std::string match_for(std::string_view library, const ir::Graph& g, Take take) {
-  PatternMatch pm = match_linear_pattern(g);
+  PatternMatch pm = match_linear_pattern(g, true);
   std::string why = pm.pattern ? take(*pm.pattern) : pm.reason.substr(pm.reason.starts_with("onednn: ") ? 8 : 0);
   return why.empty() ? why : std::string(library) + ": " + why;
 }

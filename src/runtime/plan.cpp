@@ -146,10 +146,19 @@ std::optional<StepImpl> parse_step_impl(std::string_view text) {
 
 std::string_view plan_device_name(PlanDevice d) { return d == PlanDevice::Cuda ? "cuda" : "cpu"; }
 
-std::string_view plan_precision_name(PlanPrecision p) { return p == PlanPrecision::Tf32 ? "tf32" : "fp32"; }
+std::string_view plan_precision_name(PlanPrecision p) {
+  switch (p) {
+    case PlanPrecision::Fp32: return "fp32";
+    case PlanPrecision::Tf32: return "tf32";
+    case PlanPrecision::Fp16: return "fp16";
+    case PlanPrecision::Bf16: return "bf16";
+  }
+  return "?";
+}
 
 std::optional<PlanPrecision> parse_plan_precision(std::string_view text) {
-  return parse_named(text, {PlanPrecision::Fp32, PlanPrecision::Tf32}, plan_precision_name);
+  return parse_named(text, {PlanPrecision::Fp32, PlanPrecision::Tf32, PlanPrecision::Fp16, PlanPrecision::Bf16},
+                     plan_precision_name);
 }
 
 std::optional<PlanDevice> parse_plan_device(std::string_view text) {

@@ -83,15 +83,25 @@ enum class PlanDevice : uint8_t { Cpu, Cuda };
 std::string_view plan_device_name(PlanDevice d);
 std::optional<PlanDevice> parse_plan_device(std::string_view text);
 
-// What a cuda plan's library steps may compute f32 products in: f32 (fp32, the default), or
-// TF32 on tensor cores (tf32: 10-bit mantissas, `orchid compile --precision tf32`).
-// Generated kernels compute in f32 either way.
-enum class PlanPrecision : uint8_t { Fp32, Tf32 };
+// A cuda plan's precision (`orchid compile --precision`): fp32, the default; tf32, where
+// library steps may compute f32 products on tensor cores with 10-bit mantissas; fp16 and bf16,
+// where the f32 values the model computes are stored in that dtype (rewrite/store_precision.h)
+// and products run on tensor cores with f32 accumulation. Generated kernels compute in f32
+// throughout.
+enum class PlanPrecision : uint8_t { Fp32, Tf32, Fp16, Bf16 };
 std::string_view plan_precision_name(PlanPrecision p);
 std::optional<PlanPrecision> parse_plan_precision(std::string_view text);
 // The relative L2 error of each f32 output a plan of this precision is verified to, unless
 // asked otherwise (`orchid compile --tolerance`).
-constexpr double default_tolerance(PlanPrecision p) { return p == PlanPrecision::Tf32 ? 1e-2 : 1e-4; }
+constexpr double default_tolerance(PlanPrecision p) {
+  switch (p) {
+    case PlanPrecision::Fp32: return 1e-4;
+    case PlanPrecision::Tf32: return 1e-2;
+    case PlanPrecision::Fp16: return 1e-2;
+    case PlanPrecision::Bf16: return 5e-2;
+  }
+  return 1e-4;
+}
 
 struct PlanLibrary {
   std::string file;  // inside the artifact directory; [A-Za-z0-9_.-] only

@@ -195,6 +195,59 @@ TEST(LibrariesOnGpu, Tf32StaysWithinItsTolerance) {
   }
 }
 
+// --precision fp16|bf16: 16-bit products (bias and relu computed in f32 between casts, as
+// rewrite/store_precision.h writes them) and convolutions on tensor cores, within the plan's
+// tolerance of the interpreter on the same 16-bit graph.
+TEST(LibrariesOnGpu, SixteenBitStepsMatchTheInterpreter) {
+  skip_without(cudnn_available);
+  if (IsSkipped()) return;
+  skip_without(cublaslt_available);
+  if (IsSkipped()) return;
+  const std::string linear = R"(graph @linear {
+  input %x : T[256,768]
+  input %w : T[768,512]
+  input %bias : T[512]
+  %y : T[256,512] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %yb : T[256,512] = elementwise(%y, %bias) { cast<T>(add(cast<f32>(%y[i0, i1]), cast<f32>(%bias[i1]))) }
+  %z : T[256,512] = elementwise(%yb) { cast<T>(max(cast<f32>(%yb[i0, i1]), 0:f32)) }
+  output %z
+})";
+  const std::string scores = R"(graph @scores {
+  input %q : T[8,128,64]
+  input %k : T[8,128,64]
+  %s : T[8,128,128] = matmul(%q, %k) {trans_a=false, trans_b=true}
+  %t : T[8,128,128] = elementwise(%s) { cast<T>(mul(cast<f32>(%s[i0, i1, i2]), 0.125:f32)) }
+  output %t
+})";
+  const std::string conv = R"(graph @conv {
+  input %x : T[4,64,56,56]
+  input %w : T[128,64,3,3]
+  %y : T[4,128,56,56] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  output %y
+})";
+  for (auto [t, precision] : {std::pair{"bf16", PlanPrecision::Bf16}, std::pair{"f16", PlanPrecision::Fp16}}) {
+    for (const auto& [impl, generic] : {std::pair{StepImpl::CublasLt, linear}, std::pair{StepImpl::CublasLt, scores},
+                                        std::pair{StepImpl::Cudnn, conv}}) {
+      std::string text = generic;
+      for (size_t at = text.find(" T"); at != std::string::npos; at = text.find(" T", at)) text.replace(at + 1, 1, t);
+      for (size_t at = text.find("<T>"); at != std::string::npos; at = text.find("<T>", at)) text.replace(at + 1, 1, t);
+      ir::Graph g = ir::parse_graph(text);
+      SCOPED_TRACE(text);
+      if (impl == StepImpl::CublasLt) ASSERT_TRUE(match_lt_matmul(g).matmul) << match_lt_matmul(g).reason;
+      if (impl == StepImpl::Cudnn) ASSERT_TRUE(match_dnn_conv(g).conv) << match_dnn_conv(g).reason;
+      testlib::TempDir dir("orchid_library_16");
+      write_library_artifact(g, impl, dir.str(), precision);
+      std::unique_ptr<CudaModel> m = CudaModel::load(dir.str());
+      std::vector<ir::Tensor> inputs = interp::random_inputs(g, 13);
+      std::string why;
+      double e = interp::relative_l2(m->run(inputs)[0], interp::run(g, inputs)[0], &why);
+      EXPECT_EQ(why, "");
+      EXPECT_LE(e, default_tolerance(precision)) << g.name << " " << t;
+      std::printf("%s in %s: relative L2 error %.2e\n", g.name.c_str(), t, e);
+    }
+  }
+}
+
 TEST(CudnnOnGpu, RandomConvolutionsMatchTheInterpreter) {
   skip_without(cudnn_available);
   if (IsSkipped()) return;

@@ -42,6 +42,19 @@ TEST(DnnConv, ThreeSpatialDimsAndDilations) {
   EXPECT_EQ(describe(*m.conv), "cudnn conv f32 [1,2,9,9,9] * [4,2,3,3,3], strides [1,1,1], pads [0,0,0], dilations [2,2,2]");
 }
 
+// --precision fp16|bf16 stores a convolution's input, weights and result in 16 bits.
+TEST(DnnConv, SixteenBitConvolutions) {
+  for (const char* t : {"f16", "bf16"}) {
+    std::string text = conv_graph("[1,8,9,9]", "[4,8,3,3]", "[1,4,9,9]",
+                                  "strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1");
+    for (size_t at = text.find("f32"); at != std::string::npos; at = text.find("f32", at)) text.replace(at, 3, t);
+    DnnMatch m = match_dnn_conv(ir::parse_graph(text));
+    ASSERT_TRUE(m.conv) << m.reason;
+    EXPECT_EQ(m.conv->dtype, *ir::parse_dtype(t));
+    EXPECT_EQ(describe(*m.conv), std::string("cudnn conv ") + t + " [1,8,9,9] * [4,8,3,3], strides [1,1], pads [1,1]");
+  }
+}
+
 TEST(DnnConv, ExplainsWhatItRefuses) {
   auto reason = [](const std::string& text) {
     DnnMatch m = match_dnn_conv(ir::parse_graph(text));

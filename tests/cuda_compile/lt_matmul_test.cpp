@@ -147,6 +147,53 @@ TEST(LtMatmul, AScaleIsAlpha) {
   EXPECT_EQ(describe(mm), "cublaslt f32 batch 4 m 16 n 16 k 8, A^T, alpha 0.25, residual, relu");
 }
 
+// A bf16 product (--precision bf16, rewrite/store_precision.h) with its bias, residual and relu
+// computed in f32 between casts is one bf16 call with the same epilogues.
+TEST(LtMatmul, SixteenBitStepsReadTheirEpiloguesUnderTheRounding) {
+  LtMatmul mm = matched(R"(graph @g {
+  input %x : bf16[8,16]
+  input %w : bf16[16,32]
+  input %b : bf16[32]
+  input %r : bf16[8,32]
+  %h : bf16[8,32] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %a : bf16[8,32] = elementwise(%h, %b) { cast<bf16>(add(cast<f32>(%h[i0, i1]), cast<f32>(%b[i1]))) }
+  %c : bf16[8,32] = elementwise(%a, %r) { cast<bf16>(add(cast<f32>(%a[i0, i1]), cast<f32>(%r[i0, i1]))) }
+  %y : bf16[8,32] = elementwise(%c) { cast<bf16>(max(cast<f32>(%c[i0, i1]), 0:f32)) }
+  output %y
+})");
+  EXPECT_EQ(mm.dtype, ir::DType::BF16);
+  EXPECT_EQ(mm.bias, 2);
+  EXPECT_TRUE(mm.c);
+  EXPECT_TRUE(mm.relu);
+  EXPECT_EQ(describe(mm), "cublaslt bf16 m 32 n 8 k 16, bias, residual, relu");
+  // An f16 scale, as alpha.
+  LtMatmul scaled = matched(R"(graph @g {
+  input %x : f16[8,16]
+  input %w : f16[16,32]
+  %h : f16[8,32] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %y : f16[8,32] = elementwise(%h) { cast<f16>(mul(cast<f32>(%h[i0, i1]), 0.25:f32)) }
+  output %y
+})");
+  EXPECT_EQ(scaled.dtype, ir::DType::F16);
+  EXPECT_EQ(scaled.alpha, 0.25f);
+  // Arithmetic in bf16 itself, or a post-op operand of another dtype: refused.
+  EXPECT_NE(refusal(R"(graph @g {
+  input %x : bf16[8,16]
+  input %w : bf16[16,32]
+  %h : bf16[8,32] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %y : bf16[8,32] = elementwise(%h) { mul(%h[i0, i1], 2:bf16) }
+  output %y
+})").find("does not compute in f32 from bf16 values"), std::string::npos);
+  EXPECT_NE(refusal(R"(graph @g {
+  input %x : bf16[8,16]
+  input %w : bf16[16,32]
+  input %b : f32[32]
+  %h : bf16[8,32] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %y : bf16[8,32] = elementwise(%h, %b) { cast<bf16>(add(cast<f32>(%h[i0, i1]), %b[i1])) }
+  output %y
+})").find("reads a tensor that is not bf16"), std::string::npos);
+}
+
 TEST(LtMatmul, ExplainsWhatItRefuses) {
   EXPECT_NE(refusal(R"(graph @g {
   input %a : f32[64,32]

@@ -34,8 +34,12 @@ CompileOptions cuda_options(const std::string& out_dir) {
 
 // Compiles g for CUDA and checks the artifact: device, one CUBIN per architecture, cuda steps;
 // verified exactly where a GPU is present.
-runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out) {
-  CompileResult r = compile_graph(g, cuda_options(out));
+runtime::Plan compile_for_cuda(const ir::Graph& g, const std::string& out,
+                               runtime::PlanPrecision precision = runtime::PlanPrecision::Fp32) {
+  CompileOptions o = cuda_options(out);
+  o.build.precision = precision;
+  o.tolerance = runtime::default_tolerance(precision);
+  CompileResult r = compile_graph(g, o);
   std::string no_gpu;
   bool gpu = cuda_device_present(&no_gpu);
   EXPECT_EQ(r.verified, gpu);
@@ -137,6 +141,36 @@ TEST(CudaPipeline, LargeMatmulsCallCublasLt) {
   EXPECT_EQ(step_impls(tf32), (std::vector<std::string>{"cublaslt", "cuda", "cuda"}));
   if (r.verified) {
     EXPECT_TRUE(r.verify.ok()) << r.verify.summary();
+  }
+}
+
+// --precision bf16|fp16: the values between steps stored in 16 bits, the products cuBLASLt
+// calls in that dtype, the interface f32; every kernel compiles, verified where a GPU is.
+TEST(CudaPipeline, SixteenBitStorageCallsCublasLtInThatDtype) {
+  if (!cuda_codegen_built()) GTEST_SKIP() << "built without the CUDA toolkit";
+  const char* text = R"(graph @dense {
+  input %x : f32[128,256]
+  const %w : f32[256,512] = splat(0.0625)
+  const %b : f32[512] = splat(0.5)
+  %y : f32[128,512] = matmul(%x, %w) {trans_a=false, trans_b=false}
+  %yb : f32[128,512] = elementwise(%y, %b) { add(%y[i0, i1], %b[i1]) }
+  %z : f32[128,512] = elementwise(%yb) { tanh(%yb[i0, i1]) }
+  %m : f32[128,1] = reduce sum(%z) over [512] { %z[i0, r0] }
+  %o : f32[128,512] = elementwise(%z, %m) { div(%z[i0, i1], %m[i0, 0]) }
+  output %o
+})";
+  testlib::TempDir dir("orchid_driver_cuda_16");
+  for (auto [precision, t] : {std::pair{runtime::PlanPrecision::Bf16, "bf16"}, std::pair{runtime::PlanPrecision::Fp16, "f16"}}) {
+    SCOPED_TRACE(t);
+    runtime::Plan plan = compile_for_cuda(ir::parse_graph(text), dir.file(t), precision);
+    EXPECT_EQ(plan.precision, precision);
+    auto lt = std::find_if(plan.steps.begin(), plan.steps.end(),
+                           [](const runtime::PlanStep& s) { return s.impl == runtime::StepImpl::CublasLt; });
+    ASSERT_NE(lt, plan.steps.end()) << "no cuBLASLt step";
+    EXPECT_NE(lt->ir.find(std::string(t) + "[128,512] = matmul"), std::string::npos) << lt->ir;
+    EXPECT_NE(lt->ir.find("add("), std::string::npos) << "the bias is in the cuBLASLt step";
+    for (int32_t b : plan.inputs) EXPECT_EQ(plan.buffers[static_cast<size_t>(b)].type.dtype, ir::DType::F32);
+    for (int32_t b : plan.outputs) EXPECT_EQ(plan.buffers[static_cast<size_t>(b)].type.dtype, ir::DType::F32);
   }
 }
 

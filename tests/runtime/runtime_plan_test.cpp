@@ -258,7 +258,7 @@ const Case kCases[] = {
      },
      "steps[0] ('k'): a cuda step in a cpu plan"},
     {"device", [](json& j) { j["device"] = "tpu"; }, "device: unknown device 'tpu' (expected cpu or cuda)"},
-    {"precision", [](json& j) { j["precision"] = "fp8"; }, "precision: unknown precision 'fp8' (expected fp32 or tf32)"},
+    {"precision", [](json& j) { j["precision"] = "fp8"; }, "precision: unknown precision 'fp8' (expected fp32, tf32, fp16 or bf16)"},
     {"tf32_cpu_plan", [](json& j) { j["precision"] = "tf32"; }, "precision: tf32 is for cuda plans only"},
     {"cudnn_step_in_cpu_plan", [](json& j) {
        j["steps"][0] = {{"name", "c"}, {"impl", "cudnn"}, {"args", j["steps"][0]["args"]},

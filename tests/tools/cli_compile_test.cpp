@@ -233,6 +233,21 @@ TEST(CliCompile, Tf32IsForCudaAndSaidInThePlan) {
 #endif
 }
 
+TEST(CliCompile, SixteenBitPrecisionIsForCudaAndSaidInThePlan) {
+  TempDir dir("orchid_cli_bf16");
+  std::string model = write_model(dir);
+  auto cpu = orchid_cli({"compile", model, "-o", dir.file("c"), "--precision", "bf16"});
+  EXPECT_EQ(cpu.exit_code, 1);
+  EXPECT_TRUE(contains(cpu.output, "--precision bf16 is for --target cuda")) << cpu.output;
+#ifdef ORCHID_HAVE_CUDA
+  auto cuda = orchid_cli({"compile", model, "-o", dir.file("g"), "--target", "cuda", "--precision", "bf16", "--cache-dir",
+                          object_cache()});
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.output;
+  EXPECT_EQ(read_json(fs::path(dir.file("g")) / "plan.json").at("precision"), "bf16");
+  EXPECT_TRUE(contains(cuda.output, "(bf16 storage, f32 accumulation)")) << cuda.output;
+#endif
+}
+
 TEST(CliCompile, BenchJsonAndProfile) {
   TempDir dir("orchid_cli_bench");
   std::string out = dir.file("art");

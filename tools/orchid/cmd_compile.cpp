@@ -57,7 +57,7 @@ int compile(const CompileFlags& f) {
   o.gpu_libraries = f.gpu_libraries;
   o.verify_seed = f.seed;
   ORCHID_USER_CHECK(f.precision == "fp32" || cuda) << "--precision " << f.precision << " is for --target cuda";
-  o.build.precision = f.precision == "tf32" ? runtime::PlanPrecision::Tf32 : runtime::PlanPrecision::Fp32;
+  o.build.precision = *runtime::parse_plan_precision(f.precision);
   o.tolerance = std::isnan(f.tolerance) ? runtime::default_tolerance(o.build.precision) : f.tolerance;
   o.measure_seconds = f.measure_seconds;
   if (f.tune_minutes > 0) {
@@ -112,10 +112,12 @@ Command add_compile(CLI::App& app) {
                 "--target cuda: generate every step, large matmuls too (by default they call cuBLASLt)");
   cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
   cmd->add_option("--tolerance", f->tolerance,
-                  "largest relative L2 error of an f32 output (default 1e-4; with --precision tf32, 1e-2)");
+                  "largest relative L2 error of an f32 output (default 1e-4; with --precision tf32 or fp16, 1e-2; bf16, 5e-2)");
   cmd->add_option("--precision", f->precision,
-                  "--target cuda: fp32 (default) or tf32 (cuBLASLt and cuDNN steps may use TF32 tensor cores)")
-      ->check(CLI::IsMember({"fp32", "tf32"}));
+                  "--target cuda: fp32 (default); tf32 (cuBLASLt and cuDNN steps may use TF32 tensor cores); fp16 or bf16 "
+                  "(the model's f32 values stored in that dtype, products on tensor cores with f32 accumulation, "
+                  "arithmetic in f32; inputs and outputs stay f32)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   std::vector<std::string> presets;
   std::string listed;
   for (std::string_view p : target::cuda_preset_names()) {

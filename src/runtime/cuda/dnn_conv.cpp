@@ -30,6 +30,7 @@ std::string match(const onednn::LinearPattern& p, const ir::Graph& g, DnnConv& c
   c.strides = attrs.strides;
   c.dilations = attrs.dilations;
   c.groups = attrs.groups;
+  c.dtype = p.dtype;
   return "";
 }
 
@@ -44,7 +45,7 @@ DnnMatch match_dnn_conv(const ir::Graph& g) {
 
 std::string describe(const DnnConv& c) {
   std::ostringstream os;
-  os << "cudnn conv f32 " << ir::dims_str(c.x_dims) << " * " << ir::dims_str(c.w_dims) << ", strides "
+  os << "cudnn conv " << ir::dtype_name(c.dtype) << " " << ir::dims_str(c.x_dims) << " * " << ir::dims_str(c.w_dims) << ", strides "
      << ir::dims_str(c.strides) << ", pads " << ir::dims_str(c.pads);
   bool dilated = false;
   for (int64_t d : c.dilations) dilated |= d != 1;

@@ -45,6 +45,17 @@ struct DnnApi {
 
 namespace {
 
+cudnnDataType_t data_type(ir::DType t) {
+  if (t == ir::DType::F16) return CUDNN_DATA_HALF;
+  if (t == ir::DType::BF16) return CUDNN_DATA_BFLOAT16;
+  return CUDNN_DATA_FLOAT;
+}
+
+// Tensor cores for 16-bit data (accumulating in f32), and for f32 data where TF32 is allowed.
+bool tensor_core_math(const DnnConv& c, const LibraryOptions& options) {
+  return options.tf32 || c.dtype != ir::DType::F32;
+}
+
 bool bind_all(DnnApi& a) {
   const SharedLibrary& l = a.lib;
   std::string* w = &a.why;
@@ -124,7 +135,8 @@ DnnStep::DnnStep(const DnnConv& conv, const std::vector<uint64_t>& args, uint64_
 
 void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, const LibraryOptions& options) {
   const DnnApi& a = *api_;
-  const bool tf32 = options.tf32;
+  const bool tensor_ops = tensor_core_math(c, options);
+  const cudnnDataType_t data = data_type(c.dtype);
   const std::string& where = where_;
   ORCHID_USER_CHECK(a.lib.loaded()) << where << ": " << a.why;
   auto arg = [&](int32_t i) {
@@ -139,7 +151,7 @@ void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, const 
     a.check(a.tensor_create(&d), "cudnnCreateTensorDescriptor", where);
     slot = d;
     std::vector<int> n = ints(dims, where), s = dense_strides(n);
-    a.check(a.tensor_set(d, CUDNN_DATA_FLOAT, static_cast<int>(n.size()), n.data(), s.data()),
+    a.check(a.tensor_set(d, data, static_cast<int>(n.size()), n.data(), s.data()),
             "cudnnSetTensorNdDescriptor", where);
   };
   tensor(x_desc_, c.x_dims);
@@ -148,7 +160,7 @@ void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, const 
   a.check(a.filter_create(&f), "cudnnCreateFilterDescriptor", where);
   w_desc_ = f;
   std::vector<int> wd = ints(c.w_dims, where);
-  a.check(a.filter_set(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()),
+  a.check(a.filter_set(f, data, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()),
           "cudnnSetFilterNdDescriptor", where);
   cudnnConvolutionDescriptor_t cd = nullptr;
   a.check(a.conv_create(&cd), "cudnnCreateConvolutionDescriptor", where);
@@ -158,16 +170,17 @@ void DnnStep::set_up(const DnnConv& c, const std::vector<uint64_t>& args, const 
                      CUDNN_DATA_FLOAT),
           "cudnnSetConvolutionNdDescriptor", where);
   a.check(a.conv_groups(cd, static_cast<int>(c.groups)), "cudnnSetConvolutionGroupCount", where);
-  a.check(a.conv_math(cd, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType", where);
+  a.check(a.conv_math(cd, tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType", where);
   choose_algorithms(c, options);
 }
 
-// The heuristic's qualifying algorithms (f32 FMA, or TF32 where allowed; within the
+// The heuristic's qualifying algorithms (f32 FMA, or tensor cores for 16-bit data and for TF32
+// where allowed; within the
 // workspace): the first, and the fastest of the first kDnnCandidates timed where asked.
 void DnnStep::choose_algorithms(const DnnConv& c, const LibraryOptions& options) {
   const DnnApi& a = *api_;
   const std::string& where = where_;
-  const bool tf32 = options.tf32;
+  const bool tensor_ops = tensor_core_math(c, options);
   auto cd = static_cast<cudnnConvolutionDescriptor_t>(conv_desc_);
   constexpr int kAsk = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
   cudnnConvolutionFwdAlgoPerf_t perf[kAsk];
@@ -180,11 +193,11 @@ void DnnStep::choose_algorithms(const DnnConv& c, const LibraryOptions& options)
   for (int i = 0; i < found && candidates.size() < kDnnCandidates; ++i) {
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
     bool math = p.mathType == CUDNN_FMA_MATH ||
-                (tf32 && (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_DEFAULT_MATH));
+                (tensor_ops && (p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_DEFAULT_MATH));
     if (p.status == CUDNN_STATUS_SUCCESS && math && p.memory <= kLibraryWorkspaceBytes)
       candidates.push_back({static_cast<int>(p.algo), static_cast<int>(p.mathType), p.memory});
   }
-  ORCHID_USER_CHECK(!candidates.empty()) << where << ": cuDNN has no " << (tf32 ? "f32 or TF32" : "f32")
+  ORCHID_USER_CHECK(!candidates.empty()) << where << ": cuDNN has no " << (tensor_ops ? "FMA or tensor-core" : "f32 FMA")
                                          << " algorithm within " << kLibraryWorkspaceBytes
                                          << " bytes of workspace for " << describe(c);
   std::lock_guard<std::mutex> lock(a.calling);

@@ -148,6 +148,7 @@ std::string match(const LinearPattern& p, const ir::Graph& g, LtMatmul& mm) {
   std::optional<LtMatrix> a = operand_matrix(p.b.input, cols, k, sb), b = operand_matrix(p.a.input, rows, k, sa);
   if (!a || !b) return "an operand whose strides are not those of a (batched) matrix";
   auto out = static_cast<int32_t>(g.inputs().size());
+  mm.dtype = p.dtype;
   mm.m = cols;
   mm.n = rows;
   mm.k = k;
@@ -173,7 +174,7 @@ LtMatch match_lt_matmul(const ir::Graph& g) {
 
 std::string describe(const LtMatmul& mm) {
   std::ostringstream os;
-  os << "cublaslt f32";
+  os << "cublaslt " << ir::dtype_name(mm.dtype);
   if (mm.batch > 1) os << " batch " << mm.batch;
   os << " m " << mm.m << " n " << mm.n << " k " << mm.k;
   if (mm.a.trans) os << ", A^T";

@@ -12,7 +12,7 @@
 // stride. Batch dims (numpy-broadcast, right-aligned) collapse into one batch count with one
 // stride per operand (0: the same matrix for every batch), or the graph is refused.
 //
-// Accepted: f32, a matmul (not conv), its operands step inputs (not constants of the step
+// Accepted: f32, f16 or bf16 (f32 accumulation either way), a matmul (not conv), its operands step inputs (not constants of the step
 // graph), the result written dense (no permuting view after it); a bias (one value per output
 // channel N) becomes cuBLASLt's bias epilogue; then, in this order and each optional, a scale
 // by a constant where there is no bias (cuBLASLt's alpha), a residual of the output's full
@@ -46,6 +46,7 @@ struct LtMatmul {
   int32_t bias = -1;            // the step argument of a bias (one value per row of D), or -1
   float alpha = 1;              // the product's scale (not the bias's)
   bool relu = false;
+  ir::DType dtype = ir::DType::F32;  // of every matrix and the bias; products accumulate in f32
 
   bool operator==(const LtMatmul&) const = default;
 };
@@ -57,7 +58,7 @@ struct LtMatch {
 };
 LtMatch match_lt_matmul(const ir::Graph& g);
 
-// "f32 batch 8 m 64 n 128 k 32, A^T, bias, relu": for schedules in plans and reports.
+// "cublaslt f32 batch 8 m 64 n 128 k 32, A^T, bias, relu": for schedules in plans and reports.
 std::string describe(const LtMatmul& mm);
 
 }  // namespace orchid::runtime::cuda

@@ -89,9 +89,16 @@ void set_desc(const LtApi& a, void* desc, cublasLtMatmulDescAttributes_t attr, T
           "cublasLtMatmulDescSetAttribute", where);
 }
 
-cublasLtMatrixLayout_t make_layout(const LtApi& a, const LtMatrix& m, int64_t batch, const std::string& where) {
+cudaDataType_t data_type(ir::DType t) {
+  if (t == ir::DType::F16) return CUDA_R_16F;
+  if (t == ir::DType::BF16) return CUDA_R_16BF;
+  return CUDA_R_32F;
+}
+
+cublasLtMatrixLayout_t make_layout(const LtApi& a, const LtMatrix& m, ir::DType dtype, int64_t batch,
+                                   const std::string& where) {
   cublasLtMatrixLayout_t l = nullptr;
-  a.check(a.layout_create(&l, CUDA_R_32F, static_cast<uint64_t>(m.rows), static_cast<uint64_t>(m.cols), m.ld),
+  a.check(a.layout_create(&l, data_type(dtype), static_cast<uint64_t>(m.rows), static_cast<uint64_t>(m.cols), m.ld),
           "cublasLtMatrixLayoutCreate", where);
   if (batch > 1) {
     auto count = static_cast<int32_t>(batch);
@@ -146,17 +153,20 @@ void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint6
   beta_ = mm.c ? 1.0f : 0.0f;
   workspace_ = workspace;
   cublasLtMatmulDesc_t desc = nullptr;
-  a.check(a.desc_create(&desc, options.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  // 16-bit operands accumulate in f32 (their products are exact in f32); f32 ones in TF32
+  // where the plan allows it.
+  bool tf32 = options.tf32 && mm.dtype == ir::DType::F32;
+  a.check(a.desc_create(&desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
           "cublasLtMatmulDescCreate", where);
   desc_ = desc;
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_TRANSA, mm.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, where);
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_TRANSB, mm.b.trans ? CUBLAS_OP_T : CUBLAS_OP_N, where);
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue(mm), where);
   if (mm.bias >= 0) set_desc(a, desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, reinterpret_cast<const void*>(arg(mm.bias)), where);
-  layouts_[0] = make_layout(a, mm.a, mm.batch, where);
-  layouts_[1] = make_layout(a, mm.b, mm.batch, where);
-  layouts_[2] = make_layout(a, mm.c ? *mm.c : mm.d, mm.batch, where);
-  layouts_[3] = make_layout(a, mm.d, mm.batch, where);
+  layouts_[0] = make_layout(a, mm.a, mm.dtype, mm.batch, where);
+  layouts_[1] = make_layout(a, mm.b, mm.dtype, mm.batch, where);
+  layouts_[2] = make_layout(a, mm.c ? *mm.c : mm.d, mm.dtype, mm.batch, where);
+  layouts_[3] = make_layout(a, mm.d, mm.dtype, mm.batch, where);
   cublasLtMatmulPreference_t pref = nullptr;
   a.check(a.pref_create(&pref), "cublasLtMatmulPreferenceCreate", where);
   uint64_t bytes = kLibraryWorkspaceBytes;
