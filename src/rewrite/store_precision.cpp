@@ -46,6 +46,18 @@ std::vector<bool> kept_f32(const Graph& g) {
   return keep;
 }
 
+// A movement body (loads, constants, selects) with its f32 values in d.
+Expr moved_as(const Expr& body, DType d) {
+  if (d == DType::F32) return body;
+  return ir::map_post(body, [&](const Expr& e) {
+    if (e.dtype() != DType::F32) return e;
+    if (e.op() == ExprOp::Load) return ir::retyped_load(e, d);
+    if (e.op() == ExprOp::Const) return ir::constant(ir::Scalar::of(d, e->value.f));
+    if (e.op() == ExprOp::Select) return ir::select(e.arg(0), e.arg(1), e.arg(2));
+    return e;
+  });
+}
+
 // cast(to, e), without a round trip: cast(to, cast(f32, x)) of an x of dtype `to` is x.
 Expr rounded(const Expr& e, DType to) {
   if (e.op() == ExprOp::Cast && e.arg(0).dtype() == to) return e.arg(0);
@@ -116,6 +128,7 @@ class Converter {
     if (p.op == ir::PrimOp::View) return add_view(p);
     if (p.kind() == ir::PrimKind::Linear) return add_linear(p);
     if (p.kind() == ir::PrimKind::Opaque) return add_as_is(p);
+    if (p.op == ir::PrimOp::Layout || p.op == ir::PrimOp::Broadcast) return add_movement(p);
     add_generic(p);
   }
 
@@ -158,15 +171,29 @@ class Converter {
     finish(std::move(q), p.outputs, t);
   }
 
-  // The dtype output k of a generic primitive is stored in.
+  // Layout and broadcast bodies only load and select: their f32 inputs are read in one dtype,
+  // `to` where one of them is stored so (and the results may be), which they write.
+  void add_movement(const Primitive& p) {
+    bool keep = false, any_reduced = false;
+    for (ValueId o : p.outputs) keep |= g_.type(o).dtype == DType::F32 && !reduced(o);
+    for (ValueId v : p.inputs) any_reduced |= g_.type(v).dtype == DType::F32 && stored_dtype(v) == to_;
+    DType d = any_reduced && !keep ? to_ : DType::F32;
+    Primitive q = p;
+    for (ValueId& v : q.inputs) v = as(v, g_.type(v).dtype == DType::F32 ? d : g_.type(v).dtype);
+    for (Expr& b : q.bodies) b = moved_as(b, d);
+    std::vector<TensorType> t = old_types(p);
+    for (TensorType& o : t)
+      if (o.dtype == DType::F32) o.dtype = d;
+    finish(std::move(q), p.outputs, t);
+  }
+
+  // The dtype output k of a generic primitive is stored in: `to` for an f32 result of
+  // elementwise arithmetic on a float input.
   DType output_dtype(const Primitive& p, size_t k) const {
     ValueId o = p.outputs[k];
     if (!reduced(o) || p.reduce != ir::ReduceOp::None || p.bodies.size() != p.outputs.size()) return g_.type(o).dtype;
-    bool movement = p.kind() == ir::PrimKind::Layout || p.op == ir::PrimOp::Broadcast;
-    for (ValueId v : p.inputs) {
-      if (!ir::is_float(g_.type(v).dtype)) continue;
-      if (!movement || stored_dtype(v) == to_) return to_;
-    }
+    for (ValueId v : p.inputs)
+      if (ir::is_float(g_.type(v).dtype)) return to_;
     return DType::F32;
   }
 
