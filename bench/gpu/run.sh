@@ -28,14 +28,8 @@ BUILD=${1:-build-gpu}
 RESULTS=${2:-bench/results/gpu}
 ARTIFACTS=${3:-}
 mkdir -p "$RESULTS"
-# NVRTC, cuBLASLt and cuDNN are loaded at run time: find copies where the loader does not (the
-# toolkit's, or the ones PyTorch's wheels bring).
-for lib in libnvrtc.so libcublasLt.so libcudnn.so.9; do
-  if ! ldconfig -p | grep -q "$lib"; then
-    found=$(find /usr/local/cuda*/ /usr/lib /opt -name "$lib*" 2>/dev/null | head -1)
-    [ -n "$found" ] && export LD_LIBRARY_PATH="$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  fi
-done
+# shellcheck source=bench/gpu/find_libs.sh
+source "$(dirname "$0")/find_libs.sh"
 deps=${ORCHID_GPU_DEPS:-.gpu-deps}
 if [ ! -f "$BUILD/CMakeCache.txt" ] && [ -x "$BUILD/tests/cuda_kernel_test" ] && [ -x "$BUILD/bench/cuda_model_bench" ]; then
   echo "using the binaries carried in $BUILD"
