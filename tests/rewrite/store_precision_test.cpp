@@ -2,6 +2,9 @@
 // converted graph computes the original function within the rounding of its storage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "interp/compare.h"
 #include "interp/interp.h"
 #include "interp/random_inputs.h"
@@ -32,7 +35,8 @@ graph @g {
   %iota : f32[8,32] = elementwise() { cast<f32>(add(mul(i0, 32), i1)) }
   %q : f32[8,32] = elementwise(%iota, %a) { add(%iota[i0, i1], %a[i0, i1]) }
   %k : f32[8,32] = elementwise(%pos) { mul(%pos[i0, i1], 4:f32) }
-  %g : f32[8,32] = elementwise(%a, %k) { %a[i0, cast<i64>(min(max(%k[i0, i1], 0:f32), 31:f32))] }
+  %ki : i64[8,32] = elementwise(%k) { cast<i64>(min(max(%k[i0, i1], 0:f32), 31:f32)) }
+  %g : f32[8,32] = layout(%a, %ki) { %a[i0, %ki[i0, i1]] }
   output %y, %q, %g
 }
 )";
@@ -72,7 +76,7 @@ TEST(StorePrecision, ComputesTheOriginalFunctionWithinTheRoundingOfItsStorage) {
   for (auto [to, bound] : {std::pair{DType::BF16, 2e-2}, std::pair{DType::F16, 3e-3}}) {
     SCOPED_TRACE(ir::dtype_name(to));
     ir::Graph h = store_floats_as(g, to);
-    std::vector<ir::Tensor> got = interp::run(h, in, {interp::Precision::Own, true});
+    std::vector<ir::Tensor> got = interp::run(h, in, {interp::Precision::Own});
     ASSERT_EQ(got.size(), want.size());
     double largest = 0;
     for (size_t k = 0; k < got.size(); ++k) {
@@ -83,6 +87,7 @@ TEST(StorePrecision, ComputesTheOriginalFunctionWithinTheRoundingOfItsStorage) {
       largest = std::max(largest, err);
     }
     EXPECT_GT(largest, 1e-5);
+    std::printf("stored in %s: largest relative L2 error %.2e\n", std::string(ir::dtype_name(to)).c_str(), largest);
   }
 }
 
