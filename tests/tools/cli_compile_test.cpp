@@ -217,35 +217,25 @@ TEST(CliCompile, SuperoptIsForTheCpuMeasuresAndIsReported) {
   EXPECT_TRUE(contains(report, "| superopt |"));
 }
 
-TEST(CliCompile, Tf32IsForCudaAndSaidInThePlan) {
-  TempDir dir("orchid_cli_tf32");
-  std::string model = write_model(dir);
-  auto cpu = orchid_cli({"compile", model, "-o", dir.file("c"), "--precision", "tf32"});
-  EXPECT_EQ(cpu.exit_code, 1);
-  EXPECT_TRUE(contains(cpu.output, "--precision tf32 is for --target cuda")) << cpu.output;
-  EXPECT_FALSE(fs::exists(dir.file("c")));
+// --precision tf32, fp16 and bf16 are for --target cuda, and the plan and the summary say them.
+TEST(CliCompile, PrecisionIsForCudaAndSaidInThePlan) {
+  for (auto [precision, said] : {std::pair{"tf32", "(TF32 allowed)"}, std::pair{"bf16", "(bf16 storage, f32 accumulation)"},
+                                 std::pair{"fp16", "(fp16 storage, f32 accumulation)"}}) {
+    SCOPED_TRACE(precision);
+    TempDir dir("orchid_cli_precision");
+    std::string model = write_model(dir);
+    auto cpu = orchid_cli({"compile", model, "-o", dir.file("c"), "--precision", precision});
+    EXPECT_EQ(cpu.exit_code, 1);
+    EXPECT_TRUE(contains(cpu.output, "--precision " + std::string(precision) + " is for --target cuda")) << cpu.output;
+    EXPECT_FALSE(fs::exists(dir.file("c")));
 #ifdef ORCHID_HAVE_CUDA
-  auto cuda = orchid_cli({"compile", model, "-o", dir.file("g"), "--target", "cuda", "--precision", "tf32", "--cache-dir",
-                          object_cache()});
-  ASSERT_EQ(cuda.exit_code, 0) << cuda.output;
-  EXPECT_EQ(read_json(fs::path(dir.file("g")) / "plan.json").at("precision"), "tf32");
-  EXPECT_TRUE(contains(cuda.output, "(TF32 allowed)")) << cuda.output;
+    auto cuda = orchid_cli({"compile", model, "-o", dir.file("g"), "--target", "cuda", "--precision", precision,
+                            "--cache-dir", object_cache()});
+    ASSERT_EQ(cuda.exit_code, 0) << cuda.output;
+    EXPECT_EQ(read_json(fs::path(dir.file("g")) / "plan.json").at("precision"), precision);
+    EXPECT_TRUE(contains(cuda.output, said)) << cuda.output;
 #endif
-}
-
-TEST(CliCompile, SixteenBitPrecisionIsForCudaAndSaidInThePlan) {
-  TempDir dir("orchid_cli_bf16");
-  std::string model = write_model(dir);
-  auto cpu = orchid_cli({"compile", model, "-o", dir.file("c"), "--precision", "bf16"});
-  EXPECT_EQ(cpu.exit_code, 1);
-  EXPECT_TRUE(contains(cpu.output, "--precision bf16 is for --target cuda")) << cpu.output;
-#ifdef ORCHID_HAVE_CUDA
-  auto cuda = orchid_cli({"compile", model, "-o", dir.file("g"), "--target", "cuda", "--precision", "bf16", "--cache-dir",
-                          object_cache()});
-  ASSERT_EQ(cuda.exit_code, 0) << cuda.output;
-  EXPECT_EQ(read_json(fs::path(dir.file("g")) / "plan.json").at("precision"), "bf16");
-  EXPECT_TRUE(contains(cuda.output, "(bf16 storage, f32 accumulation)")) << cuda.output;
-#endif
+  }
 }
 
 TEST(CliCompile, BenchJsonAndProfile) {
