@@ -1,6 +1,8 @@
 // Reduced-precision storage of f32 values (store_precision.h).
 #include "rewrite/store_precision.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -29,8 +31,13 @@ void slots_cast_to_int(const Expr& e, bool under_cast, std::vector<int32_t>& slo
   for (const Expr& a : e->args) slots_cast_to_int(a, under_cast || cast_to_int, slots);
 }
 
+bool is_movement(const Primitive& p) {
+  return p.op == ir::PrimOp::View || p.op == ir::PrimOp::Layout || p.op == ir::PrimOp::Broadcast;
+}
+
 // The values that stay f32 whatever computes them: graph outputs, what opaque routines read,
-// what a consumer casts to an integer.
+// what a consumer casts to an integer, and what views, layouts and broadcasts of those move
+// (moving data never rounds, so the data they move must not have been rounded before).
 std::vector<bool> kept_f32(const Graph& g) {
   std::vector<bool> keep(static_cast<size_t>(g.num_values()), false);
   for (ValueId v : g.outputs()) keep[static_cast<size_t>(v.v)] = true;
@@ -43,7 +50,41 @@ std::vector<bool> kept_f32(const Graph& g) {
     for (const Expr& b : p.bodies) slots_cast_to_int(b, false, slots);
     for (int32_t s : slots) keep[static_cast<size_t>(p.inputs[static_cast<size_t>(s)].v)] = true;
   }
+  for (int32_t n = g.num_nodes(); n-- > 0;) {
+    const Primitive& p = g.node(NodeId(n));
+    bool kept = std::any_of(p.outputs.begin(), p.outputs.end(), [&](ValueId o) { return keep[static_cast<size_t>(o.v)]; });
+    if (kept && is_movement(p))
+      for (ValueId v : p.inputs) keep[static_cast<size_t>(v.v)] = true;
+  }
   return keep;
+}
+
+// The largest finite value of a 16-bit float dtype.
+double largest_finite(DType t) { return t == DType::F16 ? 65504.0 : 0x1.fep127; }
+
+// v stored in t: rounded, a finite value beyond t's range saturated to its largest finite
+// value rather than made infinite (-3.4e38 standing for -inf, -1e9 masks in f16).
+double saturated(double v, DType t) {
+  double top = largest_finite(t);
+  return std::isfinite(v) ? std::clamp(v, -top, top) : v;
+}
+
+// Whether e holds a finite constant beyond t's range: its result stays f32 rather than
+// becoming infinite where the constant dominates (a mask of -1e9 in f16).
+bool holds_out_of_range(const Expr& e, DType t) {
+  bool out = false;
+  ir::visit_post(e, [&](const Expr& x) {
+    out |= x.op() == ExprOp::Const && ir::is_float(x.dtype()) && std::isfinite(x->value.f) &&
+           std::abs(x->value.f) > largest_finite(t);
+  });
+  return out;
+}
+
+// The predicated load `load` with another fill.
+Expr refilled(const Expr& load, ir::Scalar fill) {
+  auto n = std::make_shared<ir::ExprNode>(*load);
+  n->value = fill;
+  return Expr(std::move(n));
 }
 
 // A movement body (loads, constants, selects) with its f32 values in d.
@@ -51,11 +92,21 @@ Expr moved_as(const Expr& body, DType d) {
   if (d == DType::F32) return body;
   return ir::map_post(body, [&](const Expr& e) {
     if (e.dtype() != DType::F32) return e;
-    if (e.op() == ExprOp::Load) return ir::retyped_load(e, d);
-    if (e.op() == ExprOp::Const) return ir::constant(ir::Scalar::of(d, e->value.f));
+    if (e.op() == ExprOp::Load)
+      return e->predicated ? refilled(ir::retyped_load(e, d), ir::Scalar::of(d, saturated(e->value.f, d)))
+                           : ir::retyped_load(e, d);
+    if (e.op() == ExprOp::Const) return ir::constant(ir::Scalar::of(d, saturated(e->value.f, d)));
     if (e.op() == ExprOp::Select) return ir::select(e.arg(0), e.arg(1), e.arg(2));
     return e;
   });
+}
+
+// A load of an f32 value now stored in `now`, read as f32: cast(f32, load). A predicated
+// load's fill is no stored data: it stays the f32 constant it was, outside the cast.
+Expr widened(const Expr& load, DType now) {
+  if (!load->predicated) return ir::cast(load.dtype(), ir::retyped_load(load, now));
+  Expr zero_filled = refilled(ir::retyped_load(load, now), ir::Scalar::of_int(now, 0));
+  return ir::select(load.arg(load.num_args() - 1), ir::cast(load.dtype(), zero_filled), ir::constant(load->value));
 }
 
 // cast(to, e), without a round trip: cast(to, cast(f32, x)) of an x of dtype `to` is x.
@@ -79,7 +130,7 @@ class Converter {
     std::vector<ValueId> outputs;
     for (ValueId v : g_.outputs()) {
       ValueId now = as(v, g_.type(v).dtype);
-      if (now != stored_[idx(v)]) h_.rename_value(now, g_.value(v).name);  // outputs keep their names
+      h_.rename_value(now, g_.value(v).name);  // outputs keep their names
       outputs.push_back(now);
     }
     h_.set_outputs(outputs);
@@ -93,12 +144,12 @@ class Converter {
 
   void add_constant(ValueId v) {
     const ir::Tensor& data = g_.constant(v);
-    if (data.dtype() != DType::F32) {
+    if (!reduced(v)) {
       stored_[idx(v)] = h_.add_constant(g_.value(v).name, data);
       return;
     }
     ir::Tensor r(TensorType{to_, data.shape()});
-    for (int64_t i = 0; i < data.numel(); ++i) r.set_f64(i, data.get_f64(i));
+    for (int64_t i = 0; i < data.numel(); ++i) r.set_f64(i, saturated(data.get_f64(i), to_));
     stored_[idx(v)] = h_.add_constant(g_.value(v).name, std::move(r));
   }
 
@@ -192,9 +243,12 @@ class Converter {
   DType output_dtype(const Primitive& p, size_t k) const {
     ValueId o = p.outputs[k];
     if (!reduced(o) || p.reduce != ir::ReduceOp::None || p.bodies.size() != p.outputs.size()) return g_.type(o).dtype;
-    for (ValueId v : p.inputs)
-      if (ir::is_float(g_.type(v).dtype)) return to_;
-    return DType::F32;
+    if (holds_out_of_range(p.bodies[k], to_)) return DType::F32;
+    bool reads_float = false;
+    ir::visit_post(p.bodies[k], [&](const Expr& e) {
+      reads_float |= e.op() == ExprOp::Load && ir::is_float(g_.type(p.inputs[static_cast<size_t>(e->index)]).dtype);
+    });
+    return reads_float ? to_ : DType::F32;
   }
 
   void add_generic(const Primitive& p) {
@@ -204,7 +258,7 @@ class Converter {
       b = ir::map_post(b, [&](const Expr& e) {
         if (e.op() != ExprOp::Load) return e;
         DType now = h_.type(q.inputs[static_cast<size_t>(e->index)]).dtype;
-        return now == e.dtype() ? e : ir::cast(e.dtype(), ir::retyped_load(e, now));
+        return now == e.dtype() ? e : widened(e, now);
       });
     std::vector<TensorType> t = old_types(p);
     for (size_t k = 0; k < t.size(); ++k) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "interp/compare.h"
@@ -36,7 +37,7 @@ graph @g {
   %q : f32[8,32] = elementwise(%iota, %a) { add(%iota[i0, i1], %a[i0, i1]) }
   %k : f32[8,32] = elementwise(%pos) { mul(%pos[i0, i1], 4:f32) }
   %ki : i64[8,32] = elementwise(%k) { cast<i64>(min(max(%k[i0, i1], 0:f32), 31:f32)) }
-  %g : f32[8,32] = layout(%a, %ki) { %a[i0, %ki[i0, i1]] }
+  %g : f32[8,32] = layout(%pos, %ki) { %pos[i0, %ki[i0, i1]] }
   output %y, %q, %g
 }
 )";
@@ -89,6 +90,47 @@ TEST(StorePrecision, ComputesTheOriginalFunctionWithinTheRoundingOfItsStorage) {
     EXPECT_GT(largest, 1e-5);
     std::printf("stored in %s: largest relative L2 error %.2e\n", std::string(ir::dtype_name(to)).c_str(), largest);
   }
+}
+
+// Exact values stay exact: a constant index table and a value moved by a view before it is
+// cast to an index keep f32. Beyond f16's range: a finite constant saturates rather than
+// becoming infinite, a body holding one keeps its result f32, and a predicated load's fill
+// stays an f32 constant outside the cast.
+TEST(StorePrecision, IndicesStayExactAndF16SaturatesWhatItCannotHold) {
+  ir::Graph g = ir::parse_graph(R"(
+graph @g {
+  input %x : f32[4,300]
+  input %m : f32[4,300]
+  const %table : f32[300] = splat(2049)
+  const %big : f32[300] = splat(-1e9)
+  %ti : i64[300] = elementwise(%table) { cast<i64>(%table[i0]) }
+  %r : f32[4,300] = elementwise(%x) { floor(mul(%x[i0, i1], 100:f32)) }
+  %rv : f32[1200] = view(%r)
+  %ri : i64[1200] = elementwise(%rv) { cast<i64>(%rv[i0]) }
+  %mask : f32[4,300] = elementwise(%m) { mul(%m[i0, i1], -1e9:f32) }
+  %sm : f32[4,300] = elementwise(%x, %mask) { add(%x[i0, i1], %mask[i0, i1]) }
+  %b : f32[4,300] = elementwise(%x, %big) { add(%x[i0, i1], %big[i1]) }
+  %x2 : f32[4,300] = elementwise(%x) { mul(%x[i0, i1], 2:f32) }
+  %pool : f32[4,1] = reduce max(%x2) over [302] { %x2[i0, sub(r0, 1)] if and(ge(r0, 1), lt(r0, 301)) else -3e38:f32 }
+  output %ti, %ri, %sm, %b, %pool
+}
+)");
+  ir::Graph h = store_floats_as(g, DType::F16);
+  EXPECT_EQ(dtype_of(h, "table"), DType::F32);
+  EXPECT_EQ(dtype_of(h, "r"), DType::F32);  // moved by a view, then cast to an index
+  EXPECT_EQ(dtype_of(h, "rv"), DType::F32);
+  EXPECT_EQ(dtype_of(h, "big"), DType::F16);
+  EXPECT_EQ(h.constant(*h.find_value("big")).get_f64(0), -65504.0);
+  EXPECT_EQ(dtype_of(h, "mask"), DType::F32);  // its body holds -1e9
+  EXPECT_EQ(dtype_of(h, "x2"), DType::F16);
+  std::string text = ir::print_graph(h);
+  EXPECT_NE(text.find("-3e+38:f32"), std::string::npos) << text;
+  auto in = interp::random_inputs(g, 3);
+  std::vector<ir::Tensor> want = interp::run(g, in), got = interp::run(h, in, {interp::Precision::Own});
+  EXPECT_EQ(got[0], want[0]);  // the index table, exactly
+  EXPECT_EQ(got[1], want[1]);  // the floored values, exactly
+  for (size_t k = 2; k < got.size(); ++k)
+    for (int64_t i = 0; i < got[k].numel(); ++i) EXPECT_TRUE(std::isfinite(got[k].get_f64(i)) == std::isfinite(want[k].get_f64(i)));
 }
 
 TEST(StorePrecision, LeavesGraphsWithoutF32ValuesAsTheyAre) {
