@@ -19,6 +19,7 @@
 #include "driver/pipeline.h"
 #include "orchid/kernel_abi.h"
 #include "runtime/model.h"
+#include "runtime/plan.h"
 #include "runtime/session.h"
 #include "support/cache_paths.h"
 #include "support/error.h"
@@ -59,13 +60,19 @@ std::filesystem::path cache_root(const std::string& given) {
 // orchid_exe: the `orchid` program, which runs candidate artifacts when implementations are
 // chosen by timing them (empty: nothing is measured); db: the tuning database ("" : the
 // cache's tuning.db). shapes: the dims of inputs with dynamic ones, by name. gpu: a CUDA
-// preset for target cuda ("": the GPU present, else h100).
+// preset for target cuda ("": the GPU present, else h100). precision: fp32, or for target
+// cuda tf32, fp16 or bf16 (`orchid compile --precision`); the tolerance defaults by it.
 py::dict compile(const std::string& model, const std::string& out, const std::string& target,
                  const std::string& strategy, bool rewrite, const std::string& cache, uint64_t seed,
                  std::optional<double> tolerance, const std::map<std::string, std::vector<int64_t>>& shapes,
-                 const std::string& orchid_exe, const std::string& db, const std::string& gpu) {
+                 const std::string& orchid_exe, const std::string& db, const std::string& gpu,
+                 const std::string& precision) {
   ORCHID_USER_CHECK(target == "cpu" || target == "cuda") << "target: '" << target << "' (expected cpu or cuda)";
   ORCHID_USER_CHECK(gpu.empty() || target == "cuda") << "gpu: '" << gpu << "' is for target cuda";
+  std::optional<runtime::PlanPrecision> p = runtime::parse_plan_precision(precision);
+  ORCHID_USER_CHECK(p) << "precision: '" << precision << "' (expected fp32, tf32, fp16 or bf16)";
+  ORCHID_USER_CHECK(*p == runtime::PlanPrecision::Fp32 || target == "cuda")
+      << "precision: '" << precision << "' is for target cuda";
   std::optional<orchestrate::Strategy> s = orchestrate::parse_strategy(strategy);
   ORCHID_USER_CHECK(s) << "orchestrate: '" << strategy << "' (expected primitive, per-op, greedy or optimal)";
   driver::CompileResult r;
@@ -76,7 +83,8 @@ py::dict compile(const std::string& model, const std::string& out, const std::st
     driver::CompileOptions o = driver::host_compile_options(model, out, target == "cuda", *s, rewrite, root, gpu);
     for (const auto& [name, dims] : shapes) o.import.shapes[name] = ir::Dims(dims.begin(), dims.end());
     o.verify_seed = seed;
-    if (tolerance) o.tolerance = *tolerance;
+    o.build.precision = *p;
+    o.tolerance = tolerance ? *tolerance : runtime::default_tolerance(*p);
     r = driver::compile_measured(o, orchid_exe, db.empty() ? root / "tuning.db" : std::filesystem::path(db),
                                  [&](const std::string& note) { notes.push_back(note); });
   }
@@ -198,7 +206,7 @@ PYBIND11_MODULE(_orchid, m) {
   });
   m.def("compile", &compile, py::arg("model"), py::arg("out"), py::arg("target"), py::arg("orchestrate"),
         py::arg("rewrite"), py::arg("cache_dir"), py::arg("seed"), py::arg("tolerance"), py::arg("shapes"),
-        py::arg("orchid_exe"), py::arg("db"), py::arg("gpu"));
+        py::arg("orchid_exe"), py::arg("db"), py::arg("gpu"), py::arg("precision"));
   py::class_<Artifact>(m, "Artifact")
       .def(py::init<const std::string&, int>())
       .def("threads", &Artifact::threads)

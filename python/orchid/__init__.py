@@ -149,7 +149,7 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
             shapes: Optional[Mapping[str, Sequence[int]]] = None, orchestrate: str = "greedy", rewrite: bool = True,
             measure: bool = True, db: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None, seed: int = 1,
             tolerance: Optional[float] = None, threads: Optional[int] = None,
-            gpu: Optional[str] = None) -> CompiledModel:
+            gpu: Optional[str] = None, precision: str = "fp32") -> CompiledModel:
     """Compiles an ONNX model into an artifact directory, checked against Orchid's reference interpreter.
 
     model: a path to an .onnx file, its bytes, or an onnx.ModelProto (anything with SerializeToString).
@@ -162,11 +162,15 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
     `orchid` program installed with the package runs the candidates); False prefers oneDNN.
     db: the tuning database those times are kept in (default: tuning.db in Orchid's cache).
     cache_dir: Orchid's cache (default ~/.cache/orchid).
-    seed, tolerance: of the verification (tolerance default: 1e-4 relative L2 error per f32 output).
+    seed, tolerance: of the verification (tolerance default: 1e-4 relative L2 error per f32 output;
+    by the precision otherwise: 1e-2 for tf32 and fp16, 5e-2 for bf16).
     threads: the threads the compiled model runs on (default: torch's intra-op count where torch
     is imported, else OpenMP's default).
     gpu: for target "cuda", the GPU the schedules are for: "a100", "a100-40gb", "h100" or "h200"
     (default: the GPU present, measured, else the H100's datasheet figures).
+    precision: "fp32" (default); for target "cuda" also "tf32" (cuBLASLt and cuDNN on TF32 tensor
+    cores), "fp16" or "bf16" (the model's values stored in that dtype, products on tensor cores with
+    f32 accumulation, arithmetic in f32; inputs and outputs stay f32).
     Raises OrchidError for a model Orchid cannot read or compile, or an artifact that does not match.
     """
     dims = {str(k): [int(d) for d in v] for k, v in (shapes or {}).items()}
@@ -175,7 +179,7 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
         path = _model_path(model, scratch)
         out = Path(output) if output is not None else Path(tempfile.mkdtemp(prefix="orchid-")) / "artifact"
         result = _compile(str(path), str(out), target, orchestrate, rewrite, str(cache_dir or ""), seed, tolerance,
-                          dims, str(program or ""), str(db or ""), str(gpu or ""))
+                          dims, str(program or ""), str(db or ""), str(gpu or ""), precision)
     return CompiledModel(result["path"], result["summary"] + result["verification"], threads)
 
 

@@ -162,7 +162,11 @@ void LtStep::set_up(const LtMatmul& mm, const std::vector<uint64_t>& args, uint6
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_TRANSA, mm.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, where);
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_TRANSB, mm.b.trans ? CUBLAS_OP_T : CUBLAS_OP_N, where);
   set_desc(a, desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue(mm), where);
-  if (mm.bias >= 0) set_desc(a, desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, reinterpret_cast<const void*>(arg(mm.bias)), where);
+  if (mm.bias >= 0) {
+    set_desc(a, desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, reinterpret_cast<const void*>(arg(mm.bias)), where);
+    // The bias is stored as D is (the default where D is f32, f16 or bf16), said explicitly.
+    set_desc(a, desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(data_type(mm.dtype)), where);
+  }
   layouts_[0] = make_layout(a, mm.a, mm.dtype, mm.batch, where);
   layouts_[1] = make_layout(a, mm.b, mm.dtype, mm.batch, where);
   layouts_[2] = make_layout(a, mm.c ? *mm.c : mm.d, mm.dtype, mm.batch, where);
