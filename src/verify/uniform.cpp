@@ -148,6 +148,20 @@ int64_t input_elements(const Graph& g) {
   return n;
 }
 
+// r.a and r.b: a and b with their uniform classes cut to one position, verified; false where
+// cutting gives a graph that does not verify.
+bool cut_both(const Graph& a, const Graph& b, Classes& c, Reduced& r) {
+  try {
+    r.a = cut(a, 0, c);
+    r.b = cut(b, 1, c);
+    ir::verify_or_throw(r.a, "after cutting uniform dims");
+    ir::verify_or_throw(r.b, "after cutting uniform dims");
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 Reduced reduce_uniform_dims(const Graph& a, const Graph& b) {
@@ -190,14 +204,8 @@ Reduced reduce_uniform_dims(const Graph& a, const Graph& b) {
     if (sizes.size() > 1) c.mark(root);
     else if (c.uniform(root) && *sizes.begin() > 1) ++r.classes;
   }
-  if (r.classes == 0) return r;
-  try {
-    r.a = cut(a, 0, c);
-    r.b = cut(b, 1, c);
-    ir::verify_or_throw(r.a, "after cutting uniform dims");
-    ir::verify_or_throw(r.b, "after cutting uniform dims");
-  } catch (const std::exception&) {
-    r.classes = 0;  // a form this reduction does not foresee: compare at full size
+  if (r.classes == 0 || !cut_both(a, b, c, r)) {
+    r.classes = 0;  // nothing to cut, or a form this reduction does not foresee: compare at full size
     return r;
   }
   r.elements_after = input_elements(r.a);
