@@ -7,11 +7,14 @@
 // error over each model's outputs, against the precision's default tolerance.
 //   storage_error [--max-gflop G] MODEL_DIR...
 // A model of more than G GFLOP (default 40) is listed as skipped: the interpreter is slow.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/pipeline.h"
@@ -23,7 +26,6 @@
 #include "ir/stats.h"
 #include "rewrite/store_precision.h"
 #include "runtime/plan.h"
-#include "support/error.h"
 
 using namespace orchid;
 namespace fs = std::filesystem;
@@ -56,13 +58,13 @@ void measure(const fs::path& dir, double max_gflop) {
     return;
   }
   std::vector<ir::Tensor> inputs;
-  for (ir::ValueId v : g.inputs()) inputs.push_back(ir::read_npy((dir / "inputs" / (g.value(v).name + ".npy")).string()));
+  for (ir::ValueId v : g.inputs())
+    inputs.push_back(ir::read_npy((dir / "inputs" / (g.value(v).name + ".npy")).string()));
   auto t0 = std::chrono::steady_clock::now();
   std::vector<ir::Tensor> want = interp::run(g, inputs);
   std::string cells;
-  for (auto [to, precision] : {std::pair{ir::DType::BF16, runtime::PlanPrecision::Bf16},
-                               std::pair{ir::DType::F16, runtime::PlanPrecision::Fp16}}) {
-    ir::Graph h = rewrite::store_floats_as(g, to);
+  for (runtime::PlanPrecision precision : {runtime::PlanPrecision::Bf16, runtime::PlanPrecision::Fp16}) {
+    ir::Graph h = rewrite::store_floats_as(g, *runtime::storage_dtype(precision));
     cells += " " + cell(worst_error(interp::run(h, inputs, {interp::Precision::Own}), want),
                         runtime::default_tolerance(precision)) + " |";
   }
@@ -78,8 +80,13 @@ int main(int argc, char** argv) {
   std::vector<fs::path> dirs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--max-gflop" && i + 1 < argc) {
-      max_gflop = std::stod(argv[++i]);
+    if (a == "--max-gflop") {
+      char* end = nullptr;
+      max_gflop = i + 1 < argc ? std::strtod(argv[++i], &end) : 0;
+      if (end == nullptr || *end != '\0' || !(max_gflop > 0)) {
+        std::fprintf(stderr, "storage_error: --max-gflop takes a positive number of GFLOP\n");
+        return 2;
+      }
     } else {
       dirs.emplace_back(a);
     }

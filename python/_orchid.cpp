@@ -70,9 +70,7 @@ py::dict compile(const std::string& model, const std::string& out, const std::st
   ORCHID_USER_CHECK(target == "cpu" || target == "cuda") << "target: '" << target << "' (expected cpu or cuda)";
   ORCHID_USER_CHECK(gpu.empty() || target == "cuda") << "gpu: '" << gpu << "' is for target cuda";
   std::optional<runtime::PlanPrecision> p = runtime::parse_plan_precision(precision);
-  ORCHID_USER_CHECK(p) << "precision: '" << precision << "' (expected fp32, tf32, fp16 or bf16)";
-  ORCHID_USER_CHECK(*p == runtime::PlanPrecision::Fp32 || target == "cuda")
-      << "precision: '" << precision << "' is for target cuda";
+  ORCHID_USER_CHECK(p) << "precision: '" << precision << "' (expected " << runtime::plan_precision_names() << ")";
   std::optional<orchestrate::Strategy> s = orchestrate::parse_strategy(strategy);
   ORCHID_USER_CHECK(s) << "orchestrate: '" << strategy << "' (expected primitive, per-op, greedy or optimal)";
   driver::CompileResult r;
@@ -84,7 +82,7 @@ py::dict compile(const std::string& model, const std::string& out, const std::st
     for (const auto& [name, dims] : shapes) o.import.shapes[name] = ir::Dims(dims.begin(), dims.end());
     o.verify_seed = seed;
     o.build.precision = *p;
-    o.tolerance = tolerance ? *tolerance : runtime::default_tolerance(*p);
+    o.tolerance = tolerance;
     r = driver::compile_measured(o, orchid_exe, db.empty() ? root / "tuning.db" : std::filesystem::path(db),
                                  [&](const std::string& note) { notes.push_back(note); });
   }

@@ -3,12 +3,16 @@
 # stages take longer): the CUDA tests, then every artifact precision prepared by prepare.sh
 # (ARTIFACTS/slim: fp32; ARTIFACTS/slim-<precision>: e.g. PRECISIONS="fp32 bf16") checked
 # against the interpreter and timed by cuda_model_bench, the same models in PyTorch (eager and
-# torch.compile's default mode) at that precision, and the two joined by table.py. 16-bit
-# precisions go first: their PyTorch peers have not been measured in an earlier lease.
+# torch.compile's default mode) at that precision, and the two joined by table.py. The other
+# precisions go before fp32.
 #   lease.sh BINARIES RESULTS ARTIFACTS
-# BINARIES: prepare.sh's copy of the CUDA tests and benchmarks. RESULTS receives at most
-# eight files: gpu.txt, tests.log, and models-, torch- and table-<precision>.md.
+# BINARIES: prepare.sh's copy of the CUDA tests and benchmarks. RESULTS receives gpu.txt,
+# tests.log, and models-, torch- and table-<precision>.md per precision (8 files for two).
 set -uo pipefail
+if [ $# -ne 3 ]; then
+  echo "usage: lease.sh BINARIES RESULTS ARTIFACTS" >&2
+  exit 2
+fi
 BIN=$1
 RESULTS=$2
 ART=$3
@@ -16,6 +20,7 @@ export PYTHONUNBUFFERED=1
 mkdir -p "$RESULTS"
 # shellcheck source=bench/gpu/find_libs.sh
 source "$(dirname "$0")/find_libs.sh"
+find_gpu_libraries
 start=$(date +%s)
 say() { echo "[$(($(date +%s) - start)) s] $*"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$RESULTS/gpu.txt"
@@ -31,10 +36,18 @@ for t in lt_matmul_test dnn_conv_test library_choice_test cuda_library_test cuda
   [ $rc -ne 0 ] && status=1
 done
 torch=0
-python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && torch=1
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  torch=1
+else
+  echo "PyTorch with CUDA does not import here: no PyTorch columns"
+fi
 precisions=()
 for d in "$ART"/slim-*/; do [ -d "$d" ] && precisions+=("$(basename "$d" | cut -d- -f2)"); done
 [ -d "$ART/slim" ] && precisions+=(fp32)
+if [ ${#precisions[@]} -eq 0 ]; then
+  echo "no artifacts in $ART (slim/, slim-<precision>/): bench/gpu/prepare.sh makes them" >&2
+  exit 1
+fi
 for p in "${precisions[@]}"; do
   dir="$ART/slim"
   [ "$p" = fp32 ] || dir="$ART/slim-$p"
@@ -42,8 +55,11 @@ for p in "${precisions[@]}"; do
   say "models ($p) checked and timed"
   [ $torch -eq 1 ] || continue
   models=$(for d in "$dir"/*/; do basename "$d"; done)
+  # PyTorch at the artifacts' precision: its dtype, or f32 with TF32 allowed.
+  peer=(--dtype "$p")
+  [ "$p" = tf32 ] && peer=(--tf32)
   # shellcheck disable=SC2086
-  (cd "$(dirname "$0")/../.." && timeout 200 python3 -m bench.gpu.torch_models $models --modes default --dtype "$p") \
+  (cd "$(dirname "$0")/../.." && timeout 200 python3 -m bench.gpu.torch_models $models --modes default "${peer[@]}") \
     >"$RESULTS/torch-$p.md" 2>&1 || status=1
   say "PyTorch ($p) timed"
   (cd "$(dirname "$0")/../.." && python3 -m bench.gpu.table "$RESULTS/models-$p.md" "$RESULTS/torch-$p.md") \

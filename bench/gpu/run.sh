@@ -30,6 +30,7 @@ ARTIFACTS=${3:-}
 mkdir -p "$RESULTS"
 # shellcheck source=bench/gpu/find_libs.sh
 source "$(dirname "$0")/find_libs.sh"
+find_gpu_libraries
 deps=${ORCHID_GPU_DEPS:-.gpu-deps}
 if [ ! -f "$BUILD/CMakeCache.txt" ] && [ -x "$BUILD/tests/cuda_kernel_test" ] && [ -x "$BUILD/bench/cuda_model_bench" ]; then
   echo "using the binaries carried in $BUILD"

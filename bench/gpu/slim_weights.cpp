@@ -141,7 +141,8 @@ void expand_weights(const std::string& dir) {
   for (const nlohmann::json& r : j.at("regenerated")) {
     auto offset = r.at("offset").get<int64_t>(), count = r.at("count").get<int64_t>();
     std::optional<ir::DType> t = ir::parse_dtype(r.value("dtype", std::string("f32")));
-    ORCHID_USER_CHECK(t && regenerated_dtype(*t)) << header.string() << ": bad region dtype";
+    ORCHID_USER_CHECK(t && regenerated_dtype(*t))
+        << header.string() << ": region dtype '" << r.value("dtype", std::string("f32")) << "' is not f32, f16 or bf16";
     ORCHID_USER_CHECK(offset >= 0 && count >= 0 && offset + count * ir::dtype_bytes(*t) <= bytes)
         << header.string() << ": bad region";
     fill(reinterpret_cast<std::byte*>(w.data() + offset), *t, count, r.at("rms").get<double>(),

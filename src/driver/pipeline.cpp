@@ -103,13 +103,6 @@ void solve_again_with_tuned(const ir::Graph& g, const std::vector<UGraphSite>& s
   result.orchestration.push_back("solved again three times with the tuned kernels' times; the last plan kept");
 }
 
-// The 16-bit dtype a plan of this precision stores its f32 values in, if any.
-std::optional<ir::DType> storage_dtype(runtime::PlanPrecision p) {
-  if (p == runtime::PlanPrecision::Fp16) return ir::DType::F16;
-  if (p == runtime::PlanPrecision::Bf16) return ir::DType::BF16;
-  return std::nullopt;
-}
-
 }  // namespace
 
 ir::Graph clean_up(const ir::Graph& g) {
@@ -141,7 +134,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
       << "--orchestrate optimal measures kernels on the CPU; for --target cuda use greedy";
   ORCHID_USER_CHECK(!cuda || !o.superopt.enabled) << "--superopt makes CPU kernels; it does not take --target cuda";
   ORCHID_USER_CHECK(cuda || o.build.precision == runtime::PlanPrecision::Fp32)
-      << "precision " << runtime::plan_precision_name(o.build.precision) << " is for --target cuda";
+      << "precision " << runtime::plan_precision_name(o.build.precision) << " is for target cuda";
   // The artifact is verified where this machine can run it: by the reference interpreter,
   // whose values must then fit in this machine's memory, as the artifact's must anyway.
   std::string no_gpu;
@@ -164,7 +157,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
     }
   // 3b. Precision (cuda, --precision fp16|bf16): the f32 values stored in 16 bits, arithmetic
   //     and accumulation kept in f32, inputs and outputs as they were.
-  if (std::optional<ir::DType> half = storage_dtype(o.build.precision))
+  if (std::optional<ir::DType> half = runtime::storage_dtype(o.build.precision))
     g = stages.run("precision", [&] { return rewrite::store_floats_as(g, *half); });
   // 4. The superoptimizer (opt-in, CPU): μGraphs for the LAX subprograms (Mirage), searched
   //    on small copies, instantiated at the model's sizes and measured against the subprogram
@@ -251,7 +244,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   stages.run("write", [&] { write_artifact(built, staging); return 0; });
   if (!runnable) result.not_verified = cuda ? "no GPU here: " + no_gpu : "built for another target";
   if (runnable) {
-    result.verify = stages.run("verify", [&] { return verify_artifact(staging, reference, o.verify_seed, o.tolerance); });
+    result.verify = stages.run("verify", [&] { return verify_artifact(staging, reference, o.verify_seed, o.verify_tolerance()); });
     if (!result.verify.ok()) {
       ORCHID_USER_ERROR() << o.model_path << ": the compiled artifact does not match the reference interpreter "
                           << "(seed " << o.verify_seed << "); nothing written:\n" << result.verify.summary();

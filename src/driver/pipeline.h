@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,8 +50,9 @@ struct CompileOptions {
   // only, off by default.
   SuperoptCompileOptions superopt;
   uint64_t verify_seed = 1;
-  // Relative L2 error of each f32 output (runtime::default_tolerance of the plan's precision).
-  double tolerance = runtime::default_tolerance(runtime::PlanPrecision::Fp32);
+  // Relative L2 error of each f32 output; none: runtime::default_tolerance of build.precision.
+  std::optional<double> tolerance;
+  double verify_tolerance() const { return tolerance.value_or(runtime::default_tolerance(build.precision)); }
   double measure_seconds = 0.2;   // per-step timing for the report (0: none)
   // Models whose values need more memory at once are refused before any work on them
   // (memory_check.h); 0: this machine's physical memory.

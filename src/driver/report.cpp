@@ -18,6 +18,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// How a cuda plan's precision reads in the report.
+std::string precision_said(runtime::PlanPrecision p) {
+  switch (p) {
+    case runtime::PlanPrecision::Fp32: return "fp32, no TF32";
+    case runtime::PlanPrecision::Tf32: return "TF32 allowed";
+    case runtime::PlanPrecision::Fp16:
+    case runtime::PlanPrecision::Bf16: return std::string(runtime::plan_precision_name(p)) + " storage, f32 accumulation";
+  }
+  return "?";
+}
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -111,10 +122,7 @@ std::string summary(const ReportInput& in, const Timing& t) {
     std::string archs;
     for (const runtime::PlanLibrary& l : plan.libraries) archs += (archs.empty() ? "" : ", ") + l.arch;
     std::string gpu = in.gpu.empty() ? plan.target : in.gpu;
-    std::string precision = plan.precision == runtime::PlanPrecision::Tf32   ? "TF32 allowed"
-                            : plan.precision == runtime::PlanPrecision::Fp32 ? "fp32, no TF32"
-                                                                             : std::string(runtime::plan_precision_name(plan.precision)) +
-                                                                                   " storage, f32 accumulation";
+    std::string precision = precision_said(plan.precision);
     s += "- device: NVIDIA GPU (CUDA; CUBIN for " + archs + "), schedules for " + gpu +
          "; generated kernels under their default CUDA schedule, " + count(StepKind::CublasLt) +
          " matmuls through cuBLASLt and " + count(StepKind::Cudnn) + " convolutions through cuDNN (" + precision +

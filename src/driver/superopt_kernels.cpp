@@ -145,7 +145,7 @@ UGraphBenchOptions bench_options(const CompileOptions& o) {
   b.baseline.progress = nullptr;
   b.rounds = o.superopt.rounds;
   b.seed = o.verify_seed;
-  b.tolerance = o.tolerance;
+  b.tolerance = o.verify_tolerance();
   return b;
 }
 

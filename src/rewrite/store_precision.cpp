@@ -31,7 +31,8 @@ void slots_cast_to_int(const Expr& e, bool under_cast, std::vector<int32_t>& slo
   for (const Expr& a : e->args) slots_cast_to_int(a, under_cast || cast_to_int, slots);
 }
 
-bool is_movement(const Primitive& p) {
+// Views, layouts and broadcasts: they move data and compute nothing.
+bool moves_data(const Primitive& p) {
   return p.op == ir::PrimOp::View || p.op == ir::PrimOp::Layout || p.op == ir::PrimOp::Broadcast;
 }
 
@@ -52,8 +53,9 @@ std::vector<bool> kept_f32(const Graph& g) {
   }
   for (int32_t n = g.num_nodes(); n-- > 0;) {
     const Primitive& p = g.node(NodeId(n));
-    bool kept = std::any_of(p.outputs.begin(), p.outputs.end(), [&](ValueId o) { return keep[static_cast<size_t>(o.v)]; });
-    if (kept && is_movement(p))
+    bool kept =
+        std::any_of(p.outputs.begin(), p.outputs.end(), [&](ValueId o) { return keep[static_cast<size_t>(o.v)]; });
+    if (kept && moves_data(p))
       for (ValueId v : p.inputs) keep[static_cast<size_t>(v.v)] = true;
   }
   return keep;

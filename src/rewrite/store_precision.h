@@ -2,7 +2,8 @@
 // primitive graph stored in a 16-bit float dtype, arithmetic kept in f32.
 //
 // What is stored in `to`:
-//  - f32 constants (weights), rounded once;
+//  - f32 constants (weights), rounded once (a finite value beyond `to`'s range saturates to
+//    its largest finite value rather than becoming infinite);
 //  - the outputs of elementwise primitives that read a float input: the body still computes
 //    in f32 and its result is rounded once (cast(to, body));
 //  - movement (views, layout primitives, broadcasts): whatever their inputs are stored in, so
@@ -15,7 +16,9 @@
 //  - reductions' results (accumulators, small), elementwise results computed from indices
 //    alone (iota: 301 is not a bf16);
 //  - values an opaque routine reads, and values a consumer casts to an integer (indices and
-//    positions must stay exact).
+//    positions must stay exact), and what views, layouts and broadcasts move into such a
+//    value;
+//  - the result of a body holding a finite constant beyond `to`'s range (a -1e9 mask in f16).
 // Every read of a value stored in `to` where the f32 value was read is cast(f32, load), so
 // every body computes what it did, from rounded inputs. Other dtypes are left as they are.
 #pragma once

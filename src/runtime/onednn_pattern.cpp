@@ -263,7 +263,8 @@ std::string start_linear(Walk& w, ir::NodeId n) {
     if (!leaf(w, p.inputs[k]))
       return "operand " + std::to_string(k) + " of " + node_str(w.g, n) + " is computed inside the step";
   if (std::string why = linear_shape_problem(p, w.g); !why.empty()) return why + ", " + node_str(w.g, n);
-  w.pattern = LinearPattern{p.op, p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), std::nullopt, p.domain, {}, {}, dtype};
+  w.pattern = LinearPattern{p.op,     p.attrs, *leaf(w, p.inputs[0]), *leaf(w, p.inputs[1]), std::nullopt,
+                            p.domain, {},      {},                    dtype};
   w.chain.push_back(p.outputs[0]);
   return "";
 }
@@ -301,7 +302,9 @@ std::optional<Expr> computed_in_f32(const Expr& body, ir::DType dtype) {
     return widened ? ir::retyped_load(x.arg(0), ir::DType::F32) : x;
   });
   bool other = false;  // a float load left that is not f32
-  ir::visit_post(e, [&](const Expr& x) { other |= x.op() == ExprOp::Load && ir::is_float(x.dtype()) && x.dtype() != ir::DType::F32; });
+  ir::visit_post(e, [&](const Expr& x) {
+    other |= x.op() == ExprOp::Load && ir::is_float(x.dtype()) && x.dtype() != ir::DType::F32;
+  });
   if (other) return std::nullopt;
   return e;
 }

@@ -5,9 +5,10 @@
 //  - leaf views: `view` primitives and permuting `layout` primitives (ir/movement.h) of
 //    graph inputs, constants or other leaf views anywhere in the graph: the same bytes read
 //    in another shape, through strides where a permutation is involved;
-//  - exactly one matmul or conv, f32 (GPU libraries: or f16 or bf16), whose operands are graph inputs, constants or leaf
-//    views (only a matmul's operands and a conv's src may need strides other than dense
-//    row-major ones: weights, bias and post-op operands are dense);
+//  - exactly one matmul or conv, f32 (GPU libraries: or f16 or bf16), whose operands are
+//    graph inputs, constants or leaf views (only a matmul's operands and a conv's src may
+//    need strides other than dense row-major ones: weights, bias and post-op operands are
+//    dense);
 //  - then a chain of elementwise primitives, each reading the previous result at the
 //    identity index (the linear output's shape is the domain) and at most one other leaf,
 //    read numpy-broadcast; each intermediate result is read only by the next link;

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "orchid/cuda_abi.h"
@@ -20,10 +21,15 @@ namespace {
 
 // The enumerator among `all` that `name` calls `text`, if any.
 template <class E, class Name>
-std::optional<E> parse_named(std::string_view text, std::initializer_list<E> all, Name name) {
+std::optional<E> parse_named(std::string_view text, std::span<const E> all, Name name) {
   for (E e : all)
     if (name(e) == text) return e;
   return std::nullopt;
+}
+
+template <class E, class Name>
+std::optional<E> parse_named(std::string_view text, std::initializer_list<E> all, Name name) {
+  return parse_named(text, std::span<const E>(all.begin(), all.size()), name);
 }
 
 }  // namespace
@@ -157,8 +163,25 @@ std::string_view plan_precision_name(PlanPrecision p) {
 }
 
 std::optional<PlanPrecision> parse_plan_precision(std::string_view text) {
-  return parse_named(text, {PlanPrecision::Fp32, PlanPrecision::Tf32, PlanPrecision::Fp16, PlanPrecision::Bf16},
-                     plan_precision_name);
+  return parse_named(text, std::span<const PlanPrecision>(kPlanPrecisions), plan_precision_name);
+}
+
+std::string plan_precision_names() {
+  std::string out;
+  const size_t n = std::size(kPlanPrecisions);
+  for (size_t i = 0; i < n; ++i)
+    out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(plan_precision_name(kPlanPrecisions[i]));
+  return out;
+}
+
+std::optional<ir::DType> storage_dtype(PlanPrecision p) {
+  switch (p) {
+    case PlanPrecision::Fp32:
+    case PlanPrecision::Tf32: return std::nullopt;
+    case PlanPrecision::Fp16: return ir::DType::F16;
+    case PlanPrecision::Bf16: return ir::DType::BF16;
+  }
+  return std::nullopt;
 }
 
 std::optional<PlanDevice> parse_plan_device(std::string_view text) {

@@ -89,8 +89,14 @@ std::optional<PlanDevice> parse_plan_device(std::string_view text);
 // and products run on tensor cores with f32 accumulation. Generated kernels compute in f32
 // throughout.
 enum class PlanPrecision : uint8_t { Fp32, Tf32, Fp16, Bf16 };
+inline constexpr PlanPrecision kPlanPrecisions[] = {PlanPrecision::Fp32, PlanPrecision::Tf32, PlanPrecision::Fp16,
+                                                    PlanPrecision::Bf16};
 std::string_view plan_precision_name(PlanPrecision p);
 std::optional<PlanPrecision> parse_plan_precision(std::string_view text);
+// "fp32, tf32, fp16 or bf16": the names, for messages.
+std::string plan_precision_names();
+// The 16-bit dtype a precision stores the model's f32 values in (fp16: f16, bf16: bf16), if any.
+std::optional<ir::DType> storage_dtype(PlanPrecision p);
 // The relative L2 error of each f32 output a plan of this precision is verified to, unless
 // asked otherwise (`orchid compile --tolerance`).
 constexpr double default_tolerance(PlanPrecision p) {

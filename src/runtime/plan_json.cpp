@@ -230,7 +230,8 @@ Plan read_top(const json& j, const std::string& source) {
   if (r.has("precision")) {
     std::string precision = r.str("precision");
     auto pr = parse_plan_precision(precision);
-    ORCHID_USER_CHECK(pr) << source << ": precision: unknown precision '" << precision << "' (expected fp32, tf32, fp16 or bf16)";
+    ORCHID_USER_CHECK(pr) << source << ": precision: unknown precision '" << precision << "' (expected "
+                        << plan_precision_names() << ")";
     p.precision = *pr;
   }
   p.graph_name = r.str("graph");

@@ -70,9 +70,9 @@ int check_compiled(const ir::Graph& g, const std::string& dir, const std::string
 int check_stored(const ir::Graph& g, const std::string& dir, const std::string& store, const ir::Tensor& x,
                  const ir::Tensor& want) {
   std::optional<runtime::PlanPrecision> p = runtime::parse_plan_precision(store);
-  if (!p || (*p != runtime::PlanPrecision::Bf16 && *p != runtime::PlanPrecision::Fp16))
-    throw std::runtime_error("--store takes bf16 or fp16, not " + store);
-  ir::Graph h = rewrite::store_floats_as(driver::clean_up(g), *p == runtime::PlanPrecision::Bf16 ? ir::DType::BF16 : ir::DType::F16);
+  std::optional<ir::DType> stored = p ? runtime::storage_dtype(*p) : std::nullopt;
+  if (!stored) throw std::runtime_error("--store takes bf16 or fp16, not " + store);
+  ir::Graph h = rewrite::store_floats_as(driver::clean_up(g), *stored);
   auto t0 = std::chrono::steady_clock::now();
   std::vector<ir::Tensor> outs = interp::run(h, {x}, {interp::Precision::Own});
   double run_s = seconds_since(t0);

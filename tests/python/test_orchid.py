@@ -150,8 +150,9 @@ def test_errors_name_what_is_wrong(mlp, tmp_path):
         orchid.compile(missing, tmp_path / "never", orchestrate="fastest", cache_dir=CACHE)
     with pytest.raises(orchid.OrchidError, match="gpu: 'a100' is for target cuda"):
         orchid.compile(missing, tmp_path / "never", gpu="a100", cache_dir=CACHE)
-    with pytest.raises(orchid.OrchidError, match="precision: 'bf16' is for target cuda"):
-        orchid.compile(missing, tmp_path / "never", precision="bf16", cache_dir=CACHE)
+    with pytest.raises(orchid.OrchidError, match="precision bf16 is for target cuda"):
+        orchid.compile(mlp_model()[0], tmp_path / "never", precision="bf16", cache_dir=CACHE)
+    assert not (tmp_path / "never").exists()
     with pytest.raises(orchid.OrchidError, match="precision: 'fp8'"):
         orchid.compile(missing, tmp_path / "never", target="cuda", precision="fp8", cache_dir=CACHE)
     with pytest.raises(orchid.OrchidError, match="unknown CUDA target preset 'v100'"):

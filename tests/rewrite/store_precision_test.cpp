@@ -130,7 +130,8 @@ graph @g {
   EXPECT_EQ(got[0], want[0]);  // the index table, exactly
   EXPECT_EQ(got[1], want[1]);  // the floored values, exactly
   for (size_t k = 2; k < got.size(); ++k)
-    for (int64_t i = 0; i < got[k].numel(); ++i) EXPECT_TRUE(std::isfinite(got[k].get_f64(i)) == std::isfinite(want[k].get_f64(i)));
+    for (int64_t i = 0; i < got[k].numel(); ++i)
+      EXPECT_EQ(std::isfinite(got[k].get_f64(i)), std::isfinite(want[k].get_f64(i))) << "output " << k << " at " << i;
 }
 
 TEST(StorePrecision, LeavesGraphsWithoutF32ValuesAsTheyAre) {

@@ -44,6 +44,12 @@ struct CompileFlags {
   double superopt_seconds = 300;
 };
 
+std::vector<std::string> precision_names() {
+  std::vector<std::string> out;
+  for (runtime::PlanPrecision p : runtime::kPlanPrecisions) out.emplace_back(runtime::plan_precision_name(p));
+  return out;
+}
+
 std::filesystem::path default_cache_root() { return cli_cache_root("--cache-dir"); }
 
 int compile(const CompileFlags& f) {
@@ -58,7 +64,7 @@ int compile(const CompileFlags& f) {
   o.verify_seed = f.seed;
   ORCHID_USER_CHECK(f.precision == "fp32" || cuda) << "--precision " << f.precision << " is for --target cuda";
   o.build.precision = *runtime::parse_plan_precision(f.precision);
-  o.tolerance = std::isnan(f.tolerance) ? runtime::default_tolerance(o.build.precision) : f.tolerance;
+  if (!std::isnan(f.tolerance)) o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
   if (f.tune_minutes > 0) {
     ORCHID_USER_CHECK(!cuda) << "--tune-minutes tunes CPU kernels; --target cuda schedules are not tuned yet";
@@ -117,7 +123,7 @@ Command add_compile(CLI::App& app) {
                   "--target cuda: fp32 (default); tf32 (cuBLASLt and cuDNN steps may use TF32 tensor cores); fp16 or bf16 "
                   "(the model's f32 values stored in that dtype, products on tensor cores with f32 accumulation, "
                   "arithmetic in f32; inputs and outputs stay f32)")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+      ->check(CLI::IsMember(precision_names()));
   std::vector<std::string> presets;
   std::string listed;
   for (std::string_view p : target::cuda_preset_names()) {

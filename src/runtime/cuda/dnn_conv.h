@@ -3,9 +3,10 @@
 // library): the driver asks it whether a kernel can be such a step, and the runtime
 // (dnn_step.h) builds the call from it.
 //
-// Accepted: f32, f16 or bf16 (f32 accumulation either way), one conv with 2 or 3 spatial dims, equal padding at both ends of each dim,
-// its input and weights dense step inputs, and nothing after it: no bias or other post-op (a
-// kernel with them is split, its epilogue generated), the result written dense.
+// Accepted: f32, f16 or bf16 (f32 accumulation either way), one conv with 2 or 3 spatial
+// dims, equal padding at both ends of each dim, its input and weights dense step inputs, and
+// nothing after it: no bias or other post-op (a kernel with them is split, its epilogue
+// generated), the result written dense.
 #pragma once
 
 #include <cstdint>

@@ -31,7 +31,7 @@ inline constexpr size_t kLibraryWorkspaceBytes = size_t{32} << 20;
 
 // How library calls are set up at load.
 struct LibraryOptions {
-  bool tf32 = false;  // TF32 tensor cores allowed (plan precision tf32); else f32 throughout
+  bool tf32 = false;  // f32 steps may use TF32 tensor cores (plan precision tf32); 16-bit steps use tensor cores anyway
   // Each call's algorithm is the fastest of the library's candidates timed on the GPU at
   // load; false: the first of the library's heuristic ranking that qualifies.
   bool time_algorithms = true;

@@ -12,11 +12,12 @@
 // stride. Batch dims (numpy-broadcast, right-aligned) collapse into one batch count with one
 // stride per operand (0: the same matrix for every batch), or the graph is refused.
 //
-// Accepted: f32, f16 or bf16 (f32 accumulation either way), a matmul (not conv), its operands step inputs (not constants of the step
-// graph), the result written dense (no permuting view after it); a bias (one value per output
-// channel N) becomes cuBLASLt's bias epilogue; then, in this order and each optional, a scale
-// by a constant where there is no bias (cuBLASLt's alpha), a residual of the output's full
-// shape (its C with beta = 1) and a relu (its relu epilogue). Every other post-op is refused.
+// Accepted: f32, f16 or bf16 (f32 accumulation either way), a matmul (not conv), its operands
+// step inputs (not constants of the step graph), the result written dense (no permuting view
+// after it); a bias (one value per output channel N) becomes cuBLASLt's bias epilogue; then,
+// in this order and each optional, a scale by a constant where there is no bias (cuBLASLt's
+// alpha), a residual of the output's full shape (its C with beta = 1) and a relu (its relu
+// epilogue). Every other post-op is refused.
 #pragma once
 
 #include <cstdint>
