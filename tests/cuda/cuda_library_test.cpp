@@ -22,6 +22,7 @@
 #include "runtime/weights.h"
 #include "testlib/random_linear.h"
 #include "testlib/temp_dir.h"
+#include "testlib/text.h"
 
 namespace orchid::runtime::cuda {
 namespace {
@@ -228,9 +229,8 @@ TEST(LibrariesOnGpu, SixteenBitStepsMatchTheInterpreter) {
   for (auto [t, precision] : {std::pair{"bf16", PlanPrecision::Bf16}, std::pair{"f16", PlanPrecision::Fp16}}) {
     for (const auto& [impl, generic] : {std::pair{StepImpl::CublasLt, linear}, std::pair{StepImpl::CublasLt, scores},
                                         std::pair{StepImpl::Cudnn, conv}}) {
-      std::string text = generic;
-      for (size_t at = text.find(" T"); at != std::string::npos; at = text.find(" T", at)) text.replace(at + 1, 1, t);
-      for (size_t at = text.find("<T>"); at != std::string::npos; at = text.find("<T>", at)) text.replace(at + 1, 1, t);
+      std::string dtype(t);
+      std::string text = testlib::replaced_all(testlib::replaced_all(generic, " T", " " + dtype), "<T>", "<" + dtype + ">");
       ir::Graph g = ir::parse_graph(text);
       SCOPED_TRACE(text);
       if (impl == StepImpl::CublasLt) {

@@ -6,6 +6,7 @@
 
 #include "ir/parser.h"
 #include "runtime/cuda/dnn_conv.h"
+#include "testlib/text.h"
 
 namespace orchid::runtime::cuda {
 namespace {
@@ -45,9 +46,10 @@ TEST(DnnConv, ThreeSpatialDimsAndDilations) {
 // --precision fp16|bf16 stores a convolution's input, weights and result in 16 bits.
 TEST(DnnConv, SixteenBitConvolutions) {
   for (const char* t : {"f16", "bf16"}) {
-    std::string text = conv_graph("[1,8,9,9]", "[4,8,3,3]", "[1,4,9,9]",
-                                  "strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1");
-    for (size_t at = text.find("f32"); at != std::string::npos; at = text.find("f32", at)) text.replace(at, 3, t);
+    std::string text = testlib::replaced_all(
+        conv_graph("[1,8,9,9]", "[4,8,3,3]", "[1,4,9,9]",
+                   "strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1"),
+        "f32", t);
     DnnMatch m = match_dnn_conv(ir::parse_graph(text));
     ASSERT_TRUE(m.conv) << m.reason;
     EXPECT_EQ(m.conv->dtype, *ir::parse_dtype(t));

@@ -22,6 +22,7 @@
 #include "testlib/errors.h"
 #include "testlib/onnx_builder.h"
 #include "testlib/random_linear.h"
+#include "testlib/text.h"
 
 namespace orchid::runtime {
 namespace {
@@ -113,8 +114,7 @@ class ChainText {
   // A post-op whose body is `body` with every "X" replaced by the previous result's load.
   void post(const std::string& reads, std::string body) {
     std::string x = "%" + current_ + "[" + index_vars(out_.size()) + "]";
-    for (size_t at = body.find('X'); at != std::string::npos; at = body.find('X', at + x.size()))
-      body.replace(at, 1, x);
+    body = testlib::replaced_all(body, "X", x);
     std::string next = "y" + std::to_string(++links_);
     nodes_ += "  %" + next + " : f32" + dims_list(out_) + " = elementwise(%" + current_ + reads + ") { " + body + " }\n";
     current_ = next;
