@@ -9,6 +9,7 @@
 #include "ir/dce.h"
 #include "ir/verifier.h"
 #include "rewrite/fold_constants.h"
+#include "rewrite/patterns.h"
 #include "support/error.h"
 
 namespace orchid::rewrite {
@@ -166,9 +167,7 @@ class Converter {
     p.op = ir::PrimOp::Elementwise;
     p.inputs = {s};
     p.domain = st.shape;
-    std::vector<Expr> ix;
-    for (size_t d = 0; d < st.shape.size(); ++d) ix.push_back(ir::dvar(static_cast<int32_t>(d)));
-    p.bodies = {ir::cast(t, ir::load(0, st.dtype, std::move(ix)))};
+    p.bodies = {ir::cast(t, ir::load(0, st.dtype, domain_vars(st.shape.size())))};
     p.name = g_.value(old).name;
     NodeId n = h_.add_node(std::move(p), {TensorType{t, st.shape}},
                            {g_.value(old).name + "." + std::string(ir::dtype_name(t))});

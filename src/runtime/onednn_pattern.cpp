@@ -497,8 +497,8 @@ const char* alg_name(EltwiseAlg a) {
 
 ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
 
-PatternMatch match_linear_pattern(const ir::Graph& g, bool half) {
-  Walk w{g, half, input_leaves(g), std::nullopt, {}, {}};
+PatternMatch match_linear_pattern(const ir::Graph& g, StepDtypes dtypes) {
+  Walk w{g, dtypes == StepDtypes::F32AndHalf, input_leaves(g), std::nullopt, {}, {}};
   if (std::string why = walk(w); !why.empty()) return {std::nullopt, "onednn: " + why};
   merge_linear_post_ops(w.pattern->post_ops);
   if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())

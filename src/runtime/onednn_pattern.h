@@ -114,16 +114,18 @@ struct PatternMatch {
   std::optional<LinearPattern> pattern;
   std::string reason;
 };
-// `half`: f16 and bf16 steps are matched too (post-op bodies cast(dtype, f32 arithmetic on
-// cast(f32, loads)), as rewrite/store_precision.h writes them); oneDNN takes f32 alone.
-PatternMatch match_linear_pattern(const ir::Graph& g, bool half = false);
+// The dtypes of steps a library takes: f32 alone (oneDNN), or f16 and bf16 as well (GPU
+// libraries; post-op bodies cast(dtype, f32 arithmetic on cast(f32, loads)), as
+// rewrite/store_precision.h writes them).
+enum class StepDtypes : uint8_t { F32, F32AndHalf };
+PatternMatch match_linear_pattern(const ir::Graph& g, StepDtypes dtypes = StepDtypes::F32);
 
 // For another library that takes these graphs (cuBLASLt, cuDNN): matches g and hands its
 // pattern to `take`, which returns why the library cannot run it, or "". The reason from
 // either, as "<library>: ..."; empty where the library takes g.
 template <typename Take>
 std::string match_for(std::string_view library, const ir::Graph& g, Take take) {
-  PatternMatch pm = match_linear_pattern(g, true);
+  PatternMatch pm = match_linear_pattern(g, StepDtypes::F32AndHalf);
   std::string why = pm.pattern ? take(*pm.pattern) : pm.reason.substr(pm.reason.starts_with("onednn: ") ? 8 : 0);
   return why.empty() ? why : std::string(library) + ": " + why;
 }

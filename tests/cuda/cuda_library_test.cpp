@@ -81,6 +81,17 @@ void check_on_gpu(const ir::Graph& g, StepImpl impl, uint64_t seed, int64_t k) {
   }
 }
 
+// The relative L2 error of g's one output, run as a one-step artifact of `impl` in a plan of
+// `precision` on seeded random inputs, against the f64 interpreter; why in `why` where the
+// outputs cannot be compared.
+double error_at_precision(const ir::Graph& g, StepImpl impl, PlanPrecision precision, uint64_t seed, std::string* why) {
+  testlib::TempDir dir("orchid_library_precision");
+  write_library_artifact(g, impl, dir.str(), precision);
+  std::unique_ptr<CudaModel> m = CudaModel::load(dir.str());
+  std::vector<ir::Tensor> inputs = interp::random_inputs(g, seed);
+  return interp::relative_l2(m->run(inputs)[0], interp::run(g, inputs)[0], why);
+}
+
 std::string dims_text(const ir::Dims& d) { return ir::type_str({ir::DType::F32, d}); }
 
 // A matmul of the case's operands with, each by a coin, a scale (where there is no bias), a
@@ -185,12 +196,8 @@ TEST(LibrariesOnGpu, Tf32StaysWithinItsTolerance) {
 })"}};
   for (const auto& [impl, text] : cases) {
     ir::Graph g = ir::parse_graph(text);
-    testlib::TempDir dir("orchid_library_tf32");
-    write_library_artifact(g, impl, dir.str(), PlanPrecision::Tf32);
-    std::unique_ptr<CudaModel> m = CudaModel::load(dir.str());
-    std::vector<ir::Tensor> inputs = interp::random_inputs(g, 12);
     std::string why;
-    double e = interp::relative_l2(m->run(inputs)[0], interp::run(g, inputs)[0], &why);
+    double e = error_at_precision(g, impl, PlanPrecision::Tf32, 12, &why);
     EXPECT_LE(e, default_tolerance(PlanPrecision::Tf32)) << g.name << " " << why;
     std::printf("%s with TF32 allowed: relative L2 error %.2e\n", g.name.c_str(), e);
   }
@@ -238,12 +245,8 @@ TEST(LibrariesOnGpu, SixteenBitStepsMatchTheInterpreter) {
       } else {
         ASSERT_TRUE(match_dnn_conv(g).conv) << match_dnn_conv(g).reason;
       }
-      testlib::TempDir dir("orchid_library_16");
-      write_library_artifact(g, impl, dir.str(), precision);
-      std::unique_ptr<CudaModel> m = CudaModel::load(dir.str());
-      std::vector<ir::Tensor> inputs = interp::random_inputs(g, 13);
       std::string why;
-      double e = interp::relative_l2(m->run(inputs)[0], interp::run(g, inputs)[0], &why);
+      double e = error_at_precision(g, impl, precision, 13, &why);
       EXPECT_EQ(why, "");
       EXPECT_LE(e, default_tolerance(precision)) << g.name << " " << t;
       std::printf("%s in %s: relative L2 error %.2e\n", g.name.c_str(), t, e);
