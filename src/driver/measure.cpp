@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "runtime/library_step.h"
 #include "runtime/profile.h"
 #include "support/error.h"
+#include "support/parallel.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
 #include "tune/stats.h"
@@ -116,21 +118,61 @@ std::string candidate_impl(const ir::Graph& g, const StepChoice& s, const Measur
 
 namespace {
 
+// Each artifact's time in each of `rounds` alternating rounds, each round one process per
+// artifact (a crash or a hang costs that artifact).
+std::vector<std::vector<CandidateTime>> timed_one_per_process(const std::vector<fs::path>& dirs,
+                                                              const MeasureOptions& o, int rounds) {
+  std::vector<std::vector<CandidateTime>> out(dirs.size());
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < dirs.size(); ++i) out[i].push_back(time_artifact(dirs[i], o));
+  return out;
+}
+
+// The same, every artifact in one helper process (`orchid time-artifacts`); nullopt where
+// that process failed as a whole (a crash, a hang, unreadable output).
+std::optional<std::vector<std::vector<CandidateTime>>> timed_in_one_process(const std::vector<fs::path>& dirs,
+                                                                            const MeasureOptions& o, int rounds) {
+  SubprocessOptions so = timing_helper_options(o);
+  so.timeout_s = o.timeout_s * static_cast<double>(dirs.size());
+  std::vector<std::string> argv = {o.orchid_exe, "time-artifacts", "--json", "--rounds", std::to_string(rounds),
+                                   "--min-time", std::to_string(o.min_seconds), "--min-runs",
+                                   std::to_string(o.min_runs)};
+  if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
+  for (const fs::path& d : dirs) argv.push_back(d.string());
+  SubprocessResult p = run_subprocess(argv, so);
+  if (!p.ok()) return std::nullopt;
+  try {
+    nlohmann::json j = nlohmann::json::parse(p.out).at("artifacts");
+    if (j.size() != dirs.size()) return std::nullopt;
+    std::vector<std::vector<CandidateTime>> out(dirs.size());
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      std::string error = j[i].at("error").get<std::string>();
+      if (!error.empty()) out[i].push_back({std::nullopt, false, error.substr(0, 300)});
+      for (double ms : j[i].at("rounds_ms").get<std::vector<double>>()) out[i].push_back({ms, false, ""});
+    }
+    return out;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // Each item's time in each of `rounds` alternating rounds: written once (every round times
-// the same artifact) under the work directory, timed, then removed.
+// the same artifact; MeasureOptions::write_jobs writes, which compile, at once) under the work
+// directory, timed in one helper process (where it fails as a whole, again one artifact per
+// process), then removed.
 std::vector<std::vector<CandidateTime>> timed_in_rounds(const std::vector<const TimedArtifact*>& items,
                                                         const MeasureOptions& o, int rounds) {
   std::vector<fs::path> dirs;
   for (size_t i = 0; i < items.size(); ++i) {
     dirs.push_back(o.work_dir / ("timed-" + items[i]->key.substr(0, 16) + "-" + std::to_string(i)));
     fs::remove_all(dirs[i]);
-    items[i]->write(dirs[i]);
   }
-  std::vector<std::vector<CandidateTime>> out(items.size());
-  for (int round = 0; round < rounds; ++round)
-    for (size_t i = 0; i < items.size(); ++i) out[i].push_back(time_artifact(dirs[i], o));
+  parallel_for(items.size(), o.write_jobs, [&](size_t i) { items[i]->write(dirs[i]); });
+  std::optional<std::vector<std::vector<CandidateTime>>> out;
+  if (dirs.size() > 1) out = timed_in_one_process(dirs, o, rounds);
+  if (!out) out = timed_one_per_process(dirs, o, rounds);
   for (const fs::path& d : dirs) fs::remove_all(d);
-  return out;
+  return *out;
 }
 
 }  // namespace
@@ -138,24 +180,29 @@ std::vector<std::vector<CandidateTime>> timed_in_rounds(const std::vector<const 
 std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& items, const MeasureOptions& o,
                                             int rounds) {
   std::vector<CandidateTime> t(items.size());
-  std::vector<const TimedArtifact*> timed;  // those not in the database
-  std::vector<size_t> at;
+  std::vector<const TimedArtifact*> timed;  // those not in the database, each (key, impl) once
+  std::map<std::pair<std::string, std::string>, size_t> first;  // (key, impl) -> its entry in `timed`
+  std::vector<size_t> timed_as(items.size(), SIZE_MAX);
   for (size_t i = 0; i < items.size(); ++i) {
     std::optional<tune::Measurement> m = o.db ? o.db->lookup(o.target, items[i].key, items[i].impl) : std::nullopt;
     if (m) {
       t[i].ms = m->median_ns * 1e-6;
       t[i].cached = true;
-    } else {
-      timed.push_back(&items[i]);
-      at.push_back(i);
+      continue;
     }
+    auto [it, added] = first.try_emplace({items[i].key, items[i].impl}, timed.size());
+    if (added) timed.push_back(&items[i]);
+    timed_as[i] = it->second;
   }
+  std::vector<CandidateTime> best(timed.size());
   std::vector<std::vector<CandidateTime>> runs = timed_in_rounds(timed, o, rounds);
   for (size_t j = 0; j < timed.size(); ++j) {
-    CandidateTime& best = t[at[j]];
-    for (const CandidateTime& r : runs[j]) best = faster(best, r);
-    if (best.ms && o.db != nullptr) o.db->record(o.target, timed[j]->key, timed[j]->impl, {*best.ms * 1e6, 0, o.min_runs, ""});
+    for (const CandidateTime& r : runs[j]) best[j] = faster(best[j], r);
+    if (best[j].ms && o.db != nullptr)
+      o.db->record(o.target, timed[j]->key, timed[j]->impl, {*best[j].ms * 1e6, 0, o.min_runs, ""});
   }
+  for (size_t i = 0; i < items.size(); ++i)
+    if (timed_as[i] != SIZE_MAX) t[i] = best[timed_as[i]];
   return t;
 }
 
@@ -201,17 +248,25 @@ ScheduleComparison compare_candidates(const ir::Graph& g, const StepChoice& a, c
                        rounds);
 }
 
-CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {
-  CandidateTime r;
+// A helper process that times artifacts: under the options' time and address-space limits,
+// with OpenMP threads that spin briefly at a barrier, then sleep (GOMP_SPINCOUNT=10000, some
+// tens of microseconds). Longer spins (libgomp's default, 300000) let a main thread that spins
+// at a join hold the core its woken worker was queued on, for a scheduler slice: on this
+// shared 2-core machine, 2 to 4 of bert_tiny's 50 candidates then ran every run in 7.9 ms
+// (0.02 to 0.08 ms in a process of their own). Without spinning (OMP_WAIT_POLICY=PASSIVE),
+// every parallel region pays a sleeping thread's wake-up: bert_tiny's whole plan measured
+// 2.1 ms where its runs take 0.8, and plans of many small steps looked slower than they run.
+SubprocessOptions timing_helper_options(const MeasureOptions& o) {
   SubprocessOptions so;
   so.timeout_s = o.timeout_s;
   so.address_space_limit = o.address_space_limit;
-  // OpenMP threads wait for work asleep, not spinning. With spinning waits, helper processes
-  // started from the compiler ran every run of some generated steps at 7.7 to 8.0 ms (the
-  // scheduler's quantum, whatever the step: 0.1 to 1.7 ms run alone), which decided half of
-  // resnet18's choices; oneDNN's runs were not affected. Sleeping waits cost each candidate
-  // a wake-up per run alike.
-  so.environment_overrides = {"OMP_WAIT_POLICY=PASSIVE"};
+  so.environment_overrides = {"GOMP_SPINCOUNT=10000"};
+  return so;
+}
+
+CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {
+  CandidateTime r;
+  SubprocessOptions so = timing_helper_options(o);
   std::vector<std::string> argv = {o.orchid_exe, "run", dir.string(), "--bench", "--json", "--min-time",
                                    std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)};
   if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
@@ -243,11 +298,6 @@ size_t fastest(const std::vector<CandidateTime>& times) {
   for (size_t k = 1; k < times.size(); ++k)
     if (times[k].ms && (!times[best].ms || *times[k].ms < *times[best].ms)) best = k;
   return best;
-}
-
-CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
-                                const MeasureOptions& o) {
-  return time_alternating({candidate_item(g, s, build, o)}, o, 1)[0];
 }
 
 std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,

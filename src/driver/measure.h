@@ -1,7 +1,9 @@
-// Measuring candidate implementations of a kernel on this machine, each in a separate process
-// (libgomp is not fork-safe, and a crashing or hanging candidate must cost a candidate, not
-// the compile): the kernel becomes a one-step artifact, and `orchid run DIR --bench --json`
-// times it under a time and an address-space limit. Times are cached in the tuning database,
+// Measuring candidate implementations of a kernel on this machine, in helper processes
+// (libgomp is not fork-safe, and a crashing or hanging candidate must not cost the compile):
+// each kernel becomes a one-step artifact, and the candidates timed together are timed in one
+// helper process, `orchid time-artifacts DIR... --json`, under a time and an address-space
+// limit; where that process fails as a whole, each candidate is timed again in a process of
+// its own (`orchid run DIR --bench --json`), so that a crashing candidate costs itself. Times are cached in the tuning database,
 // keyed by target fingerprint, canonical kernel signature and implementation.
 #pragma once
 
@@ -14,6 +16,7 @@
 #include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
 #include "driver/plan_builder.h"
+#include "support/subprocess.h"
 #include "tune/db.h"
 
 namespace orchid::driver {
@@ -30,6 +33,9 @@ struct MeasureOptions {
   // keeping its fastest run): a burst of load from other processes then hits one round of
   // every candidate, not all of one candidate's runs.
   int rounds = 3;
+  // Candidates written at once (each write generates code and compiles it) before a batch is
+  // timed, in one helper process (`orchid time-artifacts`).
+  int write_jobs = 2;
   double timeout_s = 120;
   int64_t address_space_limit = int64_t{16} << 30;
   // Generated steps are built and timed with the schedule the database decided for their
@@ -66,10 +72,6 @@ std::vector<std::optional<codegen::cpu::Schedule>> tuned_schedules(const ir::Gra
                                                                     const std::vector<StepChoice>& steps,
                                                                     const MeasureOptions& options, int cores);
 
-// The time of s: from the tuning database, or measured once in a helper process and recorded.
-CandidateTime measure_candidate(const ir::Graph& g, const StepChoice& s, const BuildOptions& build,
-                                const MeasureOptions& options);
-
 // The times of candidates for one choice: those not in the database measured in `rounds`
 // alternating rounds (MeasureOptions::rounds), the fastest of each kept and recorded.
 std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,
@@ -82,9 +84,9 @@ struct TimedArtifact {
   std::function<void(const std::filesystem::path& dir)> write;
 };
 
-// The times of the items: from the database where it has them; the others written once each
-// (under the work directory) and timed in `rounds` alternating rounds, keeping the fastest
-// run, then recorded, and their directories removed.
+// The times of the items: from the database where it has them; the others (items of one key
+// and impl once) written once each under the work directory and timed in `rounds`
+// alternating rounds, keeping the fastest run, then recorded, and their directories removed.
 std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& items, const MeasureOptions& options,
                                             int rounds);
 
@@ -113,6 +115,10 @@ ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b,
 ScheduleComparison compare_candidates(const ir::Graph& g, const StepChoice& a, const StepChoice& b,
                                       const BuildOptions& build, const MeasureOptions& options, double alpha = 0.05,
                                       int rounds = 15);
+
+// The options of a helper process that times artifacts or kernels: the options' time and
+// address-space limits, and OpenMP threads that spin briefly, then sleep (measure.cpp says why).
+SubprocessOptions timing_helper_options(const MeasureOptions& options);
 
 // The fastest run of the artifact in `dir`, timed in a helper process under the options'
 // time and address-space limits.

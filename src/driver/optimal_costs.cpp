@@ -27,29 +27,29 @@ std::string identity(const tile::Kernel& k) {
   return id;
 }
 
-// Seconds of the kernel as it would run (the steps implement() makes of it): aliases are
-// free; a failed candidate never runs.
-double measure_kernel(const ir::Graph& g, const tile::Kernel& k, const BuildOptions& build, const MeasureOptions& m) {
-  double total = 0;
-  for (const StepChoice& s : implement(g, {k})) {
-    if (s.kind == StepKind::Alias) continue;
-    CandidateTime t = measure_candidate(g, s, build, m);
-    if (!t.ms) return INFINITY;
-    total += *t.ms * 1e-3;
-  }
-  return total;
-}
-
-// Measures every kernel of a plan not measured yet; returns those it measured.
+// Measures every kernel of a plan not measured yet, all together (measure_alternating, one
+// round: one batch of helper processes); returns those it measured. A kernel's seconds are
+// those of the steps implement() makes of it: aliases are free; a failed candidate never runs.
 std::vector<const tile::Kernel*> measure_plan(const ir::Graph& g, const std::vector<tile::Kernel>& plan,
                                               const BuildOptions& build, const MeasureOptions& m,
                                               std::map<std::string, double>& measured) {
   std::vector<const tile::Kernel*> fresh;
+  std::vector<StepChoice> steps;
+  std::vector<size_t> owner;  // per step: its kernel in `fresh`
   for (const tile::Kernel& k : plan)
-    if (auto [it, added] = measured.try_emplace(identity(k), 0.0); added) {
-      it->second = measure_kernel(g, k, build, m);
+    if (measured.try_emplace(identity(k), 0.0).second) {
+      for (StepChoice& s : implement(g, {k}))
+        if (s.kind != StepKind::Alias) {
+          steps.push_back(std::move(s));
+          owner.push_back(fresh.size());
+        }
       fresh.push_back(&k);
     }
+  std::vector<CandidateTime> t = measure_alternating(g, steps, build, m, 1);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    double& seconds = measured.at(identity(*fresh[owner[i]]));
+    seconds += t[i].ms ? *t[i].ms * 1e-3 : INFINITY;
+  }
   return fresh;
 }
 

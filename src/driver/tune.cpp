@@ -51,10 +51,7 @@ std::vector<std::vector<double>> time_batch(const std::vector<codegen::cpu::Gene
   std::string why;
   try {
     codegen::cpu::CompiledObject lib = compiler.compile(codegen::cpu::library_source(kernels));
-    SubprocessOptions so;
-    so.timeout_s = m.timeout_s;
-    so.address_space_limit = m.address_space_limit;
-    so.environment_overrides = {"OMP_WAIT_POLICY=PASSIVE"};  // as time_artifact (measure.cpp)
+    SubprocessOptions so = timing_helper_options(m);
     std::vector<std::string> argv = {m.orchid_exe, "time-kernels", lib.path.string(), "--json",
                                      "--rounds", std::to_string(rounds), "--runs", std::to_string(runs)};
     if (m.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(m.threads)});

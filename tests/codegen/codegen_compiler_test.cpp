@@ -89,6 +89,28 @@ TEST(Compiler, TheSecondCompileOfASourceIsACacheHitThatRunsNoCompiler) {
   EXPECT_EQ(call_f(second.path, 1), 3);
 }
 
+TEST(Compiler, CopiesOfOptionsQueryEachCompilerAndFlagListOnce) {
+  testlib::TempDir dir("orchid_compiler");
+  std::string count = dir.file("runs.txt");
+  CompilerOptions o = options_in(dir);
+  o.cxx = counting_compiler(dir, count);
+  Compiler first(o);
+  CompilerOptions copy = o;
+  Compiler second(copy);
+  EXPECT_EQ(line_count(count), 1);
+  EXPECT_EQ(second.identity(), first.identity());
+  EXPECT_EQ(second.key(kTimesTwoPlusOne), first.key(kTimesTwoPlusOne));
+  copy.extra_flags = {"-DORCHID_TEST=1"};  // another flag list: its own query
+  Compiler defined(copy);
+  EXPECT_EQ(line_count(count), 2);
+  Compiler(copy).compile(kTimesTwoPlusOne);
+  EXPECT_EQ(line_count(count), 3);  // the compile itself
+  copy.identities = std::make_shared<CompilerIdentities>();
+  Compiler fresh(copy);
+  EXPECT_EQ(line_count(count), 4);
+  EXPECT_EQ(fresh.identity(), defined.identity());
+}
+
 TEST(Compiler, KeysDependOnSourceFlagsAndCompiler) {
   testlib::TempDir dir("orchid_compiler");
   Compiler plain(options_in(dir));

@@ -265,6 +265,32 @@ TEST(CliCompile, BenchJsonAndProfile) {
   }
 }
 
+// `orchid time-artifacts` times several artifacts in one process, a sample per round each,
+// and reports an artifact it cannot load with its error while timing the others.
+TEST(CliCompile, TimeArtifactsTimesEachInRoundsAndReportsOneThatFails) {
+  TempDir dir("orchid_cli_time_artifacts");
+  std::string out = dir.file("art");
+  compile_no_measure(write_model(dir), out);
+  fs::create_directories(dir.file("empty"));
+  auto r = orchid_cli({"time-artifacts", out, dir.file("empty"), out, "--json", "--rounds", "3", "--min-time", "0.01",
+                       "--min-runs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output).at("artifacts");
+  ASSERT_EQ(j.size(), 3u);
+  for (size_t i : {0u, 2u}) {
+    EXPECT_EQ(j[i].at("error"), "");
+    ASSERT_EQ(j[i].at("rounds_ms").size(), 3u);
+    for (const auto& t : j[i]["rounds_ms"]) EXPECT_GT(t.get<double>(), 0);
+  }
+  EXPECT_TRUE(j[1].at("rounds_ms").empty());
+  EXPECT_TRUE(contains(j[1].at("error").get<std::string>(), "plan.json"));
+
+  auto text = orchid_cli({"time-artifacts", out, "--rounds", "1", "--min-time", "0.01", "--min-runs", "2"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_TRUE(contains(text.output, out + ": fastest "));
+  EXPECT_TRUE(contains(text.output, " ms over 1 rounds"));
+}
+
 TEST(CliCompile, VerifyAndBisectATamperedGraph) {
   TempDir dir("orchid_cli_verify");
   std::string out = dir.file("art");

@@ -23,6 +23,7 @@ Command add_compile(CLI::App& app);
 Command add_verify(CLI::App& app);
 Command add_equiv(CLI::App& app);
 Command add_time_kernels(CLI::App& app);
+Command add_time_artifacts(CLI::App& app);
 Command add_tune_db(CLI::App& app);
 Command add_superopt(CLI::App& app);
 

@@ -17,7 +17,7 @@ int run_cli(int argc, char** argv) {
       orchid::cli::add_inspect(app), orchid::cli::add_run(app), orchid::cli::add_ir_run(app),
       orchid::cli::add_target(app), orchid::cli::add_compile(app),
       orchid::cli::add_verify(app), orchid::cli::add_equiv(app), orchid::cli::add_superopt(app), orchid::cli::add_time_kernels(app),
-      orchid::cli::add_tune_db(app)};
+      orchid::cli::add_time_artifacts(app), orchid::cli::add_tune_db(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

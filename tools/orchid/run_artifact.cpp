@@ -30,8 +30,8 @@ ir::Graph artifact_graph(const std::string& dir) {
   return ir::parse_graph_file((std::filesystem::path(dir) / driver::kGraphFileName).string());
 }
 
-// Times of runs (ms each, by `run_ms`) after two warm-up runs, until both --min-runs and
-// --min-time are met.
+}  // namespace
+
 std::vector<double> bench_times(const std::function<double()>& run_ms, const BenchOptions& b) {
   for (int i = 0; i < 2; ++i) run_ms();
   std::vector<double> ms;
@@ -41,6 +41,8 @@ std::vector<double> bench_times(const std::function<double()>& run_ms, const Ben
     ms.push_back(run_ms());
   return ms;
 }
+
+namespace {
 
 // The artifact's outputs: a summary line each, and .npy files where --output-dir asks.
 void report_outputs(const std::string& dir, const std::string& device, const runtime::Plan& plan, const ir::Graph& g,
@@ -118,47 +120,55 @@ int run_cuda_artifact(const std::string& dir, const RunIo& io, const BenchOption
 
 }  // namespace
 
-int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b) {
-  if (runtime::read_plan(dir).device == runtime::PlanDevice::Cuda) return run_cuda_artifact(dir, io, b);
-  auto model = runtime::Model::load(dir);
-  const runtime::Plan& plan = model->plan();
-  ir::Graph g = artifact_graph(dir);
-  std::vector<ir::Tensor> all = make_inputs(g, io);
+CpuArtifactRun::CpuArtifactRun(const std::string& dir, const RunIo& io, int threads) {
+  model_ = runtime::Model::load(dir);
+  const runtime::Plan& plan = model_->plan();
+  graph_ = artifact_graph(dir);
+  std::vector<ir::Tensor> all = make_inputs(graph_, io);
   // Inputs and outputs in ORCHID_ALIGN-aligned memory, as a caller that wants no copies passes
   // them: a tensor's bytes are only malloc-aligned, and the session would copy misaligned
   // buffers through its arena on every run (which --bench would time).
-  std::vector<runtime::AlignedBuffer> in_bufs, out_bufs;
-  std::vector<const void*> in;
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    in_bufs.emplace_back(static_cast<int64_t>(all[i].bytes().size()));
-    std::copy(all[i].bytes().begin(), all[i].bytes().end(), in_bufs.back().data());
-    in.push_back(in_bufs.back().data());
+    in_bufs_.emplace_back(static_cast<int64_t>(all[i].bytes().size()));
+    std::copy(all[i].bytes().begin(), all[i].bytes().end(), in_bufs_.back().data());
+    in_.push_back(in_bufs_.back().data());
   }
-  std::vector<ir::Tensor> outs;
-  std::vector<void*> out;
   for (int32_t b_id : plan.outputs) {
-    outs.emplace_back(plan.buffers[b_id].type);
-    out_bufs.emplace_back(static_cast<int64_t>(outs.back().bytes().size()));
-    out.push_back(out_bufs.back().data());
+    outs_.emplace_back(plan.buffers[b_id].type);
+    out_bufs_.emplace_back(static_cast<int64_t>(outs_.back().bytes().size()));
+    out_.push_back(out_bufs_.back().data());
   }
   runtime::SessionOptions so;
-  so.threads = b.threads;
-  runtime::Session session(model, so);
+  so.threads = threads;
+  session_ = std::make_unique<runtime::Session>(model_, so);
+}
+
+CpuArtifactRun::~CpuArtifactRun() = default;
+
+void CpuArtifactRun::run(std::vector<runtime::StepSpan>* spans) { session_->run(in_, out_, spans); }
+
+double CpuArtifactRun::run_ms() {
+  auto t0 = std::chrono::steady_clock::now();
+  session_->run(in_, out_);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+const std::vector<ir::Tensor>& CpuArtifactRun::outputs() {
+  for (size_t k = 0; k < outs_.size(); ++k) std::copy_n(out_bufs_[k].data(), outs_[k].bytes().size(), outs_[k].data());
+  return outs_;
+}
+
+int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b) {
+  if (runtime::read_plan(dir).device == runtime::PlanDevice::Cuda) return run_cuda_artifact(dir, io, b);
+  CpuArtifactRun a(dir, io, b.threads);
   std::vector<runtime::StepSpan> spans;
-  session.run(in, out, b.profile.empty() ? nullptr : &spans);
-  if (!b.profile.empty()) runtime::write_chrome_trace(b.profile, plan, spans);
+  a.run(b.profile.empty() ? nullptr : &spans);
+  if (!b.profile.empty()) runtime::write_chrome_trace(b.profile, a.plan(), spans);
   if (b.bench) {
-    auto run_ms = [&] {
-      auto t0 = std::chrono::steady_clock::now();
-      session.run(in, out);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    };
-    print_bench(bench_times(run_ms, b), b.json);
+    print_bench(bench_times([&] { return a.run_ms(); }, b), b.json);
     if (b.json) return 0;
   }
-  for (size_t k = 0; k < outs.size(); ++k)
-    std::copy_n(out_bufs[k].data(), outs[k].bytes().size(), outs[k].data());
-  report_outputs(dir, "", plan, g, outs, io);
+  report_outputs(dir, "", a.plan(), a.graph(), a.outputs(), io);
   return 0;
 }
 

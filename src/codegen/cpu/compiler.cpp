@@ -2,15 +2,13 @@
 
 #include <stdlib.h>
 
-#include <atomic>
 #include <cerrno>
-#include <exception>
 #include <fstream>
 #include <optional>
 #include <system_error>
-#include <thread>
 
 #include "support/error.h"
+#include "support/parallel.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
 
@@ -120,6 +118,19 @@ std::vector<std::string> per_compile_flags(const fs::path& scratch, const std::s
 
 }  // namespace
 
+std::string CompilerIdentities::get(const std::string& cxx, const std::vector<std::string>& flags,
+                                    const std::function<std::string()>& query) {
+  std::vector<std::string> key = {cxx};
+  key.insert(key.end(), flags.begin(), flags.end());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = reports_.find(key); it != reports_.end()) return it->second;
+  }
+  std::string report = query();  // unlocked: two threads may both query, and agree
+  std::lock_guard<std::mutex> lock(mutex_);
+  return reports_.emplace(std::move(key), std::move(report)).first->second;
+}
+
 fs::path default_object_cache_dir(const CacheEnvironment& env) {
   return orchid_cache_root(env, "a cache directory for compiled kernels") / "objects";
 }
@@ -135,7 +146,8 @@ Compiler::Compiler(CompilerOptions options) : options_(std::move(options)), flag
   // dlopen never takes one for a bare library name to search for).
   options_.cache_dir = fs::absolute(options_.cache_dir);
   flags_.insert(flags_.end(), options_.extra_flags.begin(), options_.extra_flags.end());
-  identity_ = query_identity(options_.cxx, flags_);
+  auto query = [&] { return query_identity(options_.cxx, flags_); };
+  identity_ = options_.identities ? options_.identities->get(options_.cxx, flags_, query) : query();
 }
 
 std::string Compiler::key(const std::string& source) const {
@@ -178,28 +190,8 @@ CompiledObject Compiler::compile(const std::string& source) const {
 }
 
 std::vector<CompiledObject> Compiler::compile_many(const std::vector<std::string>& sources) const {
-  std::vector<std::optional<CompiledObject>> results(sources.size());
-  std::vector<std::exception_ptr> errors(sources.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < sources.size();) {
-      try {
-        results[i] = compile(sources[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  size_t threads = std::min(sources.size(), size_t(std::max(1, options_.jobs)));
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
-  std::vector<CompiledObject> out;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    if (errors[i]) std::rethrow_exception(errors[i]);
-    out.push_back(std::move(*results[i]));
-  }
+  std::vector<CompiledObject> out(sources.size());
+  parallel_for(sources.size(), options_.jobs, [&](size_t i) { out[i] = compile(sources[i]); });
   return out;
 }
 

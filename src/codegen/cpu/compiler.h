@@ -33,12 +33,31 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "support/cache_paths.h"
 
 namespace orchid::codegen::cpu {
+
+// The `-v` reports of compilers already queried, by compiler and flag list. Options share one
+// (copies of options do), so that a compile that builds many Compilers from them queries each
+// compiler and flag list once: a query runs the compiler (about 0.1 s). Safe to use from
+// several threads.
+class CompilerIdentities {
+ public:
+  // The report for (cxx, flags): remembered, or `query()`'s, then remembered.
+  std::string get(const std::string& cxx, const std::vector<std::string>& flags,
+                  const std::function<std::string()>& query);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::vector<std::string>, std::string> reports_;  // by cxx then flags
+};
 
 struct CompilerOptions {
   std::string cxx = "g++";               // the compiler: a name searched on PATH, or a path
@@ -47,6 +66,8 @@ struct CompilerOptions {
                                          // a relative path is taken from the current directory)
   int jobs = 2;                          // compile_many's concurrent compiler processes
   double timeout_s = 300;                // wall-clock limit on one compiler process
+  // Shared by copies; reset it to query again (a compiler changed on disk meanwhile).
+  std::shared_ptr<CompilerIdentities> identities = std::make_shared<CompilerIdentities>();
 };
 
 // The CLI's default cache_dir: <orchid_cache_root>/objects, i.e. ~/.cache/orchid/objects or
@@ -62,8 +83,8 @@ struct CompiledObject {
   bool cache_hit = false;      // it was in the cache: no compiler ran
 };
 
-// A compiler with fixed options and its identity, queried once (one short compiler run) at
-// construction. A value: copy it freely, use it from several threads at once.
+// A compiler with fixed options and its identity, queried at construction (one short compiler
+// run) unless the options' identities have it. A value: copy it freely, use it from several threads at once.
 //
 // Errors: a compiler that cannot be run, or rejects the flags, is a UserError naming it (the
 // machine lacks g++ or a flag is wrong); a cache directory that cannot be created or written
@@ -95,8 +116,8 @@ class Compiler {
   std::string identity_;
 };
 
-// Shorthands that build a Compiler (one identity query) per call; hold a Compiler to compile
-// many times.
+// Shorthands that build a Compiler per call (an identity query where the options' identities
+// lack it).
 std::filesystem::path compile_shared(const std::string& source, const CompilerOptions& options);
 std::vector<std::filesystem::path> compile_many(const std::vector<std::string>& sources,
                                                 const CompilerOptions& options);
