@@ -10,6 +10,7 @@
 
 #include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
+#include "driver/plan_decision.h"
 #include "orchestrate/strategies.h"
 #include "runtime/profile.h"
 #include "tune/estimate.h"
@@ -238,6 +239,20 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     return e.seconds * calibration.scale(e.cls);
   };
   OptimalPlan p;
+  std::vector<tile::Kernel> site_kernels;
+  for (const UGraphSite& site : sites) site_kernels.push_back(site.kernel);
+  const std::string decision_key = plan_decision_key(g, site_kernels, measure.tuned, max_rounds);
+  if (measuring && measure.db != nullptr)
+    if (auto d = measure.db->decision(measure.target, decision_key))
+      if (std::optional<PlanDecision> kept = parse_plan_decision(g, d->first, d->second.median_ns * 1e-9)) {
+        p.kernels = std::move(kept->kernels);
+        p.greedy_kept = kept->greedy_kept;
+        p.measured_seconds = kept->measured_seconds;
+        p.notes.push_back("optimal: the plan an earlier compile of this graph settled on (tuning database), " +
+                          std::to_string(p.kernels.size()) + " kernels" +
+                          (p.greedy_kept ? ", greedy's plan, which measured faster whole" : ""));
+        return p;
+      }
   // Measures the plan's kernels not measured yet, each calibrating its class; how many were
   // new. In the BLP's plans, sites are μGraphs with their times already measured.
   auto measure_calibrating = [&](const std::vector<tile::Kernel>& plan, bool with_sites) -> size_t {
@@ -284,7 +299,15 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   std::vector<std::string> differences = plan_differences(g, p.kernels, greedy, optimal_seconds);
   p.notes.insert(p.notes.end(), differences.begin(), differences.end());
   p.measured_seconds = t_opt;
-  if (same_plan(p.kernels, greedy)) return p;
+  // The plan kept becomes the database's decision for this graph.
+  auto decided = [&]() -> OptimalPlan& {
+    if (measure.db != nullptr)
+      measure.db->decide(measure.target, decision_key,
+                         plan_decision_text({p.kernels, p.greedy_kept, p.measured_seconds}),
+                         {p.measured_seconds * 1e9, 0, p.rounds, ""});
+    return p;
+  };
+  if (same_plan(p.kernels, greedy)) return decided();
   // Kernels timed alone find their inputs in cache and run no neighbours: the plans are
   // decided whole, built with the steps implement() makes and timed in alternating rounds.
   // The rounds may also have stopped before every chosen kernel had a measured cost.
@@ -298,7 +321,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     p.measured_seconds = t_greedy;
     p.greedy_kept = true;
   }
-  return p;
+  return decided();
 }
 
 }  // namespace orchid::driver

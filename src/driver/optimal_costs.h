@@ -4,7 +4,9 @@
 // database), and it is solved again,
 // until every chosen kernel has a measured cost (or a round limit). The plan kept is then the
 // faster of the last solve's and greedy's, both built whole and timed in alternating rounds,
-// so that `optimal` is never measured slower than `greedy`. Without measuring, the analytic
+// so that `optimal` is never measured slower than `greedy`. The plan kept is the tuning
+// database's decision for the graph (plan_decision.h): a later compile of the same graph with
+// the same settings takes it without solving or measuring. Without measuring, the analytic
 // costs decide alone.
 #pragma once
 

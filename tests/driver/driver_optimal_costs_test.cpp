@@ -12,6 +12,7 @@
 #include "codegen/cpu/schedule.h"
 #include "codegen/kernel_graphs.h"
 #include "driver/optimal_costs.h"
+#include "driver/plan_decision.h"
 #include "ir/parser.h"
 #include "orchestrate/optimal.h"
 #include "orchestrate/strategies.h"
@@ -145,6 +146,37 @@ TEST(OptimalCosts, PricesEveryCandidateOfRandomGraphs) {
     OptimalPlan p = orchestrate_measured(g, toy(), BuildOptions{}, MeasureOptions{});
     EXPECT_EQ(orchestrate::plan_problems(g, p.kernels), std::vector<std::string>{});
   }
+}
+
+// The plan kept, as the tuning database stores it: read back into the same kernels; text
+// that does not parse, or names a plan that is not one of this graph, is no decision. The key
+// follows the graph, the sites offered, tuning and the round limit.
+TEST(PlanDecision, ReadsBackAPlanOfTheGraphAndNothingElse) {
+  ir::Graph g = ir::parse_graph(codegen::softmax_rows(64, 100));
+  std::vector<tile::Kernel> plan = orchestrate::orchestrate(g, orchestrate::Strategy::PerOp);
+  ASSERT_GT(plan.size(), 1u);
+  std::string text = plan_decision_text({plan, true, 0.5});
+  std::optional<PlanDecision> back = parse_plan_decision(g, text, 0.25);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->greedy_kept);
+  EXPECT_EQ(back->measured_seconds, 0.25);
+  ASSERT_EQ(back->kernels.size(), plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ(back->kernels[i].nodes, plan[i].nodes);
+    EXPECT_EQ(back->kernels[i].outputs, plan[i].outputs);
+  }
+  EXPECT_FALSE(parse_plan_decision(g, "optimal", 0));                        // no kernel
+  EXPECT_FALSE(parse_plan_decision(g, "fastest;0|1", 0));                    // no such head
+  EXPECT_FALSE(parse_plan_decision(g, "optimal;0,x|1", 0));                  // not a number
+  EXPECT_FALSE(parse_plan_decision(g, "optimal;" + std::to_string(g.num_nodes()) + "|1", 0));  // no such node
+  std::vector<tile::Kernel> reversed(plan.rbegin(), plan.rend());           // reads before writes
+  EXPECT_FALSE(parse_plan_decision(g, plan_decision_text({reversed, false, 0}), 0));
+  ir::Graph other = ir::parse_graph(codegen::softmax_rows(64, 101));
+  EXPECT_NE(plan_decision_key(g, {}, false, 12), plan_decision_key(other, {}, false, 12));
+  EXPECT_NE(plan_decision_key(g, {}, false, 12), plan_decision_key(g, {}, true, 12));
+  EXPECT_NE(plan_decision_key(g, {}, false, 12), plan_decision_key(g, {}, false, 3));
+  EXPECT_NE(plan_decision_key(g, {}, false, 12), plan_decision_key(g, {plan[0]}, false, 12));
+  EXPECT_EQ(plan_decision_key(g, {}, false, 12), plan_decision_key(ir::parse_graph(codegen::softmax_rows(64, 100)), {}, false, 12));
 }
 
 }  // namespace

@@ -415,6 +415,15 @@ TEST(CliCompile, OptimalOrchestrationIsMeasuredAndComparedWithGreedy) {
   EXPECT_TRUE(contains(report, "- analytic costs scaled by the median measured/analytic of their class"));
   EXPECT_TRUE(contains(report, "- kernels measured alone: optimal's plan "));
   EXPECT_TRUE(contains(report, "- the plans differ in "));
+  // The plan kept is the database's decision: a second compile takes it, measuring nothing.
+  auto rows = orchid_cli({"tune-db", "stats", "--db", db});
+  auto again = orchid_cli({"compile", model, "-o", dir.file("b"), "--orchestrate", "optimal", "--db", db, "--cache-dir",
+                           object_cache()});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(read_file(dir.file("b") + "/report.md"),
+                       "- optimal: the plan an earlier compile of this graph settled on (tuning database), "));
+  EXPECT_EQ(orchid_cli({"tune-db", "stats", "--db", db}).output, rows.output);
+  EXPECT_EQ(read_file(dir.file("a") + "/plan.json"), read_file(dir.file("b") + "/plan.json"));
 }
 
 // Every file of an artifact directory but its reports, by name.
