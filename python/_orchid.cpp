@@ -71,7 +71,9 @@ py::dict compile(const std::string& model, const std::string& out, const std::st
   ORCHID_USER_CHECK(gpu.empty() || target == "cuda") << "gpu: '" << gpu << "' is for target cuda";
   std::optional<runtime::PlanPrecision> p = runtime::parse_plan_precision(precision);
   ORCHID_USER_CHECK(p) << "precision: '" << precision << "' (expected " << runtime::plan_precision_names() << ")";
-  std::optional<orchestrate::Strategy> s = orchestrate::parse_strategy(strategy);
+  std::optional<orchestrate::Strategy> s =
+      strategy.empty() ? orchestrate::default_strategy(target == "cuda", !orchid_exe.empty())
+                       : orchestrate::parse_strategy(strategy);
   ORCHID_USER_CHECK(s) << "orchestrate: '" << strategy << "' (expected primitive, per-op, greedy or optimal)";
   driver::CompileResult r;
   std::vector<std::string> notes;

@@ -146,7 +146,7 @@ def _from_dlpack(value: Any, name: str) -> np.ndarray:
 
 
 def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = None, *, target: str = "cpu",
-            shapes: Optional[Mapping[str, Sequence[int]]] = None, orchestrate: str = "greedy", rewrite: bool = True,
+            shapes: Optional[Mapping[str, Sequence[int]]] = None, orchestrate: Optional[str] = None, rewrite: bool = True,
             measure: bool = True, db: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None, seed: int = 1,
             tolerance: Optional[float] = None, threads: Optional[int] = None,
             gpu: Optional[str] = None, precision: str = "fp32") -> CompiledModel:
@@ -156,7 +156,8 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
     output: the artifact directory to write (default: a new temporary directory).
     target: "cpu" (this machine) or "cuda" (NVIDIA GPUs; runs through `orchid run` for now).
     shapes: the dims of inputs that have dynamic ones, by input name ({"x": (1, 3, 224, 224)}).
-    orchestrate: "greedy" (default), "per-op", "primitive" or "optimal".
+    orchestrate: "optimal" (the BLP over every convex kernel, with measured costs), "greedy" (fusion rules),
+    "per-op" or "primitive"; default: optimal for target "cpu" when measuring, else greedy.
     rewrite: run the rewrite search.
     measure: choose between oneDNN (and its Winograd convolutions) and generated code by timing them, as `orchid compile` does (the
     `orchid` program installed with the package runs the candidates); False prefers oneDNN.
@@ -178,7 +179,7 @@ def compile(model: Union[PathLike, bytes, Any], output: Optional[PathLike] = Non
     with tempfile.TemporaryDirectory(prefix="orchid-model-") as scratch:
         path = _model_path(model, scratch)
         out = Path(output) if output is not None else Path(tempfile.mkdtemp(prefix="orchid-")) / "artifact"
-        result = _compile(str(path), str(out), target, orchestrate, rewrite, str(cache_dir or ""), seed, tolerance,
+        result = _compile(str(path), str(out), target, orchestrate or "", rewrite, str(cache_dir or ""), seed, tolerance,
                           dims, str(program or ""), str(db or ""), str(gpu or ""), precision)
     return CompiledModel(result["path"], result["summary"] + result["verification"], threads)
 

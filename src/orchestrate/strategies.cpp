@@ -83,6 +83,10 @@ std::optional<Strategy> parse_strategy(std::string_view text) {
   return std::nullopt;
 }
 
+Strategy default_strategy(bool cuda, bool measuring) {
+  return !cuda && measuring ? Strategy::Optimal : Strategy::Greedy;
+}
+
 std::string_view strategy_name(Strategy s) {
   switch (s) {
     case Strategy::Primitive: return "primitive";

@@ -100,6 +100,11 @@ enum class Strategy { Primitive, PerOp, Greedy, Optimal };
 
 // "primitive", "per-op", "greedy", "optimal"; nullopt for anything else.
 std::optional<Strategy> parse_strategy(std::string_view text);
+
+// The strategy of a compile that names none: optimal where kernels are measured on this CPU;
+// greedy for a GPU (the cost loop measures on the CPU) and without measuring (then nothing
+// checks the BLP's analytic choice against greedy's plan).
+Strategy default_strategy(bool cuda, bool measuring);
 std::string_view strategy_name(Strategy s);
 
 // Kernels in an execution order: every kernel's inputs are graph inputs, constants or outputs

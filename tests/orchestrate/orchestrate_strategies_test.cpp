@@ -57,6 +57,13 @@ TEST(Strategies, NamesRoundTrip) {
   EXPECT_FALSE(parse_strategy("Greedy"));
 }
 
+TEST(Strategies, OptimalIsTheDefaultWhereKernelsAreMeasuredOnTheCpu) {
+  EXPECT_EQ(default_strategy(false, true), Strategy::Optimal);
+  EXPECT_EQ(default_strategy(false, false), Strategy::Greedy);
+  EXPECT_EQ(default_strategy(true, true), Strategy::Greedy);
+  EXPECT_EQ(default_strategy(true, false), Strategy::Greedy);
+}
+
 // check_kernels holds for every strategy on random graphs of up to 30 nodes; primitive gives
 // one kernel per node; results are deterministic. Prints how much greedy and per-op fuse.
 TEST(Strategies, ValidOnRandomGraphs) {

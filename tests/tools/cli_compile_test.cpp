@@ -374,8 +374,11 @@ TEST(CliCompile, BadFlagsAndPathsAreUserErrors) {
 TEST(CliCompile, MeasuringChoosesAnImplementationAndCachesTheTimes) {
   TempDir dir("orchid_cli_measure");
   std::string model = write_model(dir), db = dir.file("t.db");
-  // A trailing slash names the same directory: candidates and staging go beside it.
-  auto first = orchid_cli({"compile", model, "-o", dir.file("a") + "/", "--db", db, "--cache-dir", object_cache()});
+  // A trailing slash names the same directory: candidates and staging go beside it. Greedy
+  // measures nothing before the implementations (optimal, the default, measures its kernels
+  // as it orchestrates: the implementation stage then finds them in the database).
+  auto first = orchid_cli({"compile", model, "-o", dir.file("a") + "/", "--orchestrate", "greedy", "--db", db,
+                           "--cache-dir", object_cache()});
   ASSERT_EQ(first.exit_code, 0) << first.output;
   std::string report = read_file(dir.file("a") + "/report.md");
   EXPECT_TRUE(contains(report, "## Implementations chosen by measuring\n\n- kernel "));
@@ -383,7 +386,8 @@ TEST(CliCompile, MeasuringChoosesAnImplementationAndCachesTheTimes) {
   EXPECT_EQ(report.find("(cached)"), std::string::npos) << report;
   EXPECT_TRUE(fs::exists(db));
 
-  auto second = orchid_cli({"compile", model, "-o", dir.file("b"), "--db", db, "--cache-dir", object_cache()});
+  auto second = orchid_cli({"compile", model, "-o", dir.file("b"), "--orchestrate", "greedy", "--db", db,
+                            "--cache-dir", object_cache()});
   ASSERT_EQ(second.exit_code, 0) << second.output;
   std::string again = read_file(dir.file("b") + "/report.md");
   EXPECT_TRUE(contains(again, "## Implementations chosen by measuring"));
@@ -416,9 +420,9 @@ TEST(CliCompile, OptimalOrchestrationIsMeasuredAndComparedWithGreedy) {
   EXPECT_TRUE(contains(report, "- kernels measured alone: optimal's plan "));
   EXPECT_TRUE(contains(report, "- the plans differ in "));
   // The plan kept is the database's decision: a second compile takes it, measuring nothing.
+  // Optimal is the default where the compile measures on the CPU.
   auto rows = orchid_cli({"tune-db", "stats", "--db", db});
-  auto again = orchid_cli({"compile", model, "-o", dir.file("b"), "--orchestrate", "optimal", "--db", db, "--cache-dir",
-                           object_cache()});
+  auto again = orchid_cli({"compile", model, "-o", dir.file("b"), "--db", db, "--cache-dir", object_cache()});
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(contains(read_file(dir.file("b") + "/report.md"),
                        "- optimal: the plan an earlier compile of this graph settled on (tuning database), "));

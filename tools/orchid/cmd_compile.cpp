@@ -25,7 +25,7 @@ namespace {
 struct CompileFlags {
   ModelOptions model;
   std::string out;
-  std::string strategy = "greedy";
+  std::string strategy;  // empty: orchestrate::default_strategy
   std::string target = "cpu";
   std::string cache_dir;
   std::string db;
@@ -55,7 +55,9 @@ std::filesystem::path default_cache_root() { return cli_cache_root("--cache-dir"
 int compile(const CompileFlags& f) {
   bool cuda = f.target == "cuda";
   ORCHID_USER_CHECK(f.gpu.empty() || cuda) << "--gpu " << f.gpu << " is for --target cuda";
-  driver::CompileOptions o = driver::host_compile_options(f.model.file, f.out, cuda, *orchestrate::parse_strategy(f.strategy),
+  orchestrate::Strategy strategy = f.strategy.empty() ? orchestrate::default_strategy(cuda, f.measure)
+                                                      : *orchestrate::parse_strategy(f.strategy);
+  driver::CompileOptions o = driver::host_compile_options(f.model.file, f.out, cuda, strategy,
                                                           f.rewrite, default_cache_root(), f.gpu);
   o.import = import_options(f.model);
   if (!f.cache_dir.empty()) o.build.compiler.cache_dir = f.cache_dir;
@@ -101,7 +103,8 @@ Command add_compile(CLI::App& app) {
   add_model_options(cmd, f->model);
   cmd->add_option("-o,--output", f->out, "the artifact directory to write")->required();
   cmd->add_option("--orchestrate", f->strategy,
-                  "greedy (default), optimal (the BLP over every convex kernel, measured costs), per-op or primitive")
+                  "optimal (the BLP over every convex kernel, measured costs; the default on the CPU), greedy "
+                  "(fusion rules; the default for --target cuda and with --no-measure), per-op or primitive")
       ->check(CLI::IsMember({"primitive", "per-op", "greedy", "optimal"}));
   cmd->add_option("--target", f->target,
                   "cpu (the host; default) or cuda (NVIDIA GPUs: CUDA code for sm_80 and sm_90a, verified where a GPU is)")
