@@ -322,10 +322,14 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
                          const MeasureOptions& o, std::vector<std::string>* notes) {
   if (o.orchid_exe.empty()) return;
   fs::create_directories(o.work_dir);
+  // Per oneDNN step, its candidates: oneDNN (direct), generated code, and oneDNN's Winograd
+  // where it runs the kernel (a convolution by constant weights). All steps' candidates are
+  // timed together, in the same alternating rounds.
+  std::vector<size_t> chosen;                   // the steps with a choice
+  std::vector<std::vector<StepChoice>> choices;  // their candidates
+  std::vector<StepChoice> all;
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != StepKind::OneDnn) continue;
-    // The candidates: oneDNN (direct), generated code, and oneDNN's Winograd where it runs the
-    // kernel (a convolution by constant weights).
     std::vector<StepChoice> candidates(2, steps[i]);
     candidates[1].kind = StepKind::Generated;
     if (constant_conv_weights(g, steps[i]) &&
@@ -333,9 +337,19 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
       candidates.push_back(steps[i]);
       candidates.back().kind = StepKind::OneDnnWinograd;
     }
-    std::vector<CandidateTime> t = measure_alternating(g, candidates, build, o, o.rounds);
+    all.insert(all.end(), candidates.begin(), candidates.end());
+    chosen.push_back(i);
+    choices.push_back(std::move(candidates));
+  }
+  std::vector<CandidateTime> times = measure_alternating(g, all, build, o, o.rounds);
+  size_t at = 0;
+  for (size_t c = 0; c < chosen.size(); ++c) {
+    size_t i = chosen[c];
+    std::vector<CandidateTime> t(times.begin() + static_cast<std::ptrdiff_t>(at),
+                                 times.begin() + static_cast<std::ptrdiff_t>(at + choices[c].size()));
+    at += choices[c].size();
     size_t best = fastest(t);
-    steps[i].kind = candidates[best].kind;
+    steps[i].kind = choices[c][best].kind;
     if (notes != nullptr) {
       const std::string& op = g.node(steps[i].kernel.nodes.front()).name;
       std::string line = "kernel " + std::to_string(i) + " (" + (op.empty() ? "?" : op) + "): oneDNN " + show(t[0]) +
