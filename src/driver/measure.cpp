@@ -28,7 +28,8 @@ namespace {
 
 std::string impl_key(StepKind k) {
   return std::string("impl=") + std::string(step_kind_name(k)) + " codegen=" +
-         std::to_string(codegen::cpu::kCodegenVersion) + " library=" + std::to_string(runtime::kLibraryStepVersion);
+         std::to_string(codegen::cpu::kCodegenVersion) + " library=" + std::to_string(runtime::kLibraryStepVersion) +
+         " timing=" + std::to_string(kTimingVersion);
 }
 
 // The kernel alone as a graph: its inputs, its weights kept as constants, its outputs.
@@ -128,15 +129,17 @@ std::vector<std::vector<CandidateTime>> timed_one_per_process(const std::vector<
   return out;
 }
 
-// The same, every artifact in one helper process (`orchid time-artifacts`); nullopt where
-// that process failed as a whole (a crash, a hang, unreadable output).
+// The same, every artifact in one helper process (`orchid time-artifacts`), each artifact
+// and round under the options' time limit; nullopt where that process failed as a whole (a
+// crash, unreadable output). Where a candidate timed out, those the helper had not reached
+// yet come back empty.
 std::optional<std::vector<std::vector<CandidateTime>>> timed_in_one_process(const std::vector<fs::path>& dirs,
                                                                             const MeasureOptions& o, int rounds) {
   SubprocessOptions so = timing_helper_options(o);
-  so.timeout_s = o.timeout_s * static_cast<double>(dirs.size());
+  so.timeout_s = o.timeout_s * static_cast<double>(dirs.size() * static_cast<size_t>(rounds) + 1);  // a backstop
   std::vector<std::string> argv = {o.orchid_exe, "time-artifacts", "--json", "--rounds", std::to_string(rounds),
                                    "--min-time", std::to_string(o.min_seconds), "--min-runs",
-                                   std::to_string(o.min_runs)};
+                                   std::to_string(o.min_runs), "--timeout", std::to_string(o.timeout_s)};
   if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
   for (const fs::path& d : dirs) argv.push_back(d.string());
   SubprocessResult p = run_subprocess(argv, so);
@@ -167,11 +170,19 @@ std::vector<std::vector<CandidateTime>> timed_in_rounds(const std::vector<const 
     dirs.push_back(o.work_dir / ("timed-" + items[i]->key.substr(0, 16) + "-" + std::to_string(i)));
     fs::remove_all(dirs[i]);
   }
+  struct Removed {
+    const std::vector<fs::path>& dirs;
+    ~Removed() {
+      std::error_code ec;
+      for (const fs::path& d : dirs) fs::remove_all(d, ec);
+    }
+  } removed{dirs};  // also where a write throws
   parallel_for(items.size(), o.write_jobs, [&](size_t i) { items[i]->write(dirs[i]); });
   std::optional<std::vector<std::vector<CandidateTime>>> out;
   if (dirs.size() > 1) out = timed_in_one_process(dirs, o, rounds);
-  if (!out) out = timed_one_per_process(dirs, o, rounds);
-  for (const fs::path& d : dirs) fs::remove_all(d);
+  if (!out) return timed_one_per_process(dirs, o, rounds);
+  for (size_t i = 0; i < dirs.size(); ++i)  // not reached before a candidate timed out
+    if ((*out)[i].empty()) (*out)[i] = timed_one_per_process({dirs[i]}, o, rounds)[0];
   return *out;
 }
 
@@ -250,12 +261,12 @@ ScheduleComparison compare_candidates(const ir::Graph& g, const StepChoice& a, c
 
 // A helper process that times artifacts: under the options' time and address-space limits,
 // with OpenMP threads that spin briefly at a barrier, then sleep (GOMP_SPINCOUNT=10000, some
-// tens of microseconds). Longer spins (libgomp's default, 300000) let a main thread that spins
-// at a join hold the core its woken worker was queued on, for a scheduler slice: on this
-// shared 2-core machine, 2 to 4 of bert_tiny's 50 candidates then ran every run in 7.9 ms
-// (0.02 to 0.08 ms in a process of their own). Without spinning (OMP_WAIT_POLICY=PASSIVE),
-// every parallel region pays a sleeping thread's wake-up: bert_tiny's whole plan measured
-// 2.1 ms where its runs take 0.8, and plans of many small steps looked slower than they run.
+// tens of microseconds). With libgomp's default spin (300000), a main thread spinning at a
+// join can hold the core its woken worker was queued on for a scheduler slice where other
+// load shares the cores: measured, 2 to 4 of bert_tiny's 50 candidates then took 7.9 ms in
+// every run (0.02 to 0.08 ms in a process of their own). Without spinning
+// (OMP_WAIT_POLICY=PASSIVE), every parallel region pays a sleeping thread's wake-up: plans of
+// many small steps measured up to 2.5 times what they take in a process with default waits.
 SubprocessOptions timing_helper_options(const MeasureOptions& o) {
   SubprocessOptions so;
   so.timeout_s = o.timeout_s;

@@ -21,6 +21,10 @@
 
 namespace orchid::driver {
 
+// How helper processes time (their OpenMP waits, timing_helper_options): part of every
+// time's implementation key in the database, so that times taken otherwise are taken again.
+constexpr int kTimingVersion = 2;
+
 struct MeasureOptions {
   std::string orchid_exe;           // the program that runs artifacts; empty: measure nothing
   std::filesystem::path work_dir;   // where candidate artifacts are written (and removed)
@@ -33,10 +37,12 @@ struct MeasureOptions {
   // keeping its fastest run): a burst of load from other processes then hits one round of
   // every candidate, not all of one candidate's runs.
   int rounds = 3;
-  // Candidates written at once (each write generates code and compiles it) before a batch is
-  // timed, in one helper process (`orchid time-artifacts`).
+  // Candidates written at once (each write generates code and compiles it, on up to the
+  // compiler's jobs: both multiply) before a batch is timed, in one helper process (`orchid
+  // time-artifacts`). Writes run on other threads: where one compiles a whole graph with
+  // measuring (through the tuning database), make it 1.
   int write_jobs = 2;
-  double timeout_s = 120;
+  double timeout_s = 120;  // per candidate and round
   int64_t address_space_limit = int64_t{16} << 30;
   // Generated steps are built and timed with the schedule the database decided for their
   // kernel (tuned_schedule), where it has one: the compile tunes (`--tune-minutes`), so the

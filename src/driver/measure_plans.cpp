@@ -42,7 +42,7 @@ std::string plan_key(const ir::Graph& g, const std::vector<StepChoice>& steps,
 
 std::string plan_impl() {
   return "plan codegen=" + std::to_string(codegen::cpu::kCodegenVersion) +
-         " library=" + std::to_string(runtime::kLibraryStepVersion);
+         " library=" + std::to_string(runtime::kLibraryStepVersion) + " timing=" + std::to_string(kTimingVersion);
 }
 
 // The whole plan with these steps and schedules, timed like a candidate (time_alternating).

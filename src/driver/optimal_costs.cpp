@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "codegen/cpu/schedule.h"
@@ -29,7 +30,7 @@ std::string identity(const tile::Kernel& k) {
 }
 
 // Measures every kernel of a plan not measured yet, all together (measure_alternating, one
-// round: one batch of helper processes); returns those it measured. A kernel's seconds are
+// round: one helper process); returns those it measured. A kernel's seconds are
 // those of the steps implement() makes of it: aliases are free; a failed candidate never runs.
 std::vector<const tile::Kernel*> measure_plan(const ir::Graph& g, const std::vector<tile::Kernel>& plan,
                                               const BuildOptions& build, const MeasureOptions& m,
@@ -113,6 +114,31 @@ std::string kernel_label(const ir::Graph& g, const tile::Kernel& k) {
   for (size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? " + " : "") + names[i];
   if (names.size() > 3) out += " + " + std::to_string(names.size() - 3) + " more";
   return out + "]";
+}
+
+// The plan an earlier compile of g kept (the database's decision under `key`), where there is
+// one and it is a plan of g.
+std::optional<OptimalPlan> decided_plan(const ir::Graph& g, const MeasureOptions& m, const std::string& key) {
+  auto d = m.db->decision(m.target, key);
+  if (!d) return std::nullopt;
+  std::optional<PlanDecision> kept = parse_plan_decision(g, d->first, d->second.median_ns * 1e-9);
+  if (!kept) return std::nullopt;
+  OptimalPlan p;
+  p.kernels = std::move(kept->kernels);
+  p.greedy_kept = kept->greedy_kept;
+  p.measured_seconds = kept->measured_seconds;
+  p.notes.push_back("optimal: the plan an earlier compile of this graph settled on (tuning database), " +
+                    std::to_string(p.kernels.size()) + " kernels" +
+                    (p.greedy_kept ? ", greedy's plan, which measured faster whole" : ""));
+  return p;
+}
+
+// Keeps p as the decision under `key`, where every kernel of it was timed (a failed
+// measurement, which a later compile may not repeat, decides nothing).
+void record_decision(const MeasureOptions& m, const std::string& key, const OptimalPlan& p) {
+  if (!std::isfinite(p.measured_seconds)) return;
+  m.db->decide(m.target, key, plan_decision_text({p.kernels, p.greedy_kept, p.measured_seconds}),
+               {p.measured_seconds * 1e9, 0, p.rounds, ""});
 }
 
 }  // namespace
@@ -238,21 +264,15 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     const Estimate& e = estimate(k, id);
     return e.seconds * calibration.scale(e.cls);
   };
-  OptimalPlan p;
+  // The plan kept is the database's decision for this graph. Not after tuning: there the BLP
+  // solves again with the tuned kernels' times, which a compile may have changed since.
   std::vector<tile::Kernel> site_kernels;
   for (const UGraphSite& site : sites) site_kernels.push_back(site.kernel);
-  const std::string decision_key = plan_decision_key(g, site_kernels, measure.tuned, max_rounds);
-  if (measuring && measure.db != nullptr)
-    if (auto d = measure.db->decision(measure.target, decision_key))
-      if (std::optional<PlanDecision> kept = parse_plan_decision(g, d->first, d->second.median_ns * 1e-9)) {
-        p.kernels = std::move(kept->kernels);
-        p.greedy_kept = kept->greedy_kept;
-        p.measured_seconds = kept->measured_seconds;
-        p.notes.push_back("optimal: the plan an earlier compile of this graph settled on (tuning database), " +
-                          std::to_string(p.kernels.size()) + " kernels" +
-                          (p.greedy_kept ? ", greedy's plan, which measured faster whole" : ""));
-        return p;
-      }
+  const bool decides = measuring && measure.db != nullptr && !measure.tuned;
+  const std::string decision_key = decides ? plan_decision_key(g, site_kernels, build, measure, max_rounds) : "";
+  if (decides)
+    if (std::optional<OptimalPlan> earlier = decided_plan(g, measure, decision_key)) return *earlier;
+  OptimalPlan p;
   // Measures the plan's kernels not measured yet, each calibrating its class; how many were
   // new. In the BLP's plans, sites are μGraphs with their times already measured.
   auto measure_calibrating = [&](const std::vector<tile::Kernel>& plan, bool with_sites) -> size_t {
@@ -299,15 +319,10 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   std::vector<std::string> differences = plan_differences(g, p.kernels, greedy, optimal_seconds);
   p.notes.insert(p.notes.end(), differences.begin(), differences.end());
   p.measured_seconds = t_opt;
-  // The plan kept becomes the database's decision for this graph.
-  auto decided = [&]() -> OptimalPlan& {
-    if (measure.db != nullptr)
-      measure.db->decide(measure.target, decision_key,
-                         plan_decision_text({p.kernels, p.greedy_kept, p.measured_seconds}),
-                         {p.measured_seconds * 1e9, 0, p.rounds, ""});
+  if (same_plan(p.kernels, greedy)) {
+    if (decides) record_decision(measure, decision_key, p);
     return p;
-  };
-  if (same_plan(p.kernels, greedy)) return decided();
+  }
   // Kernels timed alone find their inputs in cache and run no neighbours: the plans are
   // decided whole, built with the steps implement() makes and timed in alternating rounds.
   // The rounds may also have stopped before every chosen kernel had a measured cost.
@@ -321,7 +336,8 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     p.measured_seconds = t_greedy;
     p.greedy_kept = true;
   }
-  return decided();
+  if (decides && whole[0].ms && whole[1].ms) record_decision(measure, decision_key, p);
+  return p;
 }
 
 }  // namespace orchid::driver

@@ -44,13 +44,17 @@ std::optional<std::vector<int32_t>> parse_ids(std::string_view text) {
 
 }  // namespace
 
-std::string plan_decision_key(const ir::Graph& g, const std::vector<tile::Kernel>& sites, bool tuned, int max_rounds) {
+std::string plan_decision_key(const ir::Graph& g, const std::vector<tile::Kernel>& sites, const BuildOptions& build,
+                              const MeasureOptions& measure, int max_rounds) {
   std::string text = ir::canonical_signature(g).text;
   text += "\nsites:";
   for (const tile::Kernel& k : sites) text += " " + kernel_text(tile::sorted(k));
-  text += "\ntuned: " + std::to_string(tuned) + "\nrounds: " + std::to_string(max_rounds) +
-          "\ncodegen: " + std::to_string(codegen::cpu::kCodegenVersion) +
-          "\nlibrary: " + std::to_string(runtime::kLibraryStepVersion);
+  text += "\nlayouts: " + std::to_string(build.layouts) + "\nthreads: " + std::to_string(measure.threads) +
+          "\nmin_seconds: " + std::to_string(measure.min_seconds) + "\nmin_runs: " + std::to_string(measure.min_runs) +
+          "\nrounds: " + std::to_string(measure.rounds) + "\ntuned: " + std::to_string(measure.tuned) +
+          "\nmax_rounds: " + std::to_string(max_rounds) + "\nversions: " + std::to_string(kPlanDecisionVersion) + " " +
+          std::to_string(codegen::cpu::kCodegenVersion) + " " + std::to_string(runtime::kLibraryStepVersion) + " " +
+          std::to_string(kTimingVersion);
   return "optimal plan " + sha256_hex(text);
 }
 

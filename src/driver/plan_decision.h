@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "driver/measure.h"
+#include "driver/plan_builder.h"
 #include "ir/graph.h"
 #include "tile/kernel.h"
 
@@ -20,10 +22,16 @@ struct PlanDecision {
   double measured_seconds = 0;        // the kept plan's kernels timed alone, summed
 };
 
+// Bump when the orchestration would choose otherwise from the same times (its candidates,
+// pruning, BLP or greedy's rules change): earlier decisions are then not taken.
+constexpr int kPlanDecisionVersion = 1;
+
 // The decision's key: the graph's canonical signature, the μGraph sites offered (their
-// kernels), whether tuned schedules were measured, the round limit, and the versions of the
-// code generator and of library steps.
-std::string plan_decision_key(const ir::Graph& g, const std::vector<tile::Kernel>& sites, bool tuned, int max_rounds);
+// kernels), what the plans are built and measured with (layouts, threads, timing settings,
+// whether tuned schedules), the round limit, and the versions of the orchestration, the code
+// generator, library steps and timing.
+std::string plan_decision_key(const ir::Graph& g, const std::vector<tile::Kernel>& sites, const BuildOptions& build,
+                              const MeasureOptions& measure, int max_rounds);
 
 // "optimal" or "greedy", then per kernel ";n1,n2,..|v1,v2,...": what the database keeps.
 std::string plan_decision_text(const PlanDecision& d);

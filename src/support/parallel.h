@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -28,7 +29,11 @@ void parallel_for(size_t n, int jobs, F&& f) {
     }
   };
   std::vector<std::thread> helpers;
-  for (size_t t = 1; t < std::min(n, static_cast<size_t>(std::max(1, jobs))); ++t) helpers.emplace_back(work);
+  try {
+    for (size_t t = 1; t < std::min(n, static_cast<size_t>(std::max(1, jobs))); ++t) helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads: the work goes on with those there are.
+  }
   work();
   for (std::thread& t : helpers) t.join();
   for (const std::exception_ptr& e : errors)

@@ -5,6 +5,7 @@
 // in a process of its own; times are recorded, and a second call reads them back.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -40,7 +41,7 @@ struct Timing {
   BuildOptions build;
   MeasureOptions measure;
   tune::TuningDb db{dir.file("tuning.db")};
-  int writes = 0;
+  std::atomic<int> writes{0};  // written from the write threads
 
   Timing() {
     build.compiler.cache_dir = fs::temp_directory_path() / "orchid-test-objects";
@@ -64,8 +65,23 @@ struct Timing {
   }
 };
 
-TEST(Measure, CandidatesOfOneKeyAreWrittenAndTimedOnceAndRecorded) {
+// A program that logs its arguments' first word (the command) to `log`, then runs orchid.
+std::string logging_orchid(const testlib::TempDir& dir, const std::string& log) {
+  std::string script = dir.file("orchid-logged", "#!/bin/sh\necho \"$1\" >> '" + log + "'\nexec '" +
+                                                    std::string(ORCHID_BIN) + "' \"$@\"\n");
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(Measure, CandidatesOfOneKeyAreWrittenAndTimedOnceInOneProcessAndRecorded) {
   Timing t;
+  std::string log = t.dir.file("commands.txt");
+  t.measure.orchid_exe = logging_orchid(t.dir, log);
   std::vector<TimedArtifact> items = {t.item(t.small, "a"), t.item(t.larger, "b"), t.item(t.small, "a")};
   std::vector<CandidateTime> first = time_alternating(items, t.measure, 2);
   EXPECT_EQ(t.writes, 2);
@@ -76,6 +92,7 @@ TEST(Measure, CandidatesOfOneKeyAreWrittenAndTimedOnceAndRecorded) {
     EXPECT_FALSE(c.cached);
   }
   EXPECT_EQ(*first[0].ms, *first[2].ms);
+  EXPECT_EQ(read_text(log), "time-artifacts\n");  // one helper process for both rounds
   ASSERT_TRUE(t.db.lookup("test", "a", "impl"));
   EXPECT_DOUBLE_EQ(t.db.lookup("test", "a", "impl")->median_ns, *first[0].ms * 1e6);
   // Every directory written is gone.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <string>
 #include <iostream>
@@ -172,11 +173,24 @@ TEST(PlanDecision, ReadsBackAPlanOfTheGraphAndNothingElse) {
   std::vector<tile::Kernel> reversed(plan.rbegin(), plan.rend());           // reads before writes
   EXPECT_FALSE(parse_plan_decision(g, plan_decision_text({reversed, false, 0}), 0));
   ir::Graph other = ir::parse_graph(codegen::softmax_rows(64, 101));
-  EXPECT_NE(plan_decision_key(g, {}, false, 12), plan_decision_key(other, {}, false, 12));
-  EXPECT_NE(plan_decision_key(g, {}, false, 12), plan_decision_key(g, {}, true, 12));
-  EXPECT_NE(plan_decision_key(g, {}, false, 12), plan_decision_key(g, {}, false, 3));
-  EXPECT_NE(plan_decision_key(g, {}, false, 12), plan_decision_key(g, {plan[0]}, false, 12));
-  EXPECT_EQ(plan_decision_key(g, {}, false, 12), plan_decision_key(ir::parse_graph(codegen::softmax_rows(64, 100)), {}, false, 12));
+  BuildOptions build;
+  MeasureOptions measure;
+  std::string key = plan_decision_key(g, {}, build, measure, 12);
+  EXPECT_EQ(key, plan_decision_key(ir::parse_graph(codegen::softmax_rows(64, 100)), {}, build, measure, 12));
+  EXPECT_NE(key, plan_decision_key(other, {}, build, measure, 12));
+  EXPECT_NE(key, plan_decision_key(g, {plan[0]}, build, measure, 12));
+  EXPECT_NE(key, plan_decision_key(g, {}, build, measure, 3));
+  BuildOptions plain = build;
+  plain.layouts = false;
+  EXPECT_NE(key, plan_decision_key(g, {}, plain, measure, 12));
+  for (auto change : std::vector<std::function<void(MeasureOptions&)>>{
+           [](MeasureOptions& m) { m.tuned = true; }, [](MeasureOptions& m) { m.threads = 3; },
+           [](MeasureOptions& m) { m.min_seconds *= 2; }, [](MeasureOptions& m) { m.min_runs += 1; },
+           [](MeasureOptions& m) { m.rounds += 1; }}) {
+    MeasureOptions other_measure = measure;
+    change(other_measure);
+    EXPECT_NE(key, plan_decision_key(g, {}, build, other_measure, 12));
+  }
 }
 
 }  // namespace

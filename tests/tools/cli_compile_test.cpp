@@ -289,6 +289,16 @@ TEST(CliCompile, TimeArtifactsTimesEachInRoundsAndReportsOneThatFails) {
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_TRUE(contains(text.output, out + ": fastest "));
   EXPECT_TRUE(contains(text.output, " ms over 1 rounds"));
+
+  // Runs of 2 s against a limit of 0.3 s: the first artifact times out, the process ends with
+  // it, and the second was not reached.
+  auto late = orchid_cli({"time-artifacts", out, out, "--json", "--rounds", "1", "--min-time", "2", "--timeout", "0.3"});
+  ASSERT_EQ(late.exit_code, 0) << late.output;
+  nlohmann::json l = nlohmann::json::parse(late.output).at("artifacts");
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_TRUE(contains(l[0].at("error").get<std::string>(), "timed out (over 0.3 s in one round)"));
+  EXPECT_EQ(l[1].at("error"), "");
+  EXPECT_TRUE(l[1].at("rounds_ms").empty());
 }
 
 TEST(CliCompile, VerifyAndBisectATamperedGraph) {
@@ -420,13 +430,15 @@ TEST(CliCompile, OptimalOrchestrationIsMeasuredAndComparedWithGreedy) {
   EXPECT_TRUE(contains(report, "- kernels measured alone: optimal's plan "));
   EXPECT_TRUE(contains(report, "- the plans differ in "));
   // The plan kept is the database's decision: a second compile takes it, measuring nothing.
-  // Optimal is the default where the compile measures on the CPU.
-  auto rows = orchid_cli({"tune-db", "stats", "--db", db});
+  // Optimal is the default where the compile measures on the CPU. Every row keeps its time of
+  // recording: nothing was measured or decided again.
+  ASSERT_EQ(orchid_cli({"tune-db", "export", dir.file("rows-a.json"), "--db", db}).exit_code, 0);
   auto again = orchid_cli({"compile", model, "-o", dir.file("b"), "--db", db, "--cache-dir", object_cache()});
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(contains(read_file(dir.file("b") + "/report.md"),
                        "- optimal: the plan an earlier compile of this graph settled on (tuning database), "));
-  EXPECT_EQ(orchid_cli({"tune-db", "stats", "--db", db}).output, rows.output);
+  ASSERT_EQ(orchid_cli({"tune-db", "export", dir.file("rows-b.json"), "--db", db}).exit_code, 0);
+  EXPECT_EQ(read_file(dir.file("rows-a.json")), read_file(dir.file("rows-b.json")));
   EXPECT_EQ(read_file(dir.file("a") + "/plan.json"), read_file(dir.file("b") + "/plan.json"));
 }
 
