@@ -252,6 +252,20 @@ ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b,
   return r;
 }
 
+std::string comparison_line(const ScheduleComparison& c, const std::string& a, const std::string& b) {
+  std::string line;
+  if (c.cached) {
+    line = a + (c.a_faster ? " faster" : " not faster") + " (decided before)";
+  } else if (!c.failure.empty()) {
+    line = "not compared (" + c.failure + ")";
+  } else {
+    char times[96];
+    std::snprintf(times, sizeof times, " %.4f ms, %s %.4f ms (medians)", c.a_ms, b.c_str(), c.b_ms);
+    line = a + times;
+  }
+  return line + " → " + (c.a_faster ? a : b) + " kept";
+}
+
 ScheduleComparison compare_candidates(const ir::Graph& g, const StepChoice& a, const StepChoice& b,
                                       const BuildOptions& build, const MeasureOptions& o, double alpha, int rounds) {
   TimedArtifact ia = candidate_item(g, a, build, o), ib = candidate_item(g, b, build, o);

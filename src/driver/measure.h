@@ -112,6 +112,11 @@ struct ScheduleComparison {
   bool cached = false;
   std::string failure;        // where one could not be built or run
 };
+// The comparison for a report, `a` and `b` naming the two: "a 1.2345 ms, b 1.3456 ms
+// (medians)", "a faster (decided before)", "a not faster (decided before)" or "not compared
+// (why)", then " → a kept" or " → b kept".
+std::string comparison_line(const ScheduleComparison& c, const std::string& a, const std::string& b);
+
 ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b, const std::string& key,
                                  const MeasureOptions& options, double alpha, int rounds);
 

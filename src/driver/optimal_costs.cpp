@@ -116,6 +116,9 @@ std::string kernel_label(const ir::Graph& g, const tile::Kernel& k) {
   return out + "]";
 }
 
+// Alternating rounds in which the BLP's plan and greedy's are timed whole.
+constexpr int kWholePlanRounds = 9;
+
 // The plan an earlier compile of g kept (the database's decision under `key`), where there is
 // one and it is a plan of g.
 std::optional<OptimalPlan> decided_plan(const ir::Graph& g, const MeasureOptions& m, const std::string& key) {
@@ -324,19 +327,25 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     return p;
   }
   // Kernels timed alone find their inputs in cache and run no neighbours: the plans are
-  // decided whole, built with the steps implement() makes and timed in alternating rounds.
-  // The rounds may also have stopped before every chosen kernel had a measured cost.
-  std::vector<CandidateTime> whole = measure_plans(
-      g, {joined(implement_placed(g, mark_ugraph_kernels(p.kernels, sites))), implement(g, greedy)}, build, measure);
-  bool keep = whole[0].ms && fastest(whole) == 0;
-  p.notes.push_back("whole plans: optimal's " + show(whole[0]) + ", greedy's " + show(whole[1]) + " → " +
-                    (keep ? "optimal's kept" : "greedy's kept"));
-  if (!keep) {
+  // decided whole, built with the steps implement() makes (under their tuned schedules where
+  // the options use them) and timed in alternating rounds. The rounds may also have stopped
+  // before every chosen kernel had a measured cost. The BLP's plan is kept only where it is
+  // faster with significance (Welch's test over the rounds, as the tuner decides): where the
+  // two cannot be told apart, greedy's plan stays.
+  std::vector<StepChoice> ours = joined(implement_placed(g, mark_ugraph_kernels(p.kernels, sites)));
+  std::vector<StepChoice> theirs = implement(g, greedy);
+  ScheduleComparison whole = compare_plans(g, ours, tuned_schedules(g, ours, measure, build.cores), theirs,
+                                           tuned_schedules(g, theirs, measure, build.cores), build, measure, 0.05,
+                                           kWholePlanRounds);
+  // Where the two cannot be told apart (or one failed), greedy's plan stays.
+  p.notes.push_back("whole plans, " + std::to_string(kWholePlanRounds) + " alternating rounds, Welch's test: " +
+                    comparison_line(whole, "optimal's", "greedy's"));
+  if (!whole.a_faster) {
     p.kernels = greedy;
     p.measured_seconds = t_greedy;
     p.greedy_kept = true;
   }
-  if (decides && whole[0].ms && whole[1].ms) record_decision(measure, decision_key, p);
+  if (decides && whole.failure.empty()) record_decision(measure, decision_key, p);
   return p;
 }
 

@@ -2,9 +2,10 @@
 // (analytic_cost: the tile-graph model, or the roofline bound of what a library runs), every
 // kernel it chooses is implemented and measured (in a helper process, through the tuning
 // database), and it is solved again,
-// until every chosen kernel has a measured cost (or a round limit). The plan kept is then the
-// faster of the last solve's and greedy's, both built whole and timed in alternating rounds,
-// so that `optimal` is never measured slower than `greedy`. The plan kept is the tuning
+// until every chosen kernel has a measured cost (or a round limit). The last solve's plan and
+// greedy's are then built whole and timed in alternating rounds, and the BLP's is kept only
+// where it is faster with significance (Welch's test), so that `optimal` does not trade
+// greedy's plan for one that only measured faster by chance. The plan kept is the tuning
 // database's decision for the graph (plan_decision.h): a later compile of the same graph with
 // the same settings takes it without solving or measuring. Without measuring, the analytic
 // costs decide alone.

@@ -470,13 +470,7 @@ void keep_tuned_if_faster(const ir::Graph& g, std::vector<StepChoice>& steps, Pl
   if (!differs || m.orchid_exe.empty()) return;
   ScheduleComparison c = compare_plans(g, tuned.steps, tuned.schedules, steps, {}, build, m);
   const bool keep = c.a_faster;
-  if (notes) {
-    std::string line = "whole plans: ";
-    if (c.cached) line += keep ? "tuned faster (decided before)" : "tuned not faster (decided before)";
-    else if (!c.failure.empty()) line += "not compared (" + c.failure + ")";
-    else line += "tuned " + ms_text(c.a_ms) + ", default schedules " + ms_text(c.b_ms) + " (medians)";
-    notes->push_back(line + " → " + (keep ? "tuned kept" : "default schedules kept"));
-  }
+  if (notes) notes->push_back("whole plans: " + comparison_line(c, "tuned", "default schedules"));
   if (keep) {
     steps = tuned.steps;
     return;
