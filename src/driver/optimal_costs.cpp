@@ -85,7 +85,9 @@ void describe_subgraphs(const ir::Graph& g, const orchestrate::OptimalResult& r,
     notes.push_back("subgraph from '" + g.node(s.first).name + "': " + std::to_string(s.nodes) + " primitives, " +
                     std::to_string(s.states) + " states, " + std::to_string(s.candidates) + " candidates, " +
                     std::to_string(s.rounds) + " solves, " + std::to_string(s.kernels) + " kernels, " +
-                    (s.optimal ? "optimal" : "not proven optimal") + ", solve " + fmt("%.3f", s.solve_seconds) + " s");
+                    (s.optimal ? "optimal" : "not proven optimal") + ", solve " + fmt("%.3f", s.solve_seconds) + " s" +
+                    (s.solver_failures ? ", the solver failed " + std::to_string(s.solver_failures) + " times" : "") +
+                    (s.used_fallback ? ", one kernel per primitive (no solve found a plan)" : ""));
   }
   if (by_states.size() > kMaxSubgraphLines)
     notes.push_back(std::to_string(by_states.size() - kMaxSubgraphLines) + " smaller subgraphs (at most " +
@@ -99,6 +101,11 @@ void describe(const ir::Graph& g, const OptimalPlan& p, std::vector<std::string>
                   (r.optimal ? "proven optimal" : "gap " + fmt("%.2f", r.gap() * 100) + " %") + ", " +
                   std::to_string(r.cuts.size()) + " cuts, solve " + fmt("%.2f", r.seconds) + " s");
   describe_subgraphs(g, r, notes);
+  int failures = 0, fallbacks = 0;
+  for (const orchestrate::SubgraphStats& s : r.subgraphs) failures += s.solver_failures, fallbacks += s.used_fallback;
+  if (failures > 0)
+    notes.push_back("the solver stopped its process " + std::to_string(failures) + " times (solved again, or " +
+                    std::to_string(fallbacks) + " subgraphs left one kernel per primitive)");
   for (const orchestrate::PruneRow& row : r.pruning)
     notes.push_back("pruning rule " + row.rule + ": " + std::to_string(row.before) + " → " + std::to_string(row.after));
 }

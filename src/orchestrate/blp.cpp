@@ -6,8 +6,16 @@
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -105,7 +113,7 @@ struct Solve {
   bool optimal = false;
 };
 
-Solve run_cbc(const Reduced& r, const std::vector<Row>& rows, const BlpOptions& o) {
+Solve run_cbc(const Reduced& r, const std::vector<Row>& rows, const BlpOptions& o, bool preprocess) {
   int n = static_cast<int>(r.costs.size());
   CoinPackedMatrix m(false, 0, 0);
   m.setDimensions(0, n);
@@ -125,9 +133,11 @@ Solve run_cbc(const Reduced& r, const std::vector<Row>& rows, const BlpOptions& 
   // One thread (the default), no time limit: the search is deterministic. Five rounds of
   // cuts at the root instead of CBC's default (up to 100) halve the solve time of these
   // problems, whose LP bound the cuts raise in the first few rounds.
-  const char* argv[] = {"orchid", "-log", "0", "-maxNodes", nodes.c_str(), "-allowableGap", "1e-6",
-                        "-ratioGap", "0", "-passC", "5", "-solve", "-quit"};
-  CbcMain1(static_cast<int>(std::size(argv)), argv, model);
+  std::vector<const char*> argv = {"orchid", "-log", "0", "-maxNodes", nodes.c_str(), "-allowableGap", "1e-6",
+                                   "-ratioGap", "0", "-passC", "5"};
+  if (!preprocess) argv.insert(argv.end(), {"-preprocess", "off"});
+  argv.insert(argv.end(), {"-solve", "-quit"});
+  CbcMain1(static_cast<int>(argv.size()), argv.data(), model);
   Solve s;
   const double* x = model.bestSolution();
   if (x == nullptr || model.isProvenInfeasible()) return s;
@@ -137,6 +147,81 @@ Solve run_cbc(const Reduced& r, const std::vector<Row>& rows, const BlpOptions& 
   s.optimal = model.isProvenOptimal() && !model.isNodeLimitReached();
   s.bound = model.getBestPossibleObjValue();
   return s;
+}
+
+// Writes all of `bytes` to fd; false where it cannot.
+bool write_all(int fd, const std::string& bytes) {
+  for (size_t at = 0; at < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string encoded(const Solve& s) {
+  std::string out(reinterpret_cast<const char*>(&s.bound), sizeof s.bound);
+  out += static_cast<char>(s.found), out += static_cast<char>(s.optimal);
+  for (int32_t c : s.chosen) out.append(reinterpret_cast<const char*>(&c), sizeof c);
+  return out;
+}
+
+std::optional<Solve> decoded(const std::string& bytes) {
+  constexpr size_t head = sizeof(double) + 2;
+  if (bytes.size() < head || (bytes.size() - head) % sizeof(int32_t) != 0) return std::nullopt;
+  Solve s;
+  std::memcpy(&s.bound, bytes.data(), sizeof s.bound);
+  s.found = bytes[sizeof(double)] != 0, s.optimal = bytes[sizeof(double) + 1] != 0;
+  s.chosen.resize((bytes.size() - head) / sizeof(int32_t));
+  std::memcpy(s.chosen.data(), bytes.data() + head, bytes.size() - head);
+  return s;
+}
+
+// run_cbc in a forked child, which sends its solve back through a pipe: Clp stops the process
+// with a failed assertion on some problems (coin-or/Clp#173: ClpNonLinearCost's bounds after
+// CBC's preprocessing), which must cost a solve, not the compile. The child runs the solver
+// alone (no OpenMP, no other thread's locks held: the caller is single-threaded here) and
+// ends with _exit. None where the child did not finish with a whole solve.
+std::optional<Solve> run_cbc_in_child(const Reduced& r, const std::vector<Row>& rows, const BlpOptions& o,
+                                      bool preprocess) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]), ::close(fds[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    bool sent = write_all(fds[1], encoded(run_cbc(r, rows, o, preprocess)));
+    ::_exit(sent ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string bytes;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return decoded(bytes);
+}
+
+// The solve, isolated in a child process; where the solver fails there, once more without
+// CBC's preprocessing; where that fails too, a solve that found nothing (`failures` counts).
+Solve solve_isolated(const Reduced& r, const std::vector<Row>& rows, const BlpOptions& o, int& failures) {
+  for (bool preprocess : {true, false}) {
+    if (std::optional<Solve> s = run_cbc_in_child(r, rows, o, preprocess)) return *s;
+    ++failures;
+  }
+  return {};
 }
 
 // Tarjan's strongly connected components of a graph given by successor lists, each
@@ -235,7 +320,7 @@ BlpResult solve_blp(const BlpProblem& p, const BlpOptions& o) {
   while (res.rounds < o.max_rounds) {
     ++res.rounds;
     res.rows = static_cast<int64_t>(rows.size());
-    Solve solve = run_cbc(r, rows, o);
+    Solve solve = solve_isolated(r, rows, o, res.solver_failures);
     if (!solve.found) break;
     last_bound = solve.bound / r.scale;
     Schedule s = schedule_items(p, solve.chosen);

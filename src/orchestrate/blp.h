@@ -72,6 +72,7 @@ struct BlpResult {
   bool used_fallback = false;
   int rounds = 0;              // solves
   int cycle_cuts = 0;          // cuts added
+  int solver_failures = 0;     // solves whose solver stopped its (child) process, tried again
   int64_t columns = 0;         // items left after removing those that can never run
   int64_t rows = 0;            // constraints of the last solve
   double seconds = 0;          // wall time of the solves

@@ -143,6 +143,7 @@ SubgraphPlan solve_subgraph(const ir::Graph& g, const Subgraph& sg, const CostOr
     plan.costs.push_back(pr.costs[static_cast<size_t>(i)]);
   }
   st.columns = r.columns, st.rows = r.rows, st.rounds = r.rounds, st.cycle_cuts = r.cycle_cuts;
+  st.solver_failures = r.solver_failures;
   st.kernels = static_cast<int32_t>(r.order.size());
   st.cost = r.objective, st.bound = r.bound, st.optimal = r.optimal, st.used_fallback = r.used_fallback;
   st.solve_seconds = r.seconds;

@@ -68,6 +68,7 @@ struct SubgraphStats {
   int64_t rows = 0;            // constraints of the last solve
   int rounds = 0;              // solves
   int cycle_cuts = 0;
+  int solver_failures = 0;     // BlpResult::solver_failures
   int32_t kernels = 0;         // chosen
   double cost = 0;             // Σ cost of the chosen kernels
   double bound = 0;            // proven lower bound
