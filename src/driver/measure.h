@@ -162,11 +162,6 @@ std::vector<StepChoice> choose_whole_over_split(const ir::Graph& g, const std::v
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
                          const MeasureOptions& options, std::vector<std::string>* notes);
 
-// Whole plans of g, each built as an artifact of its steps, timed in alternating rounds
-// (time_alternating; cached in the database by the plan's kernels and implementations).
-std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<std::vector<StepChoice>>& plans,
-                                         const BuildOptions& build, const MeasureOptions& o);
-
 // Plan `steps_a` with schedules `a` against plan `steps_b` with `b` (per step; none: the
 // default), both built whole: compare_timed, the decision keyed by both plans.
 // compare_schedules: one plan's steps under two sets of schedules.

@@ -62,14 +62,6 @@ TimedArtifact plan_item(const ir::Graph& g, const std::vector<StepChoice>& steps
 
 }  // namespace
 
-std::vector<CandidateTime> measure_plans(const ir::Graph& g, const std::vector<std::vector<StepChoice>>& plans,
-                                         const BuildOptions& build, const MeasureOptions& o) {
-  fs::create_directories(o.work_dir);
-  std::vector<TimedArtifact> items;
-  for (const std::vector<StepChoice>& steps : plans) items.push_back(plan_item(g, steps, build, o));
-  return time_alternating(items, o, o.rounds);
-}
-
 ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepChoice>& steps,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& b,

@@ -37,21 +37,18 @@ std::vector<const tile::Kernel*> measure_plan(const ir::Graph& g, const std::vec
                                               std::map<std::string, double>& measured) {
   std::vector<const tile::Kernel*> fresh;
   std::vector<StepChoice> steps;
-  std::vector<size_t> owner;  // per step: its kernel in `fresh`
+  std::vector<double*> owner;  // per step: its kernel's seconds in `measured`
   for (const tile::Kernel& k : plan)
-    if (measured.try_emplace(identity(k), 0.0).second) {
+    if (auto [it, added] = measured.try_emplace(identity(k), 0.0); added) {
       for (StepChoice& s : implement(g, {k}))
         if (s.kind != StepKind::Alias) {
           steps.push_back(std::move(s));
-          owner.push_back(fresh.size());
+          owner.push_back(&it->second);
         }
       fresh.push_back(&k);
     }
   std::vector<CandidateTime> t = measure_alternating(g, steps, build, m, 1);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    double& seconds = measured.at(identity(*fresh[owner[i]]));
-    seconds += t[i].ms ? *t[i].ms * 1e-3 : INFINITY;
-  }
+  for (size_t i = 0; i < steps.size(); ++i) *owner[i] += t[i].ms ? *t[i].ms * 1e-3 : INFINITY;
   return fresh;
 }
 
@@ -86,7 +83,6 @@ void describe_subgraphs(const ir::Graph& g, const orchestrate::OptimalResult& r,
                     std::to_string(s.states) + " states, " + std::to_string(s.candidates) + " candidates, " +
                     std::to_string(s.rounds) + " solves, " + std::to_string(s.kernels) + " kernels, " +
                     (s.optimal ? "optimal" : "not proven optimal") + ", solve " + fmt("%.3f", s.solve_seconds) + " s" +
-                    (s.solver_failures ? ", the solver failed " + std::to_string(s.solver_failures) + " times" : "") +
                     (s.used_fallback ? ", one kernel per primitive (no solve found a plan)" : ""));
   }
   if (by_states.size() > kMaxSubgraphLines)

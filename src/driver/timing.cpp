@@ -34,6 +34,15 @@ std::optional<double> fastest_of(const std::string& json_text, std::string* why)
   }
 }
 
+// The command line of a helper that times artifacts: the program, `command`, then the runs
+// and threads the options ask for.
+std::vector<std::string> helper_argv(const MeasureOptions& o, std::vector<std::string> command) {
+  command.insert(command.begin(), o.orchid_exe);
+  command.insert(command.end(), {"--min-time", std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)});
+  if (o.threads > 0) command.insert(command.end(), {"--threads", std::to_string(o.threads)});
+  return command;
+}
+
 // Each artifact's time in each of `rounds` alternating rounds, each round one process per
 // artifact (a crash or a hang costs that artifact).
 std::vector<std::vector<CandidateTime>> timed_one_per_process(const std::vector<fs::path>& dirs,
@@ -52,10 +61,8 @@ std::optional<std::vector<std::vector<CandidateTime>>> timed_in_one_process(cons
                                                                             const MeasureOptions& o, int rounds) {
   SubprocessOptions so = timing_helper_options(o);
   so.timeout_s = o.timeout_s * static_cast<double>(dirs.size() * static_cast<size_t>(rounds) + 1);  // a backstop
-  std::vector<std::string> argv = {o.orchid_exe, "time-artifacts", "--json", "--rounds", std::to_string(rounds),
-                                   "--min-time", std::to_string(o.min_seconds), "--min-runs",
-                                   std::to_string(o.min_runs), "--timeout", std::to_string(o.timeout_s)};
-  if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
+  std::vector<std::string> argv = helper_argv(o, {"time-artifacts", "--json", "--rounds", std::to_string(rounds),
+                                                  "--timeout", std::to_string(o.timeout_s)});
   for (const fs::path& d : dirs) argv.push_back(d.string());
   SubprocessResult p = run_subprocess(argv, so);
   if (!p.ok()) return std::nullopt;
@@ -200,9 +207,7 @@ SubprocessOptions timing_helper_options(const MeasureOptions& o) {
 CandidateTime time_artifact(const fs::path& dir, const MeasureOptions& o) {
   CandidateTime r;
   SubprocessOptions so = timing_helper_options(o);
-  std::vector<std::string> argv = {o.orchid_exe, "run", dir.string(), "--bench", "--json", "--min-time",
-                                   std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)};
-  if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
+  std::vector<std::string> argv = helper_argv(o, {"run", dir.string(), "--bench", "--json"});
   SubprocessResult p = run_subprocess(argv, so);
   if (!p.ok()) {
     r.failure = p.timed_out ? "timed out" : "exit " + std::to_string(p.exit_code) + " signal " +

@@ -13,12 +13,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <optional>
-#include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "support/error.h"

@@ -44,11 +44,12 @@ std::string read_bytes(const fs::path& p) {
   return s.str();
 }
 
-// A compiler that counts its runs in `count_file`, then runs g++.
-std::string counting_compiler(const testlib::TempDir& dir, const std::string& count_file) {
-  std::string script = dir.file("counting-g++", "#!/bin/sh\necho run >> '" + count_file + "'\nexec g++ \"$@\"\n");
-  fs::permissions(script, fs::perms::owner_all);
-  return script;
+// Options (options_in) whose compiler counts its runs in `count_file`, then runs g++.
+CompilerOptions counting_options(const testlib::TempDir& dir, const std::string& count_file) {
+  CompilerOptions o = options_in(dir);
+  o.cxx = dir.file("counting-g++", "#!/bin/sh\necho run >> '" + count_file + "'\nexec g++ \"$@\"\n");
+  fs::permissions(o.cxx, fs::perms::owner_all);
+  return o;
 }
 
 int64_t line_count(const std::string& path) {
@@ -72,8 +73,7 @@ TEST(Compiler, CompilesASharedObjectThatLoadsAndRuns) {
 TEST(Compiler, TheSecondCompileOfASourceIsACacheHitThatRunsNoCompiler) {
   testlib::TempDir dir("orchid_compiler");
   std::string count = dir.file("runs.txt");
-  CompilerOptions o = options_in(dir);
-  o.cxx = counting_compiler(dir, count);
+  CompilerOptions o = counting_options(dir, count);
   Compiler c(o);
   EXPECT_EQ(line_count(count), 1);  // the identity query
   CompiledObject first = c.compile(kTimesTwoPlusOne);
@@ -92,8 +92,7 @@ TEST(Compiler, TheSecondCompileOfASourceIsACacheHitThatRunsNoCompiler) {
 TEST(Compiler, CopiesOfOptionsQueryEachCompilerAndFlagListOnce) {
   testlib::TempDir dir("orchid_compiler");
   std::string count = dir.file("runs.txt");
-  CompilerOptions o = options_in(dir);
-  o.cxx = counting_compiler(dir, count);
+  CompilerOptions o = counting_options(dir, count);
   Compiler first(o);
   CompilerOptions copy = o;
   Compiler second(copy);
