@@ -1,7 +1,8 @@
 // An f32 matmul or conv by the packed GEMM micro-kernel (gemm.inc; NodeLowering::gemm). Per
 // task and batch index, for each block of kc terms: the A region [m0, m1) x block is packed
 // into panels of kc x 6, and for each middle index (a conv's output row) the B region block x
-// [n0, n1) into panels of kc x 16, each element evaluated from its factor of the body (so a
+// [n0, n1) into panels of kc x 16, 32 columns at a time just before they are used (all at
+// once in a tile of few rows), each element evaluated from its factor of the body (so a
 // transpose, a broadcast, a conv's window and zero border or an inlined producer is applied
 // while packing — the prologue; constant weights stored as panels already are read where
 // they are), then orc_gemm_panels accumulates that middle index's tile in scratch. A conv's
@@ -223,9 +224,15 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
     w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + t.ldc +
            ", gemm_k0 == 0, " + t.m1 + " - " + t.m0 + ");");
   } else {
-    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", t.n0, t.n1}, ex, s, w);
-    w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr + ", gemm_ct, " + t.ldc +
-           ", gemm_k0 == 0);");
+    // gemm_pack_nr columns at a time (kGemmPackRows), each packed just before every A panel
+    // passes them: they are then in L1.
+    std::string cols = std::to_string(nl.gemm_pack_nr) + "LL";
+    w.open("for (int64_t gemm_j = 0; gemm_j < gemm_np; gemm_j += " + cols + ") {");
+    w.line("const int64_t gemm_j0 = " + t.n0 + " + gemm_j, gemm_j1 = orc_min64(" + t.n1 + ", gemm_j0 + " + cols + ");");
+    emit_pack({f.b, f.n, kGemmNr, "gemm_pb", "gemm_j0", "gemm_j1"}, ex, s, w);
+    w.line("orc_gemm_panels(gemm_mp, orc_min64(gemm_np - gemm_j, " + cols + "), gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr +
+           ", gemm_ct + gemm_j, " + t.ldc + ", gemm_k0 == 0);");
+    w.close();
   }
 }
 

@@ -255,8 +255,9 @@ void place_gemm(const ir::Primitive& p, const GemmFactors& f, bool direct, const
   nl.gemm_tile = mp * nl.gemm_ldc;
   nl.gemm_a = offset;
   offset += align64(mp * nl.gemm_kc * 4);
-  nl.gemm_b = offset;
-  offset += align64(nl.gemm_ldc * nl.gemm_kc * 4);
+  nl.gemm_pack_nr = most[f.m] >= kGemmPackRows ? std::min(nl.gemm_ldc, kGemmPackNr) : nl.gemm_ldc;
+  nl.gemm_b = offset;  // the columns packed at a time, or all a tile's where B is read in place
+  offset += align64((direct ? nl.gemm_ldc : nl.gemm_pack_nr) * nl.gemm_kc * 4);
   nl.gemm_c = offset;
   offset += align64(middle * nl.gemm_tile * 4);
   nl.gemm_stage = offset;

@@ -70,6 +70,7 @@ struct NodeLowering {
   int64_t gemm_stage = 0;
   int64_t gemm_ldc = 0;
   int64_t gemm_tile = 0;   // floats from one middle index's tile to the next (GemmFactors)
+  int64_t gemm_pack_nr = 0;  // B's columns packed at a time (a multiple of kGemmNr)
   // Where B is read in place (direct_b_rows): scratch offset of the table of pointers to its
   // rows (per block of 16 columns, per term); the B panels then hold only the rows packed at
   // edges. -1: B is packed.
@@ -163,6 +164,11 @@ bool direct_b_rows(const ir::Graph& g, const KernelLowering& kl, const ir::Primi
 // Register blocking of the micro-kernel (gemm.inc), and the terms per packed block: a B
 // panel of kGemmKc x 16 floats (16 KiB) stays in L1 while the A panels pass it.
 constexpr int64_t kGemmMr = 6, kGemmNr = 16, kGemmKc = 256;
+// B packed per block of terms is packed two panels (32 KiB) at a time, just before the A
+// panels pass them, where a tile has at least kGemmPackRows rows; a tile of fewer rows, whose
+// time goes to reading B (from memory, at a matrix's stride), packs all its columns at once,
+// reading longer runs of each row of B (16 x 4096 x 4096 ran 2x slower packed 32 at a time).
+constexpr int64_t kGemmPackNr = 2 * kGemmNr, kGemmPackRows = 96;
 
 // The dim a layout primitive reads its input along, where that is not its own last dim: its
 // body is one load whose last index is domain variable k < rank - 1, give or take a constant
