@@ -8,7 +8,8 @@
 // (the tile's rows reduced while it is in cache) against the matmul and the softmax as two
 // steps, oneDNN's or generated matmul first. Medians of runs after a warm-up, each configuration in turn for
 // several rounds (a shared machine's load hits all alike). Performance is measured here and
-// never asserted by tests: gemm_bench [--threads N] [--min-time S] [--markdown FILE].
+// never asserted by tests: gemm_bench [--threads N] [--min-time S] [--markdown FILE]
+// [--only MxNxK: the rows of that shape alone].
 #include <cblas.h>
 
 #include <fstream>
@@ -132,29 +133,45 @@ std::string table(const std::vector<Row>& rows) {
 
 int main(int argc, char** argv) {
   Options opt;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--threads") opt.threads = std::stoi(argv[i + 1]);
     else if (flag == "--min-time") opt.min_time = std::stod(argv[i + 1]);
     else if (flag == "--markdown") opt.markdown = argv[i + 1];
+    else if (flag == "--only") only = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: gemm_bench [--threads N] [--min-time S] [--markdown FILE]\n");
+      std::fprintf(stderr, "usage: gemm_bench [--threads N] [--min-time S] [--markdown FILE] [--only MxNxK]\n");
       return 1;
     }
   }
+  auto wanted = [&](const Shape& s) {
+    return only.empty() || only == std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  };
   openblas_set_num_threads(opt.threads);
   fs::path work = fs::temp_directory_path() / "orchid-gemm-bench";
   const Shape square[] = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
   const Shape skinny[] = {{16, 4096, 4096}, {128, 3072, 768}, {197, 1536, 384}};
+  // Few terms per output (a pointwise conv's 24 channels as a matmul over 56 x 56 pixels, a
+  // projection from 64): the output's pass dominates, which a separate epilogue makes twice.
+  const Shape wide[] = {{3136, 144, 24}, {4096, 1024, 64}};
+  const Shape scores[] = {{256, 256, 64}, {1024, 1024, 64}, {16384, 256, 32}, {128, 3072, 768}};
   std::vector<Row> rows;
-  for (const Shape& s : square) rows.push_back(bench_shape(s, false, false, opt, work));
+  for (const Shape& s : square)
+    if (wanted(s)) rows.push_back(bench_shape(s, false, false, opt, work));
   for (const Shape& s : skinny) {
+    if (!wanted(s)) continue;
     rows.push_back(bench_shape(s, false, false, opt, work));
     rows.push_back(bench_shape(s, true, false, opt, work));
     rows.push_back(bench_shape(s, true, true, opt, work));
   }
-  const Shape scores[] = {{256, 256, 64}, {1024, 1024, 64}, {16384, 256, 32}, {128, 3072, 768}};
-  for (const Shape& s : scores) rows.push_back(bench_softmax(s, opt, work));
+  for (const Shape& s : wide) {
+    if (!wanted(s)) continue;
+    rows.push_back(bench_shape(s, true, false, opt, work));
+    rows.push_back(bench_shape(s, true, true, opt, work));
+  }
+  for (const Shape& s : scores)
+    if (wanted(s)) rows.push_back(bench_softmax(s, opt, work));
   fs::remove_all(work);
   std::string text = "# f32 GEMM: Orchid's micro-kernel, oneDNN and OpenBLAS (" + std::to_string(opt.threads) +
                      " threads; medians; vs oneDNN: its time over this one)\n\n" + table(rows);

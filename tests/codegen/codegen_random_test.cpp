@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <set>
+#include <tuple>
 
 #include "codegen/cpu/lower.h"
 #include "codegen/kernel_cases.h"
@@ -107,6 +108,32 @@ TEST(GemmKernels, MatchInterpreterCompiledForAvx2) {
   if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "the host has no AVX2";
   std::vector<Case> cases = gemm_cases();
   check_cases(cases, {"-mno-avx512f"});
+}
+
+// A matmul that is the kernel's output, its tiles' rows stored with streaming stores (a kernel
+// writing a large output: Schedule::stream), under default and random tiles (rows of any
+// width, starting at aligned addresses or not).
+TEST(GemmKernels, StreamedTilesMatchInterpreter) {
+  const int64_t shapes[][3] = {{37, 70, 19}, {200, 300, 40}};
+  std::vector<Case> cases;
+  for (size_t i = 0; i < std::size(shapes); ++i)
+    for (int variant = 0; variant < 3; ++variant) {
+      auto [m, n, k] = std::tuple(shapes[i][0], shapes[i][1], shapes[i][2]);
+      std::string text = "graph @g {\n  input %a : f32[" + std::to_string(m) + "," + std::to_string(k) +
+                         "]\n  input %b : f32[" + std::to_string(k) + "," + std::to_string(n) + "]\n  %y : f32[" +
+                         std::to_string(m) + "," + std::to_string(n) +
+                         "] = matmul(%a, %b) {trans_a=false, trans_b=false}\n  output %y\n}\n";
+      auto pick = [variant](const ir::Graph& g, const tile::Kernel& kernel, Rng& rng) {
+        Schedule s = variant == 0 ? default_schedule(g, kernel, 2) : random_schedule(g, kernel, rng);
+        s.gemm = true;
+        s.stream = true;
+        return s;
+      };
+      Case c = make_case(95500 + 10 * i + variant, text, pick, "orc_s" + std::to_string(cases.size()));
+      EXPECT_NE(c.generated.source.find("orc_stream(&a2["), std::string::npos) << c.generated.source;
+      cases.push_back(std::move(c));
+    }
+  check_cases(cases);
 }
 
 TEST(TransposeKernels, MatchInterpreter) {

@@ -236,19 +236,30 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
   }
 }
 
-// The accumulated tiles stored to the primitive's home, each middle index's in turn.
+// The accumulated tiles stored to the primitive's home, each middle index's in turn; rows
+// streamed past the caches where the kernel streams its outputs (a large output the tile's
+// store would otherwise read into cache before writing it).
 void emit_tile_store(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, const GemmFactors& f,
                      ExprEmitter& ex, const TileText& t, Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
   ExprEmitter::Scope s = scope_of(p);
   s.dvars[f.m] = "gemm_m";
   s.dvars[f.n] = "gemm_n";
+  std::string tile = "gemm_ct[(gemm_m - " + t.m0 + ") * " + t.ldc + " + (gemm_n - " + t.n0 + ")]";
   open_middle(nl, f, w);
   open_loop("gemm_m", t.m0, t.m1, w);
-  w.simd_pragmas(kl.schedule);
-  open_loop("gemm_n", t.n0, t.n1, w);
-  w.line(store(g, ex, p.outputs[0], s, "gemm_ct[(gemm_m - " + t.m0 + ") * " + t.ldc + " + (gemm_n - " + t.n0 + ")]"));
-  close_n(2, w);
+  if (streamed(kl, nl, p)) {
+    std::vector<std::string> at = s.dvars;
+    at[f.n] = "cb";
+    emit_streamed_chunks(kl.schedule, "gemm_n", t.n0, t.n1, {{g.type(p.outputs[0]).dtype, ex.element(p.outputs[0], at), tile}},
+                         w);
+  } else {
+    w.simd_pragmas(kl.schedule);
+    open_loop("gemm_n", t.n0, t.n1, w);
+    w.line(store(g, ex, p.outputs[0], s, tile));
+    w.close();
+  }
+  w.close();
   close_middle(f, w);
 }
 

@@ -206,12 +206,9 @@ ElementCode element_code(const ir::Graph& g, const ir::Primitive& p, ExprEmitter
   return c;
 }
 
-namespace {
-
 // Elements per chunk of a row written with streaming stores.
 constexpr int64_t kStreamChunk = 256;
 
-// Whether a primitive's outputs are streamed: all written in place to the kernel's outputs.
 bool streamed(const KernelLowering& kl, const NodeLowering& nl, const ir::Primitive& p) {
   if (!kl.schedule.stream || p.domain.empty()) return false;
   for (ir::ValueId v : p.outputs)
@@ -219,37 +216,45 @@ bool streamed(const KernelLowering& kl, const NodeLowering& nl, const ir::Primit
   return true;
 }
 
+void emit_streamed_chunks(const Schedule& sched, const std::string& v, const std::string& lo, const std::string& hi,
+                          const std::vector<StreamedOutput>& outs, Writer& w, const std::function<void()>& prefetch) {
+  const std::string chunk = std::to_string(kStreamChunk) + "LL";
+  auto size = [](const StreamedOutput& o) { return "sizeof(" + storage_type(o.dtype) + ")"; };
+  w.open("for (int64_t cb = " + lo + "; cb < " + hi + ";) {");
+  w.line("const int64_t ce = orc_min64(" + hi + ", cb + orc_stream_chunk(&" + outs[0].at_chunk + ", " + size(outs[0]) +
+         ", " + chunk + "));");
+  if (prefetch) prefetch();
+  for (size_t k = 0; k < outs.size(); ++k)
+    w.line(storage_type(outs[k].dtype) + " buf" + std::to_string(k) + "[" + chunk + "] __attribute__((aligned(64)));");
+  w.simd_pragmas(sched);
+  open_loop(v, "cb", "ce", w);
+  for (size_t k = 0; k < outs.size(); ++k)
+    w.line("buf" + std::to_string(k) + "[" + v + " - cb] = " + to_storage(outs[k].dtype, outs[k].value) + ";");
+  w.close();
+  for (size_t k = 0; k < outs.size(); ++k)
+    w.line("orc_stream(&" + outs[k].at_chunk + ", buf" + std::to_string(k) + ", (ce - cb) * " + size(outs[k]) + ");");
+  w.line("cb = ce;");
+  w.close();
+}
+
+namespace {
+
 // The innermost loop of a streamed primitive: chunks of a row computed into buffers on the
 // stack (vectorized as usual), each then streamed to its place in the output.
 void emit_streamed_row(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl,
                        ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
   size_t last = p.domain.size() - 1;
-  std::string v = var("v", last), lo = region_lo(nl.node, last), hi = region_hi(nl.node, last);
+  std::string v = var("v", last);
   std::vector<std::string> at = s.dvars;
   at[last] = "cb";
-  std::string first = "&" + ex.element(p.outputs[0], at), size = "sizeof(" + storage_type(g.type(p.outputs[0]).dtype) + ")";
-  std::vector<std::string> body;
+  std::vector<StreamedOutput> outs;
   for (size_t k = 0; k < p.bodies.size(); ++k)
-    body.push_back("buf" + std::to_string(k) + "[" + v + " - cb] = " +
-                   to_storage(g.type(p.outputs[k]).dtype, ex.expr(p.bodies[k], s)) + ";");
+    outs.push_back({g.type(p.outputs[k]).dtype, ex.element(p.outputs[k], at), ex.expr(p.bodies[k], s)});
   for (const std::string& h : ex.take_hoisted()) w.line(h);
-  w.open("for (int64_t cb = " + lo + "; cb < " + hi + ";) {");
-  w.line("const int64_t ce = orc_min64(" + hi + ", cb + orc_stream_chunk(" + first + ", " + size + ", " +
-         std::to_string(kStreamChunk) + "LL));");
-  emit_prefetches(g, kl, p, ex, s, ir::dvar(static_cast<int32_t>(last)), "cb", kStreamChunk, w);
-  for (size_t k = 0; k < p.bodies.size(); ++k)
-    w.line(storage_type(g.type(p.outputs[k]).dtype) + " buf" + std::to_string(k) + "[" + std::to_string(kStreamChunk) +
-           "] __attribute__((aligned(64)));");
-  w.simd_pragmas(kl.schedule);
-  open_loop(v, "cb", "ce", w);
-  for (const std::string& b : body) w.line(b);
-  w.close();
-  for (size_t k = 0; k < p.bodies.size(); ++k)
-    w.line("orc_stream(&" + ex.element(p.outputs[k], at) + ", buf" + std::to_string(k) + ", (ce - cb) * sizeof(" +
-           storage_type(g.type(p.outputs[k]).dtype) + "));");
-  w.line("cb = ce;");
-  w.close();
+  emit_streamed_chunks(kl.schedule, v, region_lo(nl.node, last), region_hi(nl.node, last), outs, w, [&] {
+    emit_prefetches(g, kl, p, ex, s, ir::dvar(static_cast<int32_t>(last)), "cb", kStreamChunk, w);
+  });
 }
 
 // An f32 block of a transposed layout primitive that is whole (B x B) is written by 8 x 8

@@ -1,6 +1,7 @@
 // Loop nests of computed primitives, their pieces, and the text writer (internal to codegen/cpu).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,23 @@ ElementCode element_code(const ir::Graph& g, const ir::Primitive& p, ExprEmitter
 void emit_prefetches(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, ExprEmitter& ex,
                      const ExprEmitter::Scope& s, const ir::Expr& x, const std::string& start, int64_t len,
                      Writer& w);
+
+// Whether a primitive's outputs are streamed (Schedule::stream): all written in place to the
+// kernel's outputs.
+bool streamed(const KernelLowering& kl, const NodeLowering& nl, const ir::Primitive& p);
+
+// One output of a streamed row: its dtype, its element where the row's variable is `cb` (the
+// chunk's first), and the value it stores at the row's variable (in its compute type).
+struct StreamedOutput {
+  ir::DType dtype;
+  std::string at_chunk, value;
+};
+// The loop over a row [lo, hi) of variable v whose outputs are streamed: chunks of the row
+// computed into buffers on the stack (vectorized as usual), each then streamed to its place
+// (prelude: orc_stream); `prefetch` (if set) writes what comes before each chunk's loop.
+void emit_streamed_chunks(const Schedule& sched, const std::string& v, const std::string& lo, const std::string& hi,
+                          const std::vector<StreamedOutput>& outs, Writer& w,
+                          const std::function<void()>& prefetch = nullptr);
 
 // ---- Reductions over lanes (emit_lanes.cpp). ----
 
