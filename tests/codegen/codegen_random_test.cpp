@@ -110,11 +110,12 @@ TEST(GemmKernels, MatchInterpreterCompiledForAvx2) {
   check_cases(cases, {"-mno-avx512f"});
 }
 
-// A matmul that is the kernel's output, its tiles' rows stored with streaming stores (a kernel
-// writing a large output: Schedule::stream), under default and random tiles (rows of any
-// width, starting at aligned addresses or not).
-TEST(GemmKernels, StreamedTilesMatchInterpreter) {
-  const int64_t shapes[][3] = {{37, 70, 19}, {200, 300, 40}};
+// A matmul that is the kernel's output: its tiles' rows stored with streaming stores (a kernel
+// writing a large output: Schedule::stream), or, where the output's rows are a multiple of 16
+// floats, tiles of whole register blocks accumulated in the output itself (96 columns), under
+// default and random tiles (rows of any width, starting at aligned addresses or not).
+TEST(GemmKernels, OutputTilesMatchInterpreter) {
+  const int64_t shapes[][3] = {{37, 70, 19}, {200, 300, 40}, {66, 96, 300}, {384, 96, 20}};
   std::vector<Case> cases;
   for (size_t i = 0; i < std::size(shapes); ++i)
     for (int variant = 0; variant < 3; ++variant) {
@@ -131,6 +132,7 @@ TEST(GemmKernels, StreamedTilesMatchInterpreter) {
       };
       Case c = make_case(95500 + 10 * i + variant, text, pick, "orc_s" + std::to_string(cases.size()));
       EXPECT_NE(c.generated.source.find("orc_stream(&a2["), std::string::npos) << c.generated.source;
+      EXPECT_EQ(c.generated.source.find("gemm_in_output") != std::string::npos, n % 16 == 0);
       cases.push_back(std::move(c));
     }
   check_cases(cases);
