@@ -13,6 +13,7 @@
 // home or are finally stored there, where the kernel's elementwise primitives after it (the
 // epilogue) read them like any computed value.
 #include <algorithm>
+#include <functional>
 
 #include "codegen/cpu/emit_reduce.h"
 #include "support/error.h"
@@ -202,10 +203,20 @@ void open_middle(const NodeLowering& nl, const GemmFactors& f, Writer& w) {
 
 void close_middle(const GemmFactors& f, Writer& w) { close_n(f.n - f.m, w); }
 
-// The bounds of a task's tile and the tile's row stride, as C expressions.
+// The bounds of a task's tile and the tile's row stride, as C expressions; and where the
+// micro-kernel stores a block of terms' sums (`dst` at column offset X, row stride `ldd`): the
+// tile, or, on the last block, the output itself (output_tile_eligible).
 struct TileText {
   std::string m0, m1, n0, n1, ldc;
+  std::function<std::string(const std::string&)> dst;
+  std::string ldd;
 };
+
+// The micro-kernel's arguments from the tile on: where it stores, whether the block is the
+// first (the sums start at zero), and where it reads the sums so far (the tile).
+std::string panel_args(const TileText& t, const std::string& x) {
+  return t.dst(x) + ", " + t.ldd + ", gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc;
+}
 
 // B for the block of terms, by where it lies, and the micro-kernel over it into gemm_ct:
 // weights stored as panels read in place, a conv's rows through their pointer table, or
@@ -218,7 +229,7 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
     // B is constant weights stored as panels of all K terms (runtime layout.h, panels16).
     std::string whole = std::to_string(ir::numel(p.reduce_domain) * kGemmNr) + "LL";
     w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + t.n0 + " / " +
-           nr + " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", gemm_ct, " + t.ldc + ", gemm_k0 == 0);");
+           nr + " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", " + panel_args(t, "") + ");");
   } else if (nl.gemm_q >= 0) {
     emit_b_rows(g, p, f, ex, s, t.n0, t.n1, w);
     w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + t.ldc +
@@ -231,7 +242,7 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
     w.line("const int64_t gemm_j0 = " + t.n0 + " + gemm_j, gemm_j1 = orc_min64(" + t.n1 + ", gemm_j0 + " + cols + ");");
     emit_pack({f.b, f.n, kGemmNr, "gemm_pb", "gemm_j0", "gemm_j1"}, ex, s, w);
     w.line("orc_gemm_panels(gemm_mp, orc_min64(gemm_np - gemm_j, " + cols + "), gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr +
-           ", gemm_ct + gemm_j, " + t.ldc + ", gemm_k0 == 0);");
+           ", " + panel_args(t, " + gemm_j") + ");");
     w.close();
   }
 }
@@ -267,13 +278,15 @@ void emit_tile_store(const ir::Graph& g, const KernelLowering& kl, const NodeLow
 // in place and nothing copied after (the copy, after the products, took 28% of a matmul of 64
 // terms, whose stores from registers otherwise overlap its multiply-adds): an f32 kernel
 // output computed in place, its rows and columns the last two dims (no middle dims), rows of
-// a multiple of 16 floats. A task takes it where its tile is whole register blocks (rows a
-// multiple of 6, columns of 16 from a multiple of 16: aligned for the 256-bit kernel), else
-// its tile in scratch.
+// a multiple of 16 floats, B not read in place. A task takes it where its tile is whole
+// register blocks (rows a multiple of 6, columns of 16 from a multiple of 16: aligned for the
+// 256-bit kernel), else its tile in scratch. The earlier blocks of terms still sum in the
+// tile: the last tasks' tiles overlap (they are clamped to the output), and a task must not
+// read sums that another wrote; on the last block every task stores the same final values.
 bool output_tile_eligible(const ir::Graph& g, const NodeLowering& nl, const GemmFactors& f, const ir::Primitive& p) {
   ir::ValueId out = p.outputs[0];
   const ir::TensorType& t = g.type(out);
-  return !nl.gemm_home && nl.homes.at(out).global && t.dtype == ir::DType::F32 && f.n == f.m + 1 &&
+  return !nl.gemm_home && nl.gemm_q < 0 && nl.homes.at(out).global && t.dtype == ir::DType::F32 && f.n == f.m + 1 &&
          f.n + 1 == t.shape.size() && t.shape[f.n] % kGemmNr == 0;
 }
 
@@ -290,7 +303,7 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.line("float* __restrict__ gemm_pa = " + ptr(nl.gemm_a) + ";");
   w.line("float* __restrict__ gemm_pb = " + ptr(nl.gemm_b) + ";");
   bool in_output = output_tile_eligible(g, nl, *f, p);
-  w.line(std::string(in_output ? "float* " : "float* __restrict__ ") + "gemm_c = " + ptr(nl.gemm_c) + ";");
+  w.line("float* __restrict__ gemm_c = " + ptr(nl.gemm_c) + ";");
   w.line("float* __restrict__ gemm_st = " + ptr(nl.gemm_stage) + ";");
   if (nl.gemm_q >= 0) w.line("const float** __restrict__ gemm_bq = (const float**)((char*)scratch + " + std::to_string(nl.gemm_q) + ");");
   std::string m0 = region_lo(nl.node, m), m1 = region_hi(nl.node, m);
@@ -298,18 +311,18 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   int64_t k_total = ir::numel(p.reduce_domain);
   std::string ldc = std::to_string(nl.gemm_ldc) + "LL", terms = std::to_string(k_total) + "LL";
   w.open("if (" + m1 + " > " + m0 + " && " + n1 + " > " + n0 + ") {");
+  TileText t{m0, m1, n0, n1, ldc, [](const std::string& x) { return "gemm_ct" + x; }, ldc};
   if (in_output) {
     std::vector<std::string> at = scope_of(p).dvars;
     at[m] = m0;
     at[n] = n0;
-    w.line("int64_t gemm_ldc = " + ldc + ";");
     w.line("const int gemm_in_output = (" + m1 + " - " + m0 + ") % " + std::to_string(kGemmMr) + " == 0 && (" + n1 + " - " +
            n0 + ") % 16 == 0 && " + n0 + " % 16 == 0;");
-    w.open("if (gemm_in_output) {");
-    w.line("gemm_c = &" + ex.element(p.outputs[0], at) + ";");
-    w.line("gemm_ldc = " + std::to_string(g.type(p.outputs[0]).shape[n]) + "LL;");
-    w.close();
-    ldc = "gemm_ldc";
+    w.line("float* const gemm_out = gemm_in_output ? &" + ex.element(p.outputs[0], at) + " : gemm_c;");
+    w.line("const int64_t gemm_ldo = gemm_in_output ? " + std::to_string(g.type(p.outputs[0]).shape[n]) + "LL : " + ldc + ";");
+    std::string last = "gemm_k0 + gemm_kc == " + terms;
+    t.dst = [last](const std::string& x) { return "(" + last + " ? gemm_out : gemm_ct)" + x; };
+    t.ldd = "(" + last + " ? gemm_ldo : " + ldc + ")";
   }
   auto padded = [](const std::string& lo, const std::string& hi, int64_t block) {
     std::string b = std::to_string(block) + "LL";
@@ -327,11 +340,11 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   }
   emit_pack({f->a, m, kGemmMr, "gemm_pa", m0, m1}, ex, flat, w);
   open_middle(nl, *f, w);
-  emit_multiply(g, nl, *f, ex, s, {m0, m1, n0, n1, ldc}, w);
+  emit_multiply(g, nl, *f, ex, s, t, w);
   close_middle(*f, w);
   w.close();
   if (in_output) w.open("if (!gemm_in_output) {");
-  if (!nl.gemm_home) emit_tile_store(g, kl, nl, *f, ex, {m0, m1, n0, n1, ldc}, w);
+  if (!nl.gemm_home) emit_tile_store(g, kl, nl, *f, ex, t, w);
   if (in_output) w.close();
   w.close();
   w.close();
