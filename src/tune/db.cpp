@@ -311,7 +311,10 @@ class RecoveryLock {
 };
 
 // Renames the database file and its write-ahead log to a free name beside it,
-// "<file>.corrupt-<UTC time>[.N]"; drops its shared-memory index. Returns the new name.
+// "<file>.corrupt-<UTC time>[.N]"; drops its shared-memory index. Returns the new name. The
+// log and the index go first: once the file is renamed, a process that opens the path
+// (outside the recovery lock) may start a new database there, and its own log and index
+// must not be moved or removed.
 fs::path move_aside(const fs::path& path) {
   char stamp[32];
   std::time_t now = std::time(nullptr);
@@ -321,11 +324,11 @@ fs::path move_aside(const fs::path& path) {
   fs::path aside = path.string() + ".corrupt-" + stamp;
   for (int n = 1; fs::exists(aside); ++n) aside = path.string() + ".corrupt-" + stamp + "." + std::to_string(n);
   std::error_code ec;
-  fs::rename(path, aside, ec);
-  if (ec) fail(path, "damaged, and it cannot be moved aside to " + quoted(aside) + ": " + ec.message());
   fs::path wal = path.string() + "-wal";
   if (fs::exists(wal)) fs::rename(wal, aside.string() + "-wal", ec);
   fs::remove(path.string() + "-shm", ec);
+  fs::rename(path, aside, ec);
+  if (ec) fail(path, "damaged, and it cannot be moved aside to " + quoted(aside) + ": " + ec.message());
   return aside;
 }
 
