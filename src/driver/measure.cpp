@@ -20,9 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string impl_key(StepKind k) {
-  return std::string("impl=") + std::string(step_kind_name(k)) + " codegen=" +
-         std::to_string(codegen::cpu::kCodegenVersion) + " library=" + std::to_string(runtime::kLibraryStepVersion) +
-         " timing=" + std::to_string(kTimingVersion);
+  return std::string("impl=") + std::string(step_kind_name(k)) + " " + measured_versions();
 }
 
 // The kernel alone as a graph: its inputs, its weights kept as constants, its outputs.

@@ -3,8 +3,9 @@
 // each kernel becomes a one-step artifact, and the candidates timed together are timed in one
 // helper process, `orchid time-artifacts DIR... --json`, under a time and an address-space
 // limit; where that process fails as a whole, each candidate is timed again in a process of
-// its own (`orchid run DIR --bench --json`), so that a crashing candidate costs itself. Times are cached in the tuning database,
-// keyed by target fingerprint, canonical kernel signature and implementation.
+// its own (`orchid run DIR --bench --json`), so that a crashing candidate costs itself. Times
+// are cached in the tuning database, keyed by target fingerprint, canonical kernel signature
+// and implementation.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,10 @@ namespace orchid::driver {
 // How helper processes time (their OpenMP waits, timing_helper_options): part of every
 // time's implementation key in the database, so that times taken otherwise are taken again.
 constexpr int kTimingVersion = 2;
+
+// The versions a measured time depends on, as text for a key: the code generator's, the
+// library steps' and the timing's ("codegen=N library=N timing=N").
+std::string measured_versions();
 
 struct MeasureOptions {
   std::string orchid_exe;           // the program that runs artifacts; empty: measure nothing
@@ -128,7 +133,7 @@ ScheduleComparison compare_candidates(const ir::Graph& g, const StepChoice& a, c
                                       int rounds = 15);
 
 // The options of a helper process that times artifacts or kernels: the options' time and
-// address-space limits, and OpenMP threads that spin briefly, then sleep (measure.cpp says why).
+// address-space limits, and OpenMP threads that spin briefly, then sleep (timing.cpp says why).
 SubprocessOptions timing_helper_options(const MeasureOptions& options);
 
 // The fastest run of the artifact in `dir`, timed in a helper process under the options'

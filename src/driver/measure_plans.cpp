@@ -9,7 +9,6 @@
 #include "driver/measure.h"
 #include "driver/superopt_kernels.h"
 #include "runtime/layout.h"
-#include "runtime/library_step.h"
 #include "support/error.h"
 #include "support/sha256.h"
 
@@ -41,8 +40,7 @@ std::string plan_key(const ir::Graph& g, const std::vector<StepChoice>& steps,
 }
 
 std::string plan_impl() {
-  return "plan codegen=" + std::to_string(codegen::cpu::kCodegenVersion) +
-         " library=" + std::to_string(runtime::kLibraryStepVersion) + " timing=" + std::to_string(kTimingVersion);
+  return "plan " + measured_versions();
 }
 
 // The whole plan with these steps and schedules, timed like a candidate (time_alternating).

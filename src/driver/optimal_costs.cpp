@@ -334,13 +334,12 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   // the options use them) and timed in alternating rounds. The rounds may also have stopped
   // before every chosen kernel had a measured cost. The BLP's plan is kept only where it is
   // faster with significance (Welch's test over the rounds, as the tuner decides): where the
-  // two cannot be told apart, greedy's plan stays.
+  // two cannot be told apart (or one failed), greedy's plan stays.
   std::vector<StepChoice> ours = joined(implement_placed(g, mark_ugraph_kernels(p.kernels, sites)));
   std::vector<StepChoice> theirs = implement(g, greedy);
   ScheduleComparison whole = compare_plans(g, ours, tuned_schedules(g, ours, measure, build.cores), theirs,
                                            tuned_schedules(g, theirs, measure, build.cores), build, measure, 0.05,
                                            kWholePlanRounds);
-  // Where the two cannot be told apart (or one failed), greedy's plan stays.
   p.notes.push_back("whole plans, " + std::to_string(kWholePlanRounds) + " alternating rounds, Welch's test: " +
                     comparison_line(whole, "optimal's", "greedy's"));
   if (!whole.a_faster) {

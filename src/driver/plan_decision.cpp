@@ -4,10 +4,8 @@
 #include <charconv>
 #include <string_view>
 
-#include "codegen/cpu/codegen.h"
 #include "ir/canonical.h"
 #include "orchestrate/optimal.h"
-#include "runtime/library_step.h"
 #include "support/sha256.h"
 
 namespace orchid::driver {
@@ -53,8 +51,7 @@ std::string plan_decision_key(const ir::Graph& g, const std::vector<tile::Kernel
           "\nmin_seconds: " + std::to_string(measure.min_seconds) + "\nmin_runs: " + std::to_string(measure.min_runs) +
           "\nrounds: " + std::to_string(measure.rounds) + "\ntuned: " + std::to_string(measure.tuned) +
           "\nmax_rounds: " + std::to_string(max_rounds) + "\nversions: " + std::to_string(kPlanDecisionVersion) + " " +
-          std::to_string(codegen::cpu::kCodegenVersion) + " " + std::to_string(runtime::kLibraryStepVersion) + " " +
-          std::to_string(kTimingVersion);
+          measured_versions();
   return "optimal plan " + sha256_hex(text);
 }
 

@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/cpu/codegen.h"
 #include "driver/measure.h"
+#include "runtime/library_step.h"
 #include "runtime/plan.h"
 #include "runtime/profile.h"
 #include "support/parallel.h"
@@ -172,6 +174,11 @@ ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b,
   if (o.db)
     o.db->decide(o.target, key, r.a_faster ? "first" : "second", {(r.a_faster ? r.a_ms : r.b_ms) * 1e6, 0, rounds, ""});
   return r;
+}
+
+std::string measured_versions() {
+  return "codegen=" + std::to_string(codegen::cpu::kCodegenVersion) +
+         " library=" + std::to_string(runtime::kLibraryStepVersion) + " timing=" + std::to_string(kTimingVersion);
 }
 
 std::string comparison_line(const ScheduleComparison& c, const std::string& a, const std::string& b) {

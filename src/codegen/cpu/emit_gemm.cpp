@@ -13,7 +13,6 @@
 // home or are finally stored there, where the kernel's elementwise primitives after it (the
 // epilogue) read them like any computed value.
 #include <algorithm>
-#include <functional>
 
 #include "codegen/cpu/emit_reduce.h"
 #include "support/error.h"
@@ -204,18 +203,18 @@ void open_middle(const NodeLowering& nl, const GemmFactors& f, Writer& w) {
 void close_middle(const GemmFactors& f, Writer& w) { close_n(f.n - f.m, w); }
 
 // The bounds of a task's tile and the tile's row stride, as C expressions; and where the
-// micro-kernel stores a block of terms' sums (`dst` at column offset X, row stride `ldd`): the
-// tile, or, on the last block, the output itself (output_tile_eligible).
+// micro-kernel stores a block of terms' sums (`dst`, row stride `ldd`): the tile, or, on the
+// last block, the output itself (output_tile_eligible).
 struct TileText {
   std::string m0, m1, n0, n1, ldc;
-  std::function<std::string(const std::string&)> dst;
-  std::string ldd;
+  std::string dst = "gemm_ct", ldd;
 };
 
-// The micro-kernel's arguments from the tile on: where it stores, whether the block is the
-// first (the sums start at zero), and where it reads the sums so far (the tile).
+// The micro-kernel's arguments from the tile on, `x` columns into it: where it stores,
+// whether the block is the first (the sums start at zero), and where it reads the sums so far
+// (the tile).
 std::string panel_args(const TileText& t, const std::string& x) {
-  return t.dst(x) + ", " + t.ldd + ", gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc;
+  return "(" + t.dst + ")" + x + ", " + t.ldd + ", gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc;
 }
 
 // B for the block of terms, by where it lies, and the micro-kernel over it into gemm_ct:
@@ -311,7 +310,7 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   int64_t k_total = ir::numel(p.reduce_domain);
   std::string ldc = std::to_string(nl.gemm_ldc) + "LL", terms = std::to_string(k_total) + "LL";
   w.open("if (" + m1 + " > " + m0 + " && " + n1 + " > " + n0 + ") {");
-  TileText t{m0, m1, n0, n1, ldc, [](const std::string& x) { return "gemm_ct" + x; }, ldc};
+  TileText t{m0, m1, n0, n1, ldc, "gemm_ct", ldc};
   if (in_output) {
     std::vector<std::string> at = scope_of(p).dvars;
     at[m] = m0;
@@ -321,7 +320,7 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
     w.line("float* const gemm_out = gemm_in_output ? &" + ex.element(p.outputs[0], at) + " : gemm_c;");
     w.line("const int64_t gemm_ldo = gemm_in_output ? " + std::to_string(g.type(p.outputs[0]).shape[n]) + "LL : " + ldc + ";");
     std::string last = "gemm_k0 + gemm_kc == " + terms;
-    t.dst = [last](const std::string& x) { return "(" + last + " ? gemm_out : gemm_ct)" + x; };
+    t.dst = last + " ? gemm_out : gemm_ct";
     t.ldd = "(" + last + " ? gemm_ldo : " + ldc + ")";
   }
   auto padded = [](const std::string& lo, const std::string& hi, int64_t block) {
