@@ -1,7 +1,8 @@
 // Differential test of matmuls on the GEMM micro-kernel with what fuses around them: every
 // prologue kind (an elementwise chain on A, a broadcast of B over A's batch, a transpose of A)
 // with every epilogue kind (bias + GELU, a residual add, softmax over the rows of the tile,
-// layernorm over them), at the sizes M, N, K = 1, 7, 17, 100 and 1000 in turn, under default
+// layernorm over them, bias + tanh as two primitives, a relu of a matmul that is an output
+// too), at the sizes M, N, K = 1, 7, 17, 100 and 1000 in turn, under default
 // and random schedules, match the reference interpreter; row reductions get tasks of whole
 // rows.
 #include <gtest/gtest.h>
@@ -22,7 +23,7 @@ std::string shape(const std::vector<int64_t>& d) {
 }
 
 enum class Prologue { Chain, Broadcast, Transpose };
-enum class Epilogue { BiasGelu, Residual, Softmax, LayerNorm };
+enum class Epilogue { BiasGelu, Residual, Softmax, LayerNorm, BiasTanh, AlsoOutput };
 
 // y = A' x B' over [b, m, n], then the epilogue; A' and B' per prologue.
 std::string fused_graph(int64_t m, int64_t n, int64_t k, Prologue pro, Epilogue epi) {
@@ -58,6 +59,15 @@ std::string fused_graph(int64_t m, int64_t n, int64_t k, Prologue pro, Epilogue 
       t += "  input %r : " + y + "\n";
       t += "  %z : " + y + " = elementwise(%y, %r) { add(%y[i0, i1, i2], %r[i0, i1, i2]) }\n";
       break;
+    case Epilogue::BiasTanh:  // two primitives, the first inlined into the second
+      t += "  input %c : " + shape({n}) + "\n";
+      t += "  %yc : " + y + " = elementwise(%y, %c) { add(%y[i0, i1, i2], %c[i2]) }\n";
+      t += "  %z : " + y + " = elementwise(%yc) { tanh(%yc[i0, i1, i2]) }\n";
+      break;
+    case Epilogue::AlsoOutput:  // the matmul's values are an output too
+      t += "  %z : " + y + " = elementwise(%y) { max(%y[i0, i1, i2], 0:f32) }\n";
+      t += "  output %z, %y\n}\n";
+      return t;
     case Epilogue::Softmax:
       t += "  %mx : " + row + " = reduce max(%y) over [" + ns + "] { %y[i0, i1, r0] }\n";
       t += "  %e : " + y + " = elementwise(%y, %mx) { exp(sub(%y[i0, i1, i2], %mx[i0, i1, 0])) }\n";
@@ -81,7 +91,8 @@ TEST(GemmFusion, EveryPrologueAndEpilogueMatchInterpreter) {
   // Each of 1, 7, 17, 100 and 1000 as M, as N and as K.
   const Size sizes[] = {{1, 17, 100}, {7, 1000, 1}, {17, 100, 7}, {100, 7, 1000}, {1000, 1, 17}, {100, 1000, 17}};
   const Prologue pros[] = {Prologue::Chain, Prologue::Broadcast, Prologue::Transpose};
-  const Epilogue epis[] = {Epilogue::BiasGelu, Epilogue::Residual, Epilogue::Softmax, Epilogue::LayerNorm};
+  const Epilogue epis[] = {Epilogue::BiasGelu, Epilogue::Residual,  Epilogue::Softmax,
+                           Epilogue::LayerNorm, Epilogue::BiasTanh, Epilogue::AlsoOutput};
   std::vector<Case> cases;
   for (size_t si = 0; si < std::size(sizes); ++si)
     for (size_t pi = 0; pi < std::size(pros); ++pi)
@@ -93,14 +104,47 @@ TEST(GemmFusion, EveryPrologueAndEpilogueMatchInterpreter) {
         auto pick = [seed](const ir::Graph& g, const tile::Kernel& k, Rng& rng) {
           Schedule s = seed % 2 == 0 ? default_schedule(g, k, 2) : random_schedule(g, k, rng);
           s.gemm = true;
+          if (seed % 2 == 0) s.stream = seed % 4 == 0;  // the epilogue's rows streamed or stored
           return s;
         };
         Case c = make_case(seed, text, pick, "orc_f" + std::to_string(cases.size()));
         // Every matmul of at least 6 rows and 8 columns runs on the micro-kernel.
-        EXPECT_EQ(c.generated.source.find("orc_gemm_panels(") != std::string::npos, sz.m >= 6 && sz.n >= 8);
+        bool gemm = sz.m >= 6 && sz.n >= 8;
+        EXPECT_EQ(c.generated.source.find("orc_gemm_panels(") != std::string::npos, gemm);
+        // Under the default tiles (each task one batch index), the micro-kernel computes an
+        // elementwise epilogue as it stores the sums, where nothing else reads them.
+        bool elementwise = epis[ei] == Epilogue::BiasGelu || epis[ei] == Epilogue::Residual || epis[ei] == Epilogue::BiasTanh;
+        if (seed % 2 == 0) EXPECT_EQ(c.generated.source.find("orc_gemm_epilogue(gemm_epi") != std::string::npos, gemm && elementwise);
         cases.push_back(std::move(c));
       }
   check_cases(cases);
+}
+
+// The epilogues computed from the micro-kernel's registers on AVX2 hosts (ORC_GEMM_NO_ZMM:
+// 6 x 16 blocks), streamed or stored, at sizes with partial register blocks and several
+// blocks of terms.
+TEST(GemmFusion, EpiloguesMatchInterpreterOn256BitRegisters) {
+  struct Size {
+    int64_t m, n, k;
+  };
+  const Size sizes[] = {{100, 1000, 17}, {17, 100, 300}, {1000, 40, 7}};
+  const Epilogue epis[] = {Epilogue::BiasGelu, Epilogue::Residual, Epilogue::BiasTanh};
+  std::vector<Case> cases;
+  for (size_t si = 0; si < std::size(sizes); ++si)
+    for (size_t ei = 0; ei < std::size(epis); ++ei) {
+      const Size& sz = sizes[si];
+      uint64_t seed = 99700 + 10 * si + ei;
+      auto pick = [seed](const ir::Graph& g, const tile::Kernel& k, Rng&) {
+        Schedule s = default_schedule(g, k, 2);
+        s.stream = seed % 2 == 0;
+        return s;
+      };
+      Case c = make_case(seed, fused_graph(sz.m, sz.n, sz.k, Prologue::Chain, epis[ei]), pick,
+                         "orc_e" + std::to_string(cases.size()));
+      EXPECT_NE(c.generated.source.find("orc_gemm_epilogue(gemm_epi"), std::string::npos) << c.generated.source;
+      cases.push_back(std::move(c));
+    }
+  check_cases(cases, {"-DORC_GEMM_NO_ZMM"});
 }
 
 // A kernel that reduces the rows of its matmul (a softmax after it) is cut into tasks of

@@ -111,11 +111,12 @@ TEST(GemmKernels, MatchInterpreterCompiledForAvx2) {
 }
 
 // A matmul that is the kernel's output: its tiles' rows stored with streaming stores (a kernel
-// writing a large output: Schedule::stream), or, where the output's rows are a multiple of 16
-// floats, tiles of whole register blocks accumulated in the output itself (96 columns), under
-// default and random tiles (rows of any width, starting at aligned addresses or not).
+// writing a large output: Schedule::stream), or, where a tile's columns are whole blocks of 16,
+// the last block of terms' sums stored in the output itself, the rows past the tile's dropped,
+// under default and random tiles (rows and columns of any width, starting at aligned
+// addresses or not).
 TEST(GemmKernels, OutputTilesMatchInterpreter) {
-  const int64_t shapes[][3] = {{37, 70, 19}, {200, 300, 40}, {66, 96, 300}, {384, 96, 20}};
+  const int64_t shapes[][3] = {{37, 70, 19}, {200, 300, 40}, {66, 96, 300}, {384, 96, 20}, {1000, 48, 30}};
   std::vector<Case> cases;
   for (size_t i = 0; i < std::size(shapes); ++i)
     for (int variant = 0; variant < 3; ++variant) {
@@ -132,7 +133,12 @@ TEST(GemmKernels, OutputTilesMatchInterpreter) {
       };
       Case c = make_case(95500 + 10 * i + variant, text, pick, "orc_s" + std::to_string(cases.size()));
       EXPECT_NE(c.generated.source.find("orc_stream(&a2["), std::string::npos) << c.generated.source;
-      EXPECT_EQ(c.generated.source.find("gemm_in_output") != std::string::npos, n % 16 == 0);
+      // Tiles of whole blocks of 16 columns may be stored in the output, whatever their rows
+      // (1000 rows make tasks of 334, and the last two overlap).
+      KernelLowering kl = lower_kernel(c.graph, c.kernel, c.schedule);
+      bool whole_blocks = kl.nodes[0].gemm && kl.nodes[0].most[1] % 16 == 0;
+      EXPECT_EQ(c.generated.source.find("gemm_in_output") != std::string::npos, whole_blocks);
+      if (variant == 0) EXPECT_EQ(whole_blocks, n % 16 == 0);
       cases.push_back(std::move(c));
     }
   check_cases(cases);
@@ -285,6 +291,53 @@ graph @g {
     }
     EXPECT_EQ(wrong, 0);
   }
+}
+
+// Max and min with a constant (a relu) take one compare (orc_fmaxf_r and the like) but keep
+// the general functions' results bit for bit: NaN propagates, and of equal operands (0 and
+// -0) the first wins; over random bit patterns and the special values, the constant on
+// either side.
+TEST(ElementwiseKernels, MaxAndMinWithAConstantKeepNaNAndSignedZeros) {
+  ir::Graph g = ir::parse_graph(R"(
+graph @g {
+  input %x : f32[4096]
+  %a : f32[4096] = elementwise(%x) { max(%x[i0], 0:f32) }
+  %b : f32[4096] = elementwise(%x) { max(0:f32, %x[i0]) }
+  %c : f32[4096] = elementwise(%x) { min(%x[i0], 0.5:f32) }
+  %d : f32[4096] = elementwise(%x) { min(-0.5:f32, %x[i0]) }
+  output %a, %b, %c, %d
+}
+)");
+  tile::Kernel k = whole_kernel(g);
+  GeneratedKernel gk = generate_kernel(g, k, default_schedule(g, k, 2), "orc_mx");
+  for (const char* f : {"orc_fmaxf_r(a0[", "orc_fmaxf_l(((float)", "orc_fminf_r(a0[", "orc_fminf_l(((float)"})
+    EXPECT_NE(gk.source.find(f), std::string::npos) << f << "\n" << gk.source;
+  auto lib = compile_kernels({gk});
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 0.5f, -0.5f, 1.0f, -1.0f, 0x1p-149f, -0x1p-149f};
+  Rng rng(7);
+  ir::Tensor x(g.type(g.inputs()[0]));
+  float* xs = reinterpret_cast<float*>(x.data());
+  for (int64_t i = 0; i < 4096; ++i) {
+    uint32_t u = static_cast<uint32_t>(rng.next());
+    std::memcpy(&xs[i], &u, 4);
+    if (i % 7 < 3) xs[i] = specials[i % std::size(specials)];
+  }
+  std::vector<ir::TensorType> types;
+  for (ValueId v : g.outputs()) types.push_back(g.type(v));
+  std::vector<ir::Tensor> got = testlib::run_generated(lib.table[0], {&x}, types, 3);
+  // The general functions (prelude: orc_fmaxf, orc_fminf), first operand a.
+  auto fmax = [](float a, float b) { return a != a ? a : b != b ? b : (a < b ? b : a); };
+  auto fmin = [](float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); };
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < 4096; ++i) {
+    const float want[] = {fmax(xs[i], 0.0f), fmax(0.0f, xs[i]), fmin(xs[i], 0.5f), fmin(-0.5f, xs[i])};
+    for (size_t o = 0; o < 4; ++o) {
+      float y = reinterpret_cast<const float*>(got[o].data())[i];
+      bool same = std::memcmp(&want[o], &y, 4) == 0 || (want[o] != want[o] && y != y);
+      if (!same && wrong++ < 5) ADD_FAILURE() << "output " << o << " of " << xs[i] << ": " << y << ", not " << want[o];
+    }
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 }  // namespace

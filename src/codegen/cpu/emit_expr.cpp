@@ -50,6 +50,9 @@ std::string float_literal(double v, bool single) {
   return single ? "((float)" + std::string(buf) + ")" : "(" + std::string(buf) + ")";
 }
 
+// A float constant that is not NaN: max and min with it need no NaN test of their own.
+bool ordered_const(const Expr& e) { return e.op() == ExprOp::Const && e->value.f == e->value.f; }
+
 // A positive integer constant operand (floordiv / mod by a constant become index arithmetic).
 bool positive_const(const Expr& e) {
   return e.op() == ExprOp::Const && ir::dtype_class(e.dtype()) == ir::DTypeClass::Signed &&
@@ -285,9 +288,10 @@ std::string ExprEmitter::binary(const Expr& e, const std::string& a, const std::
     case ExprOp::Max:
     case ExprOp::Min: {
       bool mx = e.op() == ExprOp::Max;
+      std::string side = dialect_ != Dialect::Gnu ? "" : ordered_const(e.arg(1)) ? "_r" : ordered_const(e.arg(0)) ? "_l" : "";
       switch (c) {
-        case Cls::F32: return call(mx ? "orc_fmaxf" : "orc_fminf", a, b);
-        case Cls::F64: return call(mx ? "orc_fmax" : "orc_fmin", a, b);
+        case Cls::F32: return call((mx ? "orc_fmaxf" : "orc_fminf") + side, a, b);
+        case Cls::F64: return call((mx ? "orc_fmax" : "orc_fmin") + side, a, b);
         case Cls::Int: return call(mx ? "orc_max64" : "orc_min64", a, b);
         case Cls::U64: return call(mx ? "orc_maxu64" : "orc_minu64", a, b);
         case Cls::Bool: return "((bool)(" + a + (mx ? " | " : " & ") + b + "))";

@@ -11,7 +11,9 @@
 // panels, and orc_gemm_rows reads through it. A conv's
 // terms (input channel, kernel offsets) are one flattened k. The tiles are the primitive's
 // home or are finally stored there, where the kernel's elementwise primitives after it (the
-// epilogue) read them like any computed value.
+// epilogue) read them like any computed value; on the last block of terms, the sums go to
+// the output itself (output_tile_eligible), or to an elementwise primitive that the
+// micro-kernel computes from its registers (NodeLowering::gemm_epilogue, emit_epilogue).
 #include <algorithm>
 
 #include "codegen/cpu/emit_reduce.h"
@@ -203,18 +205,28 @@ void open_middle(const NodeLowering& nl, const GemmFactors& f, Writer& w) {
 void close_middle(const GemmFactors& f, Writer& w) { close_n(f.n - f.m, w); }
 
 // The bounds of a task's tile and the tile's row stride, as C expressions; and where the
-// micro-kernel stores a block of terms' sums (`dst`, row stride `ldd`): the tile, or, on the
-// last block, the output itself (output_tile_eligible).
+// micro-kernel puts the last block of terms' sums: in the tile like the others, in the output
+// itself where the task may (output_tile_eligible: gemm_to_out), or through the epilogue
+// (gemm_epi).
 struct TileText {
   std::string m0, m1, n0, n1, ldc;
-  std::string dst = "gemm_ct", ldd;
+  bool in_output = false, epilogue = false;
 };
 
-// The micro-kernel's arguments from the tile on, `x` columns into it: where it stores,
-// whether the block is the first (the sums start at zero), and where it reads the sums so far
-// (the tile).
-std::string panel_args(const TileText& t, const std::string& x) {
-  return "(" + t.dst + ")" + x + ", " + t.ldd + ", gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc;
+// A call of the micro-kernel, `head` its arguments up to the sums so far (the tile from
+// column x on) and its sink: the tile, the output on the last block where gemm_to_out, or the
+// epilogue on the last block.
+void emit_panels_call(const TileText& t, const std::string& head, const std::string& x, Writer& w) {
+  std::string call = head + "gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc + ", ";
+  std::string tile = "orc_gemm_tile{gemm_ct" + x + ", " + t.ldc + ", gemm_mp}";
+  if (t.in_output) {
+    w.line(call + "gemm_to_out ? orc_gemm_tile{gemm_out" + x + ", gemm_ldo, " + t.m1 + " - " + t.m0 + "} : " + tile + ");");
+  } else if (t.epilogue) {
+    w.line("if (gemm_last) " + call + "orc_gemm_epilogue(gemm_epi, 0" + x + ", " + t.m1 + " - " + t.m0 + "));");
+    w.line("else " + call + tile + ");");
+  } else {
+    w.line(call + tile + ");");
+  }
 }
 
 // B for the block of terms, by where it lies, and the micro-kernel over it into gemm_ct:
@@ -227,8 +239,8 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
   if (nl.gemm_b_panels >= 0) {
     // B is constant weights stored as panels of all K terms (runtime layout.h, panels16).
     std::string whole = std::to_string(ir::numel(p.reduce_domain) * kGemmNr) + "LL";
-    w.line("orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + t.n0 + " / " +
-           nr + " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", " + panel_args(t, "") + ");");
+    emit_panels_call(t, "orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + t.n0 +
+                     " / " + nr + " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", ", "", w);
   } else if (nl.gemm_q >= 0) {
     emit_b_rows(g, p, f, ex, s, t.n0, t.n1, w);
     w.line("orc_gemm_rows(gemm_mp, gemm_np, gemm_kc, gemm_pa, gemm_bq, gemm_flat, gemm_ct, " + t.ldc +
@@ -240,8 +252,8 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
     w.open("for (int64_t gemm_j = 0; gemm_j < gemm_np; gemm_j += " + cols + ") {");
     w.line("const int64_t gemm_j0 = " + t.n0 + " + gemm_j, gemm_j1 = orc_min64(" + t.n1 + ", gemm_j0 + " + cols + ");");
     emit_pack({f.b, f.n, kGemmNr, "gemm_pb", "gemm_j0", "gemm_j1"}, ex, s, w);
-    w.line("orc_gemm_panels(gemm_mp, orc_min64(gemm_np - gemm_j, " + cols + "), gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr +
-           ", " + panel_args(t, " + gemm_j") + ");");
+    emit_panels_call(t, "orc_gemm_panels(gemm_mp, orc_min64(gemm_np - gemm_j, " + cols + "), gemm_kc, gemm_pa, gemm_pb, gemm_kc * " + nr + ", ",
+                     " + gemm_j", w);
     w.close();
   }
 }
@@ -273,20 +285,56 @@ void emit_tile_store(const ir::Graph& g, const KernelLowering& kl, const NodeLow
   close_middle(f, w);
 }
 
-// Whether a task's tile may be the primitive's output itself, the micro-kernel accumulating
-// in place and nothing copied after (the copy, after the products, took 28% of a matmul of 64
-// terms, whose stores from registers otherwise overlap its multiply-adds): an f32 kernel
-// output computed in place, its rows and columns the last two dims (no middle dims), rows of
-// a multiple of 16 floats, B not read in place. A task takes it where its tile is whole
-// register blocks (rows a multiple of 6, columns of 16 from a multiple of 16: aligned for the
-// 256-bit kernel), else its tile in scratch. The earlier blocks of terms still sum in the
-// tile: the last tasks' tiles overlap (they are clamped to the output), and a task must not
-// read sums that another wrote; on the last block every task stores the same final values.
+// Whether a task's tile may be the primitive's output itself, the micro-kernel storing the
+// last block of terms' sums there and nothing copied after (the copy, after the products,
+// took 28% of a matmul of 64 terms, whose stores from registers otherwise overlap its
+// multiply-adds): an f32 kernel output computed in place, its rows and columns the last two
+// dims (no middle dims), B not read in place, the largest region's columns a multiple of 16.
+// A task takes it where its tile's columns are whole blocks of 16 (the rows past its last,
+// padding, are not stored), else its tile in scratch. The earlier blocks of terms still sum
+// in the tile: the last tasks' tiles overlap (they are clamped to the output), and a task must
+// not read sums that another wrote; on the last block every task stores the same final
+// values.
 bool output_tile_eligible(const ir::Graph& g, const NodeLowering& nl, const GemmFactors& f, const ir::Primitive& p) {
   ir::ValueId out = p.outputs[0];
   const ir::TensorType& t = g.type(out);
   return !nl.gemm_home && nl.gemm_q < 0 && nl.homes.at(out).global && t.dtype == ir::DType::F32 && f.n == f.m + 1 &&
-         f.n + 1 == t.shape.size() && t.shape[f.n] % kGemmNr == 0;
+         f.n + 1 == t.shape.size() && nl.most[f.n] % kGemmNr == 0;
+}
+
+// The epilogue (NodeLowering::gemm_epilogue): gemm_epi(r, j, v, nr, nc) computes the
+// elementwise primitive at rows m0 + r to m0 + r + nr - 1 and columns n0 + j to
+// n0 + j + nc - 1 (those inside the region) from the sums at v (rows of nc), the matmul's value
+// bound to them, and stores it in the kernel output: a row's values through a buffer with
+// streaming stores where the kernel streams its outputs (Schedule::stream), else in place.
+void emit_epilogue(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, const GemmFactors& f,
+                   ExprEmitter& ex, const TileText& t, Writer& w) {
+  const NodeLowering& el = kl.nodes[static_cast<size_t>(nl.gemm_epilogue)];
+  const ir::Primitive& q = g.node(el.node);
+  ExprEmitter::Scope s = scope_of(q);
+  ir::ValueId y = g.node(nl.node).outputs[0], z = q.outputs[0];
+  ir::DType dt = g.type(z).dtype;
+  ex.bind(y, "gemm_v[gemm_i * gemm_nc + gemm_l]");
+  std::string value = ex.expr(q.bodies[0], s);
+  ex.unbind(y);
+  bool stream = streamed(kl, el, q);
+  std::string row = s.dvars[f.m], col = s.dvars[f.n];
+  w.open("auto gemm_epi = [&](int64_t gemm_r, int64_t gemm_j, const float* __restrict__ gemm_v, int64_t gemm_nr, "
+         "int64_t gemm_nc) {");
+  w.line("const int64_t gemm_x = " + t.n0 + " + gemm_j, gemm_w = orc_min64(gemm_nc, " + t.n1 + " - gemm_x);");
+  w.open("for (int64_t gemm_i = 0; gemm_i < gemm_nr; ++gemm_i) {");
+  w.line("const int64_t " + row + " = " + t.m0 + " + gemm_r + gemm_i;");
+  std::vector<std::string> at = s.dvars;
+  at[f.n] = "gemm_x";
+  if (stream) w.line(storage_type(dt) + " gemm_o[" + std::to_string(4 * kGemmNr) + "] __attribute__((aligned(64)));");
+  w.line("#pragma omp simd");
+  w.open("for (int64_t gemm_l = 0; gemm_l < gemm_w; ++gemm_l) {");
+  w.line("const int64_t " + col + " = gemm_x + gemm_l;");
+  w.line(stream ? "gemm_o[gemm_l] = " + to_storage(dt, value) + ";" : store(g, ex, z, s, value));
+  w.close();
+  if (stream) w.line("orc_stream(&" + ex.element(z, at) + ", gemm_o, gemm_w * sizeof(" + storage_type(dt) + "));");
+  w.close();
+  w.close(";");
 }
 
 }  // namespace
@@ -310,19 +358,16 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   int64_t k_total = ir::numel(p.reduce_domain);
   std::string ldc = std::to_string(nl.gemm_ldc) + "LL", terms = std::to_string(k_total) + "LL";
   w.open("if (" + m1 + " > " + m0 + " && " + n1 + " > " + n0 + ") {");
-  TileText t{m0, m1, n0, n1, ldc, "gemm_ct", ldc};
+  TileText t{m0, m1, n0, n1, ldc, in_output, nl.gemm_epilogue >= 0};
   if (in_output) {
     std::vector<std::string> at = scope_of(p).dvars;
     at[m] = m0;
     at[n] = n0;
-    w.line("const int gemm_in_output = (" + m1 + " - " + m0 + ") % " + std::to_string(kGemmMr) + " == 0 && (" + n1 + " - " +
-           n0 + ") % 16 == 0 && " + n0 + " % 16 == 0;");
-    w.line("float* const gemm_out = gemm_in_output ? &" + ex.element(p.outputs[0], at) + " : gemm_c;");
-    w.line("const int64_t gemm_ldo = gemm_in_output ? " + std::to_string(g.type(p.outputs[0]).shape[n]) + "LL : " + ldc + ";");
-    std::string last = "gemm_k0 + gemm_kc == " + terms;
-    t.dst = last + " ? gemm_out : gemm_ct";
-    t.ldd = "(" + last + " ? gemm_ldo : " + ldc + ")";
+    w.line("const int gemm_in_output = (" + n1 + " - " + n0 + ") % 16 == 0;");
+    w.line("float* const gemm_out = &" + ex.element(p.outputs[0], at) + ";");
+    w.line("const int64_t gemm_ldo = " + std::to_string(g.type(p.outputs[0]).shape[n]) + "LL;");
   }
+  if (t.epilogue) emit_epilogue(g, kl, nl, *f, ex, t, w);
   auto padded = [](const std::string& lo, const std::string& hi, int64_t block) {
     std::string b = std::to_string(block) + "LL";
     return "(" + hi + " - " + lo + " + " + b + " - 1) / " + b + " * " + b;
@@ -330,6 +375,8 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.line("const int64_t gemm_mp = " + padded(m0, m1, kGemmMr) + ", gemm_np = " + padded(n0, n1, kGemmNr) + ";");
   w.open("for (int64_t gemm_k0 = 0; gemm_k0 < " + terms + "; gemm_k0 += " + std::to_string(nl.gemm_kc) + "LL) {");
   w.line("const int64_t gemm_kc = orc_min64(" + std::to_string(nl.gemm_kc) + "LL, " + terms + " - gemm_k0);");
+  if (in_output) w.line("const int gemm_to_out = gemm_in_output && gemm_k0 + gemm_kc == " + terms + ";");
+  if (t.epilogue) w.line("const int gemm_last = gemm_k0 + gemm_kc == " + terms + ";");
   ExprEmitter::Scope s = scope_of(p);
   s.rvars = decoded_terms(p.reduce_domain);
   ExprEmitter::Scope flat = s;

@@ -29,14 +29,6 @@ std::string offset(const std::vector<std::string>& idx, const std::vector<std::s
   return out.empty() ? "0" : out;
 }
 
-const NodeLowering* producer_in_kernel(const ir::Graph& g, const KernelLowering& kl, ValueId v) {
-  const ir::Value& val = g.value(v);
-  if (val.origin != ir::ValueOrigin::Node) return nullptr;
-  for (const NodeLowering& nl : kl.nodes)
-    if (nl.node == val.node) return &nl;
-  return nullptr;
-}
-
 // What the run-time check of index d of a load of v in p is, for the message when it fails
 // (names from the model: never part of generated code).
 std::string index_check(const ir::Graph& g, const ir::Primitive& p, ValueId v, size_t d) {

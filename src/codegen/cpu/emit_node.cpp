@@ -487,6 +487,7 @@ void emit_node(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
                Writer& w) {
   const ir::Primitive& p = g.node(nl.node);
   if (nl.fused) return;  // computed with the primitive whose rows it reduces
+  if (nl.in_gemm_store) return;  // computed by the micro-kernel whose sums it reads
   w.line("// primitive " + std::to_string(nl.node.v) + ": " + std::string(ir::prim_op_name(p.op)));
   if (nl.fused_reduction >= 0) return emit_fused(g, kl, nl, ex, w);
   if (p.reduce == ReduceOp::None) return emit_elementwise(g, kl, nl, ex, w);

@@ -17,6 +17,7 @@ class Writer {
   void line(const std::string& s) { out_ += std::string(2 * depth_, ' ') + s + "\n"; }
   void open(const std::string& s) { line(s); ++depth_; }
   void close() { --depth_; line("}"); }
+  void close(const std::string& after) { --depth_; line("}" + after); }  // "};" after a lambda
   // Lines written by another writer, indented to this one's depth.
   void text_block(const std::string& text);
   // The pragmas in front of an innermost loop of at most `extent` iterations (0: unknown):

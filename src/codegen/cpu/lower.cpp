@@ -389,6 +389,93 @@ void fuse_row_reductions(const ir::Graph& g, KernelLowering& kl, const TaskRegio
   }
 }
 
+// Whether a load reads the element its primitive computes: indices the domain variables in
+// order, no predicate.
+bool loads_own_element(const ir::Expr& load, size_t rank) {
+  if (load->predicated || load.num_args() != rank) return false;
+  for (size_t d = 0; d < rank; ++d) {
+    const ir::Expr& i = load.arg(d);
+    if (i.op() != ir::ExprOp::Var || i->var_kind != ir::VarKind::Domain || i->index != static_cast<int32_t>(d)) return false;
+  }
+  return true;
+}
+
+// Whether p's bodies read v, directly or through the producers inlined into them.
+bool reaches(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, ValueId v) {
+  bool found = false;
+  for (const ir::Expr& b : p.bodies)
+    ir::visit_post(b, [&](const ir::Expr& e) {
+      if (found || e.op() != ir::ExprOp::Load) return;
+      ValueId u = p.inputs[static_cast<size_t>(e->index)];
+      const NodeLowering* nl = u == v ? nullptr : producer_in_kernel(g, kl, u);
+      found = u == v || (nl != nullptr && nl->inlined && reaches(g, kl, g.node(nl->node), v));
+    });
+  return found;
+}
+
+// Whether elementwise primitive p can be computed from y's element alone where the GEMM at
+// kl.nodes[gemm] stores it: p (and each producer inlined into it) reads y and the inlined
+// producers at the element it computes, and its other loads read kernel inputs or values
+// computed before that GEMM, at the task's level.
+bool reads_for_epilogue(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, ValueId y, size_t gemm) {
+  bool ok = true;
+  for (const ir::Expr& b : p.bodies)
+    ir::visit_post(b, [&](const ir::Expr& e) {
+      if (!ok || e.op() != ir::ExprOp::Load) return;
+      ValueId u = p.inputs[static_cast<size_t>(e->index)];
+      const NodeLowering* nl = producer_in_kernel(g, kl, u);
+      if (u == y) {
+        ok = loads_own_element(e, p.domain.size());
+      } else if (nl != nullptr && nl->inlined) {
+        const ir::Primitive& q = g.node(nl->node);
+        ok = loads_own_element(e, p.domain.size()) && q.domain == p.domain && q.reduce == ir::ReduceOp::None &&
+             reads_for_epilogue(g, kl, q, y, gemm);
+      } else if (nl != nullptr) {
+        ok = !nl->inner && static_cast<size_t>(nl - kl.nodes.data()) < gemm;
+      }
+    });
+  return ok;
+}
+
+// The elementwise primitive the GEMM at kl.nodes[i] can compute where it stores its last
+// block of sums (NodeLowering::gemm_epilogue), or -1: the first computed primitive after it
+// that reads its output y, where y's home is the tile (no kernel output), rows and columns
+// its only dims but batch dims (so each 16 sums are 16 elements of one row), and that
+// primitive elementwise over the same domain, of one output, a kernel output computed in
+// place over the GEMM's region in every task, reading y only at the element it computes
+// (reads_for_epilogue). No other primitive reads y.
+int gemm_epilogue_of(const ir::Graph& g, const KernelLowering& kl, const TaskRegions& tr, size_t i) {
+  const NodeLowering& nl = kl.nodes[i];
+  const ir::Primitive& p = g.node(nl.node);
+  std::optional<GemmFactors> f = nl.gemm ? gemm_factors(g, p) : std::nullopt;
+  if (!f || !nl.gemm_home || nl.gemm_q >= 0 || nl.inner || f->n != f->m + 1 || f->n + 1 != p.domain.size()) return -1;
+  ValueId y = p.outputs[0];
+  int e = -1;
+  for (size_t j = 0; j < kl.nodes.size(); ++j) {
+    if (j == i || kl.nodes[j].inlined || !reaches(g, kl, g.node(kl.nodes[j].node), y)) continue;
+    if (e >= 0 || j < i) return -1;
+    e = static_cast<int>(j);
+  }
+  if (e < 0) return -1;
+  const NodeLowering& el = kl.nodes[static_cast<size_t>(e)];
+  const ir::Primitive& q = g.node(el.node);
+  bool fits = !el.inner && !el.fused && el.fused_reduction < 0 && el.transpose_dim < 0 &&
+              q.reduce == ir::ReduceOp::None && q.bodies.size() == 1 && q.outputs.size() == 1 && q.domain == p.domain &&
+              el.homes.at(q.outputs[0]).global && reads_for_epilogue(g, kl, q, y, i);
+  for (size_t t = 0; fits && t < tr.node[i].size(); ++t) fits = tr.node[i][t] == tr.node[static_cast<size_t>(e)][t];
+  return fits ? e : -1;
+}
+
+// Lets each GEMM compute the elementwise primitive after it where it can (gemm_epilogue_of).
+void fuse_gemm_epilogues(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr) {
+  for (size_t i = 0; i < kl.nodes.size(); ++i) {
+    int e = gemm_epilogue_of(g, kl, tr, i);
+    if (e < 0) continue;
+    kl.nodes[i].gemm_epilogue = e;
+    kl.nodes[static_cast<size_t>(e)].in_gemm_store = true;
+  }
+}
+
 // Whether e mentions domain variable d.
 bool mentions(const ir::Expr& e, int32_t d) {
   bool found = false;
@@ -487,6 +574,14 @@ bool direct_b_rows(const ir::Graph& g, const KernelLowering& kl, const ir::Primi
   for (size_t i = 0; i < rank; ++i)
     if (coefficient(b.arg(i), n) != std::optional<int64_t>(i + 1 == rank ? 1 : 0)) return false;
   return !b->predicated || true_over_interval(b.arg(rank), n);
+}
+
+const NodeLowering* producer_in_kernel(const ir::Graph& g, const KernelLowering& kl, ValueId v) {
+  const ir::Value& val = g.value(v);
+  if (val.origin != ir::ValueOrigin::Node) return nullptr;
+  for (const NodeLowering& nl : kl.nodes)
+    if (nl.node == val.node) return &nl;
+  return nullptr;
 }
 
 const NodeLowering& KernelLowering::node(NodeId n) const {
@@ -726,6 +821,7 @@ KernelLowering lower_regions(const ir::Graph& g, const tile::Kernel& k, const Sc
   fit_regions(kl, tr);
   place_values(g, kl, tr);
   fuse_row_reductions(g, kl, tr);
+  fuse_gemm_epilogues(g, kl, tr);
   return kl;
 }
 

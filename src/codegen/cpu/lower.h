@@ -76,6 +76,12 @@ struct NodeLowering {
   // edges. -1: B is packed.
   int64_t gemm_q = -1;
   bool gemm_home = false;  // the tile is the matmul's home (its strides: gemm_ldc, 1)
+  // The elementwise primitive (its index in KernelLowering::nodes; -1: none) that the
+  // micro-kernel computes from the last block of terms' sums while they are in registers
+  // (gemm_epilogue_of): the matmul's values are then never stored. That primitive's
+  // `in_gemm_store` is set and it emits no loop.
+  int gemm_epilogue = -1;
+  bool in_gemm_store = false;
   // The kernel argument that holds B already in panels (runtime layout.h, panels16: constant
   // weights packed when the artifact is built); B is then read from it, not packed. -1: none.
   int gemm_b_panels = -1;
@@ -121,6 +127,9 @@ struct KernelLowering {
   // reads and writes (kernel_abi.h, cuda_abi.h).
   std::vector<int64_t> arg_bytes(const ir::Graph& g) const;
 };
+
+// The lowering of the kernel's node that computes v, or none (a kernel input).
+const NodeLowering* producer_in_kernel(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v);
 
 // Lanes a reduction over `extent` terms (along its innermost reduction dim) is computed over:
 // the schedule's vector_width x unroll, halved (not below vector_width) while more than the

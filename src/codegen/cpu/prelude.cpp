@@ -34,6 +34,16 @@ ORC_INLINE float orc_fmaxf(float a, float b) { return a != a ? a : b != b ? b : 
 ORC_INLINE float orc_fminf(float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
 ORC_INLINE double orc_fmax(double a, double b) { return a != a ? a : b != b ? b : (a < b ? b : a); }
 ORC_INLINE double orc_fmin(double a, double b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
+/* The same where operand c is not NaN (a constant), c second (_r) or first (_l): one compare
+ * and select (a vmaxps or vminps on x86) where the above takes three (a relu's max with 0). */
+ORC_INLINE float orc_fmaxf_r(float a, float c) { return a < c ? c : a; }
+ORC_INLINE float orc_fmaxf_l(float c, float b) { return b <= c ? c : b; }
+ORC_INLINE float orc_fminf_r(float a, float c) { return c < a ? c : a; }
+ORC_INLINE float orc_fminf_l(float c, float b) { return c <= b ? c : b; }
+ORC_INLINE double orc_fmax_r(double a, double c) { return a < c ? c : a; }
+ORC_INLINE double orc_fmax_l(double c, double b) { return b <= c ? c : b; }
+ORC_INLINE double orc_fmin_r(double a, double c) { return c < a ? c : a; }
+ORC_INLINE double orc_fmin_l(double c, double b) { return c <= b ? c : b; }
 /* Max / min as a combiner of lanes of a reduction, branch-free: NaN propagates (which NaN is
  * left unspecified) and of equal operands the accumulator wins. */
 ORC_INLINE float orc_fmaxf_acc(float acc, float x) { return ((x > acc) | (x != x)) ? x : acc; }
