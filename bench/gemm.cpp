@@ -153,8 +153,9 @@ int main(int argc, char** argv) {
   const Shape square[] = {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
   const Shape skinny[] = {{16, 4096, 4096}, {128, 3072, 768}, {197, 1536, 384}};
   // Few terms per output (a pointwise conv's 24 channels as a matmul over 56 x 56 pixels, a
-  // projection from 64): the output's pass dominates, which a separate epilogue makes twice.
-  const Shape wide[] = {{3136, 144, 24}, {4096, 1024, 64}};
+  // projection from 64): the output's pass dominates, which a separate epilogue makes twice;
+  // and an MLP's layer of 256 (a NeRF's), between those and the square shapes.
+  const Shape wide[] = {{3136, 144, 24}, {4096, 1024, 64}, {4096, 256, 256}};
   const Shape scores[] = {{256, 256, 64}, {1024, 1024, 64}, {16384, 256, 32}, {128, 3072, 768}};
   std::vector<Row> rows;
   for (const Shape& s : square)

@@ -1,6 +1,7 @@
 // Schedules: the canonical text round-trips, malformed text is a UserError naming the field,
 // and the default schedule of row kernels (softmax, layernorm over f32[4096,4096]) takes whole
-// rows per task, streams its output and prefetches its input a task ahead.
+// rows per task, streams its output and prefetches its input a task ahead; a matmul's makes
+// tasks the cores share evenly.
 #include <gtest/gtest.h>
 
 #include "codegen/cpu/schedule.h"
@@ -72,6 +73,30 @@ graph @small {
   Schedule t = default_schedule(small, whole(small), 2);
   EXPECT_FALSE(t.stream);
   EXPECT_EQ(t.prefetch, 0);
+}
+
+// A matmul's default tiles make a number of tasks the cores share evenly where there are few:
+// 4096 rows make 11 tiles of 373 rows, which 2 cores run as 6 and 5; 12 of 342 instead (and
+// 4 cores: 12 as well). Many tasks are left as they are.
+TEST(Schedule, DefaultGemmTilesMakeTasksTheCoresShareEvenly) {
+  auto matmul = [](int64_t m, int64_t n) {
+    return ir::parse_graph("graph @mm {\n  input %a : f32[" + std::to_string(m) + ",256]\n  input %b : f32[256," +
+                           std::to_string(n) + "]\n  %y : f32[" + std::to_string(m) + "," + std::to_string(n) +
+                           "] = matmul(%a, %b) {trans_a=false, trans_b=false}\n  output %y\n}\n");
+  };
+  auto tasks = [](const ir::Graph& g, const Schedule& s) {
+    const ir::Dims& shape = g.type(g.outputs()[0]).shape;
+    int64_t t = 1;
+    for (size_t d = 0; d < shape.size(); ++d) t *= (shape[d] + s.tile[d] - 1) / s.tile[d];
+    return t;
+  };
+  ir::Graph mlp = matmul(4096, 256);
+  Schedule two = default_schedule(mlp, whole(mlp), 2);
+  EXPECT_EQ(two.tile[0], 342);
+  EXPECT_EQ(tasks(mlp, two), 12);
+  EXPECT_EQ(tasks(mlp, default_schedule(mlp, whole(mlp), 4)) % 4, 0);
+  ir::Graph tall = matmul(100000, 256);  // 261 tasks: left alone
+  EXPECT_EQ(default_schedule(tall, whole(tall), 2).tile[0], 384);
 }
 
 }  // namespace

@@ -178,7 +178,9 @@ int64_t even_tile(int64_t extent, int64_t most, int64_t multiple) {
 // than at 192 x 256; a block of its A panels, 384 KiB, then fits L2, and B is packed 32
 // columns at a time), over as many middle indices (a conv's output rows) as make about 256
 // columns in all; halved along the middle dims, then the columns, then the rows, until every
-// core has two tasks.
+// core has two tasks; then, where the tasks are few and not a multiple of the cores, cut into
+// a few more row tiles where that makes one (4096 x 256 x 256 ran 1.10x faster in 12 tasks
+// than in 11 on 2 cores).
 ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
   size_t r = shape.size();
   ir::Dims tile(r, 1);
@@ -204,6 +206,17 @@ ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
     if (tile[f.n] >= 2 * 64) tile[f.n] = even_tile(shape[f.n], tile[f.n] / 2, kGemmNr);
     else if (tile[f.m] >= 2 * 24) tile[f.m] = even_tile(shape[f.m], tile[f.m] / 2, kGemmMr);
     else break;
+  }
+  // Few tasks that the cores cannot share evenly (11 on 2 cores: one core runs 6, 9% longer
+  // than 5.5) take a few more row tiles, up to `cores` more, where that makes a multiple.
+  const int64_t rows = ceil_div(shape[f.m], tile[f.m]);
+  for (int64_t more = 1; tasks() % cores != 0 && tasks() < 8 * cores && more <= cores; ++more) {
+    int64_t tm = even_tile(shape[f.m], ceil_div(shape[f.m], rows + more), kGemmMr);
+    if (tm < 24) break;
+    ir::Dims cut = tile;
+    cut[f.m] = tm;
+    std::swap(tile, cut);
+    if (tasks() % cores != 0) std::swap(tile, cut);
   }
   return tile;
 }
