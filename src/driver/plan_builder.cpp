@@ -37,41 +37,47 @@ std::vector<codegen::cpu::Schedule> schedules(const ir::Graph& g, const std::vec
 }
 
 // Constant weights that every step reading them multiplies by in the GEMM micro-kernel, whole,
-// as B (codegen/cpu/lower.h, packable_weights): stored as its panels (panels16) in the
-// artifact, so no run packs them. Not a graph output (callers get plain bytes).
-std::set<ValueId> panel_weights(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                                const std::vector<codegen::cpu::Schedule>& sched) {
-  std::map<ValueId, bool> ok;
+// as B (codegen/cpu/lower.h, packable_weights), all reading them the same way: stored as their
+// panels in the artifact (panels16, or panels16t where they are read transposed), so no run
+// packs them. Not a graph output (callers get plain bytes).
+std::map<ValueId, runtime::BufferLayout> panel_weights(const ir::Graph& g, const std::vector<StepChoice>& steps,
+                                                       const std::vector<codegen::cpu::Schedule>& sched) {
+  std::map<ValueId, std::optional<runtime::BufferLayout>> ok;  // nullopt: not packable
   for (size_t i = 0; i < steps.size(); ++i) {
     std::vector<ValueId> packable;
     if (steps[i].kind == StepKind::Generated) packable = codegen::cpu::packable_weights(g, steps[i].kernel, sched[i]);
     for (ValueId v : steps[i].inputs) {
       if (g.value(v).origin != ir::ValueOrigin::Constant) continue;
-      bool here = std::find(packable.begin(), packable.end(), v) != packable.end();
-      ok[v] = (ok.count(v) ? ok[v] : true) && here;
+      std::optional<runtime::BufferLayout> here;
+      if (std::find(packable.begin(), packable.end(), v) != packable.end())
+        here = codegen::cpu::transposed_panels(g, steps[i].kernel, v) ? runtime::BufferLayout::Panels16T
+                                                                       : runtime::BufferLayout::Panels16;
+      auto [it, fresh] = ok.try_emplace(v, here);
+      if (!fresh && it->second != here) it->second = std::nullopt;
     }
   }
-  for (ValueId v : g.outputs()) ok[v] = false;
-  std::set<ValueId> out;
-  for (const auto& [v, yes] : ok)
-    if (yes) out.insert(v);
+  for (ValueId v : g.outputs()) ok[v] = std::nullopt;
+  std::map<ValueId, runtime::BufferLayout> out;
+  for (const auto& [v, layout] : ok)
+    if (layout) out[v] = *layout;
   return out;
 }
 
 // Stores the weights of `panels` as B panels in the artifact.
-void pack_panel_weights(const std::set<ValueId>& panels, PlanBuffers& buffers, BuiltArtifact& a) {
-  for (ValueId v : panels) {
+void pack_panel_weights(const std::map<ValueId, runtime::BufferLayout>& panels, PlanBuffers& buffers, BuiltArtifact& a) {
+  for (const auto& [v, layout] : panels) {
     int32_t b = buffers.read(v);
     auto at = std::find(a.weight_buffers.begin(), a.weight_buffers.end(), b) - a.weight_buffers.begin();
-    a.weights[static_cast<size_t>(at)] = runtime::to_layout(a.weights[static_cast<size_t>(at)], runtime::BufferLayout::Panels16);
-    a.plan.buffers[static_cast<size_t>(b)].layout = runtime::BufferLayout::Panels16;
+    a.weights[static_cast<size_t>(at)] = runtime::to_layout(a.weights[static_cast<size_t>(at)], layout);
+    a.plan.buffers[static_cast<size_t>(b)].layout = layout;
     ++a.layouts.packed_weights;
   }
 }
 
 // Compiles the generated kernels, several to a shared object, and fills in their steps.
 void compile_generated(const ir::Graph& g, const std::vector<StepChoice>& steps,
-                       const std::vector<codegen::cpu::Schedule>& sched, const std::set<ValueId>& panels,
+                       const std::vector<codegen::cpu::Schedule>& sched,
+                       const std::map<ValueId, runtime::BufferLayout>& panels,
                        const std::vector<size_t>& plan_step, const BuildOptions& o, BuiltArtifact& a) {
   std::vector<std::vector<codegen::cpu::GeneratedKernel>> libs;
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -203,7 +209,8 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
       },
       [&](const StepChoice& s) { lay_out_ugraph(g, s, o.cores, buffers, a, ugraph_kernels); });
   std::vector<codegen::cpu::Schedule> sched = schedules(g, steps, o.cores, tuned);
-  std::set<ValueId> panels = o.layouts ? panel_weights(g, steps, sched) : std::set<ValueId>{};
+  std::map<ValueId, runtime::BufferLayout> panels =
+      o.layouts ? panel_weights(g, steps, sched) : std::map<ValueId, runtime::BufferLayout>{};
   compile_generated(g, steps, sched, panels, a.choice_steps, o, a);
   // μGraph kernels go into one library after those of generated steps.
   if (!ugraph_kernels.empty()) {

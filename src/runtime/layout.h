@@ -16,6 +16,9 @@
 //            panels of the GEMM micro-kernel (codegen/cpu/gemm.inc) over all K terms, packed
 //            when the artifact is built. Only generated kernels compiled to read it so read
 //            it, so a matmul by constant weights skips packing them on every run.
+//   panels16t an f32 [N, K] constant with N a multiple of 16 (the weights of a matmul that
+//            reads them transposed: ONNX Gemm's transB), stored as the panels16 of its
+//            transpose, [N/16, K, 16].
 #pragma once
 
 #include <cstdint>
@@ -26,7 +29,7 @@
 
 namespace orchid::runtime {
 
-enum class BufferLayout : uint8_t { Plain, NChw8c, Panels16, Nhwc, NChw16c };
+enum class BufferLayout : uint8_t { Plain, NChw8c, Panels16, Nhwc, NChw16c, Panels16T };
 
 // The layouts of activations between oneDNN convolutions (nChw8c, nChw16c, nhwc): only oneDNN
 // conv steps read or write them.

@@ -54,6 +54,7 @@ std::string_view buffer_layout_name(BufferLayout l) {
     case BufferLayout::Plain: return "plain";
     case BufferLayout::NChw8c: return "nChw8c";
     case BufferLayout::Panels16: return "panels16";
+    case BufferLayout::Panels16T: return "panels16t";
     case BufferLayout::Nhwc: return "nhwc";
     case BufferLayout::NChw16c: return "nChw16c";
   }
@@ -72,7 +73,9 @@ int64_t channel_block(BufferLayout l) { return l == BufferLayout::NChw8c ? 8 : l
 }  // namespace
 
 std::optional<BufferLayout> parse_buffer_layout(std::string_view text) {
-  return parse_named(text, {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::NChw16c, BufferLayout::Nhwc, BufferLayout::Panels16},
+  return parse_named(text,
+                     {BufferLayout::Plain, BufferLayout::NChw8c, BufferLayout::NChw16c, BufferLayout::Nhwc,
+                      BufferLayout::Panels16, BufferLayout::Panels16T},
                      buffer_layout_name);
 }
 
@@ -84,6 +87,7 @@ bool layout_fits(BufferLayout l, const ir::TensorType& t) {
       return t.dtype == ir::DType::F32 && t.shape.size() == 4 && t.shape[1] % channel_block(l) == 0;
     case BufferLayout::Nhwc: return t.dtype == ir::DType::F32 && t.shape.size() == 4;
     case BufferLayout::Panels16: return t.dtype == ir::DType::F32 && t.shape.size() == 2 && t.shape[1] % 16 == 0;
+    case BufferLayout::Panels16T: return t.dtype == ir::DType::F32 && t.shape.size() == 2 && t.shape[0] % 16 == 0;
   }
   return false;
 }
@@ -105,6 +109,10 @@ int64_t stored_index(BufferLayout l, const ir::Dims& shape, int64_t i) {
     }
     case BufferLayout::Panels16: {
       int64_t k = shape[0], row = i / shape[1], col = i % shape[1];
+      return (col / 16 * k + row) * 16 + col % 16;
+    }
+    case BufferLayout::Panels16T: {  // element (n, k) of [N, K] is (k, n) of the transpose
+      int64_t k = shape[1], col = i / shape[1], row = i % shape[1];
       return (col / 16 * k + row) * 16 + col % 16;
     }
   }
@@ -289,8 +297,8 @@ class Validator {
 
   // A buffer in another layout than plain owns its bytes (no view of it, not a view itself),
   // has a type that layout fits, and is of the one kind and read or written by the one kind
-  // of step the layout is for: nChw8c, nChw16c and nhwc intermediates by onednn steps, panels16 constants by
-  // generated ones.
+  // of step the layout is for: nChw8c, nChw16c and nhwc intermediates by onednn steps, panels16
+  // and panels16t constants by generated ones.
   void check_layout(int32_t id, const std::string& where) {
     const PlanBuffer& b = at(id);
     if (b.layout == BufferLayout::Plain) return;

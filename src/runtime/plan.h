@@ -12,7 +12,7 @@
 // A buffer's `layout` (layout.h) says how its bytes are ordered: plain (dense row-major, the
 // default); nChw8c, nChw16c or nhwc, which only intermediates may have and only onednn or
 // onednn_winograd steps read or write; or
-// panels16, which only constants may have and only generated steps read. Neither is a view, is
+// panels16 or panels16t, which only constants may have and only generated steps read. Neither is a view, is
 // viewed, or is listed in `outputs`. A buffer with an `alias` is a view: it reinterprets the bytes of the buffer it names (of the
 // same byte size, in another shape or dtype) and has no storage of its own; its kind is
 // intermediate or output. Graph outputs are listed in `outputs`, by buffer id: an entry may

@@ -136,7 +136,7 @@ PlanBuffer read_buffer(const json& j, size_t index, const std::string& source) {
     std::string layout = r.str("layout");
     auto l = parse_buffer_layout(layout);
     ORCHID_USER_CHECK(l) << source << ": " << r.at("layout") << ": unknown layout '" << layout
-                         << "' (expected plain, nChw8c, nChw16c, nhwc or panels16)";
+                         << "' (expected plain, nChw8c, nChw16c, nhwc, panels16 or panels16t)";
     b.layout = *l;
   }
   ORCHID_USER_CHECK((b.kind == BufferKind::Constant) == r.has("weights_offset"))

@@ -161,19 +161,20 @@ TEST(TransposeKernels, MatchInterpreter) {
   check_cases(cases);
 }
 
-// Constant weights stored as B panels (runtime layout.h, panels16): the kernel reads them
-// in place of packing. Shapes with partial register blocks and k-blocks (M = 7, K = 300, 513),
-// batched A, and a bias + relu epilogue; the packed kernel matches the interpreter, and
-// packable_weights refuses what it cannot read as panels.
-std::string weights_graph(int64_t batch, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+// Constant weights stored as B panels (runtime layout.h, panels16, and panels16t for weights
+// read transposed): the kernel reads them in place of packing. Shapes with partial register
+// blocks and k-blocks (M = 7, K = 300, 513), batched A, and a bias + relu epilogue; the packed
+// kernel matches the interpreter, and packable_weights refuses what it cannot read as panels.
+std::string weights_graph(int64_t batch, int64_t m, int64_t n, int64_t k, uint64_t seed, bool trans_b = false) {
   Rng rng(seed);
   std::string w;
   for (int64_t i = 0; i < k * n; ++i) w += (i ? ", " : "") + std::to_string(static_cast<double>(rng.next() % 2001) / 1000 - 1);
   std::string b = std::to_string(batch), ms = std::to_string(m), ns = std::to_string(n), ks = std::to_string(k);
-  return "graph @g {\n  input %a : f32[" + b + "," + ms + "," + ks + "]\n  const %w : f32[" + ks + "," + ns + "] = [" + w +
+  std::string wt = trans_b ? ns + "," + ks : ks + "," + ns;
+  return "graph @g {\n  input %a : f32[" + b + "," + ms + "," + ks + "]\n  const %w : f32[" + wt + "] = [" + w +
          "]\n  input %c : f32[" + ns + "]\n  %y : f32[" + b + "," + ms + "," + ns +
-         "] = matmul(%a, %w) {trans_a=false, trans_b=false}\n  %z : f32[" + b + "," + ms + "," + ns +
-         "] = elementwise(%y, %c) { max(add(%y[i0, i1, i2], %c[i2]), 0:f32) }\n  output %z\n}\n";
+         "] = matmul(%a, %w) {trans_a=false, trans_b=" + (trans_b ? "true" : "false") + "}\n  %z : f32[" + b + "," + ms +
+         "," + ns + "] = elementwise(%y, %c) { max(add(%y[i0, i1, i2], %c[i2]), 0:f32) }\n  output %z\n}\n";
 }
 
 TEST(GemmKernels, WeightsStoredAsPanels) {
@@ -183,15 +184,17 @@ TEST(GemmKernels, WeightsStoredAsPanels) {
   const Shape shapes[] = {{1, 7, 32, 300}, {2, 16, 64, 513}, {1, 64, 48, 40}, {1, 30, 512, 17}};
   std::vector<Case> cases;
   for (size_t i = 0; i < std::size(shapes); ++i)
-    for (int variant = 0; variant < 2; ++variant) {
+    for (int variant = 0; variant < 4; ++variant) {  // default or thin tiles, B plain or transposed
       const Shape& sh = shapes[i];
       uint64_t seed = 97000 + 10 * i + variant;
-      ir::Graph g = ir::parse_graph(weights_graph(sh.batch, sh.m, sh.n, sh.k, seed));
+      bool trans_b = variant >= 2;
+      ir::Graph g = ir::parse_graph(weights_graph(sh.batch, sh.m, sh.n, sh.k, seed, trans_b));
       tile::Kernel k = whole_kernel(g);
       Schedule s = default_schedule(g, k, 2);
-      if (variant == 1) s.tile = {1, 6, 16};
+      if (variant % 2 == 1) s.tile = {1, 6, 16};
       ValueId w = *g.find_value("w");
       ASSERT_EQ(packable_weights(g, k, s), std::vector<ValueId>{w}) << schedule_str(s);
+      ASSERT_EQ(transposed_panels(g, k, w), trans_b);
       GeneratedKernel gk = generate_kernel(g, k, s, "orc_p" + std::to_string(cases.size()), {w});
       ASSERT_EQ(gk.source.find("gemm_pb"), gk.source.find("gemm_pb = "));  // B is never packed
       cases.push_back(Case{seed, std::move(g), std::move(k), s, std::move(gk)});
@@ -204,7 +207,9 @@ TEST(GemmKernels, WeightsStoredAsPanels) {
     SCOPED_TRACE("seed " + std::to_string(c.seed) + ", schedule " + schedule_str(c.schedule));
     std::vector<ir::Tensor> in = interp::random_inputs(c.graph, c.seed);
     std::vector<ir::Tensor> want = interp::run(c.graph, in, {interp::Precision::F64});
-    ir::Tensor packed = runtime::to_layout(c.graph.constant(*c.graph.find_value("w")), runtime::BufferLayout::Panels16);
+    bool trans_b = c.seed % 10 >= 2;
+    ir::Tensor packed = runtime::to_layout(c.graph.constant(*c.graph.find_value("w")),
+                                           trans_b ? runtime::BufferLayout::Panels16T : runtime::BufferLayout::Panels16);
     ASSERT_EQ(c.generated.inputs.size(), 3u);  // a, w, c in id order
     std::vector<const ir::Tensor*> ins = {&in[0], &packed, &in[1]};
     int64_t err = 0;
@@ -214,7 +219,7 @@ TEST(GemmKernels, WeightsStoredAsPanels) {
   }
 }
 
-TEST(GemmKernels, PackableWeightsAreWholeUntransposedConstantB) {
+TEST(GemmKernels, PackableWeightsAreWholeConstantB) {
   auto packable = [](const std::string& text) {
     ir::Graph g = ir::parse_graph(text);
     tile::Kernel k = whole_kernel(g);
@@ -225,7 +230,10 @@ TEST(GemmKernels, PackableWeightsAreWholeUntransposedConstantB) {
            "}\n  output %y\n}\n";
   };
   EXPECT_EQ(packable(mm("const %w : f32[32,32] = splat(0.5)", "trans_a=false, trans_b=false")), 1u);
-  EXPECT_EQ(packable(mm("const %w : f32[32,32] = splat(0.5)", "trans_a=false, trans_b=true")), 0u);  // transposed
+  EXPECT_EQ(packable(mm("const %w : f32[32,32] = splat(0.5)", "trans_a=false, trans_b=true")), 1u);  // panels16t
+  EXPECT_EQ(packable("graph @g {\n  input %a : f32[12,32]\n  const %w : f32[24,32] = splat(0.5)\n  %y : f32[12,24] = "
+                     "matmul(%a, %w) {trans_a=false, trans_b=true}\n  output %y\n}\n"),
+            0u);  // N (the rows of the transposed weights) not a multiple of 16
   EXPECT_EQ(packable(mm("input %w : f32[32,32]", "trans_a=false, trans_b=false")), 0u);  // not a constant
   EXPECT_EQ(packable("graph @g {\n  input %a : f32[12,32]\n  const %w : f32[32,24] = splat(0.5)\n  %y : f32[12,24] = "
                      "matmul(%a, %w) {trans_a=false, trans_b=false}\n  output %y\n}\n"),

@@ -80,5 +80,37 @@ TEST(PlanBuilder, WeightsReadOnlyByTheMicroKernelAreStoredAsPanels) {
   }
 }
 
+// Weights a matmul reads transposed (ONNX Gemm's transB) are stored as the panels of their
+// transpose (panels16t); where two steps read one constant, one plainly and one transposed,
+// it stays plain.
+TEST(PlanBuilder, TransposedWeightsAreStoredAsPanelsOfTheirTranspose) {
+  ir::Graph g = ir::parse_graph("graph @t {\n  input %x : f32[20,64]\n  const %w : f32[48,64] = " + values(48 * 64, 1009) +
+                                "\n  const %v : f32[48,48] = " + values(48 * 48, 997) + R"(
+  %h : f32[20,48] = matmul(%x, %w) {trans_a=false, trans_b=true}
+  %y : f32[20,48] = matmul(%h, %v) {trans_a=false, trans_b=true}
+  %z : f32[20,48] = matmul(%h, %v) {trans_a=false, trans_b=false}
+  output %y, %z
+})");
+  auto v = [&](const char* name) { return *g.find_value(name); };
+  std::vector<StepChoice> steps = {generated(g, {NodeId(0)}, {v("h")}), generated(g, {NodeId(1)}, {v("y")}),
+                                   generated(g, {NodeId(2)}, {v("z")})};
+  testlib::TempDir dir("orchid_plan_builder_t");
+  BuildOptions o;
+  o.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
+  o.cores = 2;
+  BuiltArtifact a = build_artifact(g, steps, o);
+  std::string out = dir.file("panels");
+  write_artifact(a, out);
+  runtime::Plan plan = runtime::read_plan(out);
+  for (const runtime::PlanBuffer& b : plan.buffers)
+    EXPECT_EQ(b.layout, b.name == "w" ? runtime::BufferLayout::Panels16T : runtime::BufferLayout::Plain) << b.name;
+  std::vector<ir::Tensor> in = interp::random_inputs(g, 5);
+  std::vector<ir::Tensor> want = interp::run(g, in);
+  runtime::Session session(runtime::Model::load(out));
+  std::vector<ir::Tensor> got = session.run({{"x", in[0]}});
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) EXPECT_EQ(interp::compare_tensors(got[k], want[k], 1e-5, 1e-4), "") << k;
+}
+
 }  // namespace
 }  // namespace orchid::driver

@@ -1,6 +1,8 @@
 // plan.json: exact round trip, and one test per validation error, each checking its message.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <functional>
 
 #include <nlohmann/json.hpp>
@@ -104,6 +106,15 @@ TEST(RuntimePlan, LayoutConversions) {
   EXPECT_EQ(panels.get_f64(0 * 48 + 2 * 16 + 5), w.get_f64(2 * 32 + 5));
   EXPECT_EQ(panels.get_f64(1 * 48 + 1 * 16 + 15), w.get_f64(1 * 32 + 31));
   EXPECT_EQ(from_layout(panels, BufferLayout::Panels16), w);
+  // Its transpose [N=32, K=3] as panels16t: the same bytes as w's panels16.
+  ir::Tensor wt = iota({32, 3});
+  for (int64_t n = 0; n < 32; ++n)
+    for (int64_t k = 0; k < 3; ++k) wt.set_f64(n * 3 + k, w.get_f64(k * 32 + n));
+  ir::Tensor panels_t = to_layout(wt, BufferLayout::Panels16T);
+  EXPECT_EQ(std::memcmp(panels_t.data(), panels.data(), static_cast<size_t>(panels.numel()) * 4), 0);
+  EXPECT_EQ(from_layout(panels_t, BufferLayout::Panels16T), wt);
+  EXPECT_TRUE(layout_fits(BufferLayout::Panels16T, {ir::DType::F32, {32, 3}}));
+  EXPECT_FALSE(layout_fits(BufferLayout::Panels16T, {ir::DType::F32, {3, 32}}));
   // [N=2, C=16, H=1, W=3] as [N, C/8, H, W, 8]: element (n, c, 0, w) at ((n*2 + c/8)*3 + w)*8 + c%8.
   ir::Tensor x = iota({2, 16, 1, 3});
   ir::Tensor blocked = to_layout(x, BufferLayout::NChw8c);
@@ -295,7 +306,7 @@ const Case kCases[] = {
     {"never_written", [](json& j) { j["steps"].erase(2); },
      "buffer 5 ('z') is never written by any step"},
     {"layout_name", [](json& j) { j["buffers"][2]["layout"] = "chwn"; },
-     "buffers[2].layout: unknown layout 'chwn' (expected plain, nChw8c, nChw16c, nhwc or panels16)"},
+     "buffers[2].layout: unknown layout 'chwn' (expected plain, nChw8c, nChw16c, nhwc, panels16 or panels16t)"},
     {"layout_fit", [](json& j) { j["buffers"][2]["layout"] = "nChw8c"; },
      "buffers[2] ('t').layout: nChw8c does not fit f32[2,3]"},
     {"layout_kind",

@@ -624,21 +624,29 @@ int transposing_dim(const ir::Primitive& p) {
 
 namespace {
 
-// The constant a gemm node's B factor is, whole (lower.h, packable_weights), if any.
-std::optional<ValueId> panel_candidate(const ir::Graph& g, const ir::Primitive& p) {
+// The constant a gemm node's B factor is, whole (lower.h, packable_weights), if any: read at
+// [r0, n] ([K, N]), or transposed at [n, r0] ([N, K]).
+struct PanelCandidate {
+  ValueId value;
+  bool transposed = false;
+};
+std::optional<PanelCandidate> panel_candidate(const ir::Graph& g, const ir::Primitive& p) {
   std::optional<GemmFactors> f = gemm_factors(g, p);
   if (!f || f->b.op() != ir::ExprOp::Load || f->b->predicated || f->b.num_args() != 2) return std::nullopt;
   size_t n = p.domain.size() - 1;
-  const ir::Expr &k_index = f->b.arg(0), &n_index = f->b.arg(1);
-  bool plain = k_index.op() == ir::ExprOp::Var && k_index->var_kind == ir::VarKind::Reduce && k_index->index == 0 &&
-               n_index.op() == ir::ExprOp::Var && n_index->var_kind == ir::VarKind::Domain &&
-               n_index->index == static_cast<int32_t>(n);
+  auto is_var = [](const ir::Expr& e, ir::VarKind kind, size_t index) {
+    return e.op() == ir::ExprOp::Var && e->var_kind == kind && e->index == static_cast<int32_t>(index);
+  };
+  bool plain = is_var(f->b.arg(0), ir::VarKind::Reduce, 0) && is_var(f->b.arg(1), ir::VarKind::Domain, n);
+  bool transposed = is_var(f->b.arg(0), ir::VarKind::Domain, n) && is_var(f->b.arg(1), ir::VarKind::Reduce, 0);
   ValueId v = p.inputs[static_cast<size_t>(f->b->index)];
   const ir::TensorType& t = g.type(v);
-  if (!plain || g.value(v).origin != ir::ValueOrigin::Constant || t.dtype != ir::DType::F32 || t.shape.size() != 2 ||
-      t.shape[1] % kGemmNr != 0 || t.shape[0] != p.reduce_domain[0] || t.shape[1] != p.domain[n])
+  if (!(plain || transposed) || g.value(v).origin != ir::ValueOrigin::Constant || t.dtype != ir::DType::F32 ||
+      t.shape.size() != 2)
     return std::nullopt;
-  return v;
+  int64_t k = t.shape[transposed ? 1 : 0], cols = t.shape[transposed ? 0 : 1];
+  if (cols % kGemmNr != 0 || k != p.reduce_domain[0] || cols != p.domain[n]) return std::nullopt;
+  return PanelCandidate{v, transposed};
 }
 
 // Whether every task's column region of gemm node i starts on a panel.
@@ -663,8 +671,8 @@ std::map<ValueId, size_t> panel_inputs(const ir::Graph& g, const KernelLowering&
   std::map<ValueId, int> loads = loads_of(g, kl);
   for (size_t i = 0; i < kl.nodes.size(); ++i) {
     if (!kl.nodes[i].gemm) continue;
-    std::optional<ValueId> v = panel_candidate(g, g.node(kl.nodes[i].node));
-    if (v && loads[*v] == 1 && panel_aligned(tr, i)) out[*v] = i;
+    std::optional<PanelCandidate> c = panel_candidate(g, g.node(kl.nodes[i].node));
+    if (c && loads[c->value] == 1 && panel_aligned(tr, i)) out[c->value] = i;
   }
   return out;
 }
@@ -766,6 +774,12 @@ std::vector<ValueId> packable_weights(const ir::Graph& g, const tile::Kernel& k,
   if (kl.tasks == 0) return out;
   for (const auto& [v, node] : panel_inputs(g, kl, tr)) out.push_back(v);
   return out;
+}
+
+bool transposed_panels(const ir::Graph& g, const tile::Kernel& k, ValueId v) {
+  for (NodeId n : k.nodes)
+    if (std::optional<PanelCandidate> c = panel_candidate(g, g.node(n)); c && c->value == v) return c->transposed;
+  return false;
 }
 
 KernelLowering lower_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,

@@ -211,8 +211,11 @@ KernelLowering lower_outline(const ir::Graph& g, const tile::Kernel& k, const Sc
 
 // The kernel inputs that may be stored as the micro-kernel's B panels (panels16) under
 // schedule s: f32 graph constants [K, N], N a multiple of 16, that are the whole B factor of
-// a matmul the micro-kernel computes (read at [r0, n]: no transpose, no prologue), where every
-// task's columns start on a panel; and that nothing else in the kernel reads.
+// a matmul the micro-kernel computes (read at [r0, n], no prologue; or [N, K] read at [n, r0],
+// transposed: panels16t), where every task's columns start on a panel; and that nothing else
+// in the kernel reads.
 std::vector<ir::ValueId> packable_weights(const ir::Graph& g, const tile::Kernel& k, const Schedule& s);
+// Whether kernel k reads packable weights v transposed ([N, K]: stored as panels16t).
+bool transposed_panels(const ir::Graph& g, const tile::Kernel& k, ir::ValueId v);
 
 }  // namespace orchid::codegen::cpu
