@@ -112,9 +112,9 @@ TEST(GemmKernels, MatchInterpreterCompiledForAvx2) {
 
 // A matmul that is the kernel's output: its tiles' rows stored with streaming stores (a kernel
 // writing a large output: Schedule::stream), or, where a tile's columns are whole blocks of 16,
-// the last block of terms' sums stored in the output itself, the rows past the tile's dropped,
-// under default and random tiles (rows and columns of any width, starting at aligned
-// addresses or not).
+// the last block of terms' sums stored in the output itself (streamed where it is aligned),
+// the rows past the tile's dropped, under default and random tiles (rows and columns of any
+// width, starting at aligned addresses or not), on 512-bit and 256-bit registers.
 TEST(GemmKernels, OutputTilesMatchInterpreter) {
   const int64_t shapes[][3] = {{37, 70, 19}, {200, 300, 40}, {66, 96, 300}, {384, 96, 20}, {1000, 48, 30}};
   std::vector<Case> cases;
@@ -139,9 +139,12 @@ TEST(GemmKernels, OutputTilesMatchInterpreter) {
       bool whole_blocks = kl.nodes[0].gemm && kl.nodes[0].most[1] % 16 == 0;
       EXPECT_EQ(c.generated.source.find("gemm_in_output") != std::string::npos, whole_blocks);
       if (variant == 0) EXPECT_EQ(whole_blocks, n % 16 == 0);
+      // Rows of a multiple of 16 floats: the tile streamed where it lies aligned.
+      EXPECT_EQ(c.generated.source.find("orc_gemm_stream{") != std::string::npos, whole_blocks && n % 16 == 0);
       cases.push_back(std::move(c));
     }
   check_cases(cases);
+  check_cases(cases, {"-DORC_GEMM_NO_ZMM"});  // 256-bit streaming stores
 }
 
 TEST(TransposeKernels, MatchInterpreter) {

@@ -43,16 +43,20 @@ inline std::vector<ir::Tensor> run_generated(const orchid_kernel_desc& desc,
                                              int64_t* error = nullptr) {
   std::vector<ir::Tensor> outs;
   for (const ir::TensorType& t : out_types) outs.emplace_back(t);
-  // Inputs in 64-byte aligned copies, as the runtime hands every buffer to a kernel.
+  // Inputs and outputs in 64-byte aligned buffers, as the runtime hands every buffer to a
+  // kernel (aligned stores, streaming ones among them, depend on it).
   std::vector<std::unique_ptr<std::byte, decltype(&std::free)>> aligned;
   std::vector<void*> ptrs;
-  for (const ir::Tensor* t : inputs) {
-    size_t size = (t->bytes().size() + 63) / 64 * 64 + 64;
-    aligned.emplace_back(static_cast<std::byte*>(std::aligned_alloc(64, size)), &std::free);
-    if (!t->bytes().empty()) std::memcpy(aligned.back().get(), t->data(), t->bytes().size());
+  auto buffer = [&](size_t bytes) {
+    aligned.emplace_back(static_cast<std::byte*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64)), &std::free);
     ptrs.push_back(aligned.back().get());
+    return aligned.back().get();
+  };
+  for (const ir::Tensor* t : inputs) {
+    std::byte* b = buffer(t->bytes().size());
+    if (!t->bytes().empty()) std::memcpy(b, t->data(), t->bytes().size());
   }
-  for (ir::Tensor& t : outs) ptrs.push_back(t.data());
+  for (ir::Tensor& t : outs) std::memset(buffer(t.bytes().size()), 0, t.bytes().size());
   int64_t err = 0;
   orchid_args args{ptrs.data(), static_cast<int64_t>(ptrs.size()), &err};
   size_t bytes = static_cast<size_t>((desc.scratch_bytes + 63) / 64 * 64 + 64);
@@ -65,6 +69,8 @@ inline std::vector<ir::Tensor> run_generated(const orchid_kernel_desc& desc,
     t = end;
   }
   std::free(scratch);
+  for (size_t o = 0; o < outs.size(); ++o)
+    if (!outs[o].bytes().empty()) std::memcpy(outs[o].data(), ptrs[inputs.size() + o], outs[o].bytes().size());
   if (error != nullptr) *error = err;
   return outs;
 }

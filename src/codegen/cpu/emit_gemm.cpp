@@ -206,11 +206,12 @@ void close_middle(const GemmFactors& f, Writer& w) { close_n(f.n - f.m, w); }
 
 // The bounds of a task's tile and the tile's row stride, as C expressions; and where the
 // micro-kernel puts the last block of terms' sums: in the tile like the others, in the output
-// itself where the task may (output_tile_eligible: gemm_to_out), or through the epilogue
+// itself where the task may (output_tile_eligible: gemm_to_out; with streaming stores where
+// the kernel streams its outputs and the tile is aligned: gemm_nt), or through the epilogue
 // (gemm_epi).
 struct TileText {
   std::string m0, m1, n0, n1, ldc;
-  bool in_output = false, epilogue = false;
+  bool in_output = false, epilogue = false, stream = false;
 };
 
 // A call of the micro-kernel, `head` its arguments up to the sums so far (the tile from
@@ -219,8 +220,12 @@ struct TileText {
 void emit_panels_call(const TileText& t, const std::string& head, const std::string& x, Writer& w) {
   std::string call = head + "gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc + ", ";
   std::string tile = "orc_gemm_tile{gemm_ct" + x + ", " + t.ldc + ", gemm_mp}";
-  if (t.in_output) {
-    w.line(call + "gemm_to_out ? orc_gemm_tile{gemm_out" + x + ", gemm_ldo, " + t.m1 + " - " + t.m0 + "} : " + tile + ");");
+  std::string out = "{gemm_out" + x + ", gemm_ldo, " + t.m1 + " - " + t.m0 + "}";
+  if (t.in_output && t.stream) {
+    w.line("if (gemm_to_out && gemm_nt) " + call + "orc_gemm_stream" + out + ");");
+    w.line("else " + call + "gemm_to_out ? orc_gemm_tile" + out + " : " + tile + ");");
+  } else if (t.in_output) {
+    w.line(call + "gemm_to_out ? orc_gemm_tile" + out + " : " + tile + ");");
   } else if (t.epilogue) {
     w.line("if (gemm_last) " + call + "orc_gemm_epilogue(gemm_epi, 0" + x + ", " + t.m1 + " - " + t.m0 + "));");
     w.line("else " + call + tile + ");");
@@ -358,14 +363,16 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   int64_t k_total = ir::numel(p.reduce_domain);
   std::string ldc = std::to_string(nl.gemm_ldc) + "LL", terms = std::to_string(k_total) + "LL";
   w.open("if (" + m1 + " > " + m0 + " && " + n1 + " > " + n0 + ") {");
-  TileText t{m0, m1, n0, n1, ldc, in_output, nl.gemm_epilogue >= 0};
+  int64_t ldo = g.type(p.outputs[0]).shape[n];
+  TileText t{m0, m1, n0, n1, ldc, in_output, nl.gemm_epilogue >= 0, in_output && streamed(kl, nl, p) && ldo % 16 == 0};
   if (in_output) {
     std::vector<std::string> at = scope_of(p).dvars;
     at[m] = m0;
     at[n] = n0;
     w.line("const int gemm_in_output = (" + n1 + " - " + n0 + ") % 16 == 0;");
     w.line("float* const gemm_out = &" + ex.element(p.outputs[0], at) + ";");
-    w.line("const int64_t gemm_ldo = " + std::to_string(g.type(p.outputs[0]).shape[n]) + "LL;");
+    w.line("const int64_t gemm_ldo = " + std::to_string(ldo) + "LL;");
+    if (t.stream) w.line("const int gemm_nt = (uintptr_t)gemm_out % 64 == 0;");
   }
   if (t.epilogue) emit_epilogue(g, kl, nl, *f, ex, t, w);
   auto padded = [](const std::string& lo, const std::string& hi, int64_t block) {
