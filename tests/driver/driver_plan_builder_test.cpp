@@ -50,6 +50,24 @@ StepChoice generated(const ir::Graph& g, std::vector<NodeId> nodes, std::vector<
   return s;
 }
 
+// The artifact at `out`, run on input x, computes g's two outputs.
+void expect_runs_like_interpreter(const ir::Graph& g, const std::string& out) {
+  std::vector<ir::Tensor> in = interp::random_inputs(g, 5);
+  std::vector<ir::Tensor> want = interp::run(g, in);
+  runtime::Session session(runtime::Model::load(out));
+  std::vector<ir::Tensor> got = session.run({{"x", in[0]}});
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) EXPECT_EQ(interp::compare_tensors(got[k], want[k], 1e-5, 1e-4), "") << k;
+}
+
+BuildOptions two_cores(bool layouts) {
+  BuildOptions o;
+  o.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
+  o.cores = 2;
+  o.layouts = layouts;
+  return o;
+}
+
 TEST(PlanBuilder, WeightsReadOnlyByTheMicroKernelAreStoredAsPanels) {
   ir::Graph g = ir::parse_graph(mlp_text());
   auto v = [&](const char* name) { return *g.find_value(name); };
@@ -57,11 +75,7 @@ TEST(PlanBuilder, WeightsReadOnlyByTheMicroKernelAreStoredAsPanels) {
                                    generated(g, {NodeId(2)}, {v("y")}), generated(g, {NodeId(3)}, {v("s")})};
   testlib::TempDir dir("orchid_plan_builder");
   for (bool layouts : {true, false}) {
-    BuildOptions o;
-    o.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
-    o.cores = 2;
-    o.layouts = layouts;
-    BuiltArtifact a = build_artifact(g, steps, o);
+    BuiltArtifact a = build_artifact(g, steps, two_cores(layouts));
     std::string out = dir.file(layouts ? "panels" : "plain");
     write_artifact(a, out);
     runtime::Plan plan = runtime::read_plan(out);
@@ -70,12 +84,7 @@ TEST(PlanBuilder, WeightsReadOnlyByTheMicroKernelAreStoredAsPanels) {
       EXPECT_EQ(b.layout == runtime::BufferLayout::Panels16, want) << b.name;
     }
     EXPECT_EQ(a.layouts.packed_weights, layouts ? 1 : 0);
-    std::vector<ir::Tensor> in = interp::random_inputs(g, 5);
-    std::vector<ir::Tensor> want = interp::run(g, in);
-    runtime::Session session(runtime::Model::load(out));
-    std::vector<ir::Tensor> got = session.run({{"x", in[0]}});
-    ASSERT_EQ(got.size(), 2u);
-    for (size_t k = 0; k < 2; ++k) EXPECT_EQ(interp::compare_tensors(got[k], want[k], 1e-5, 1e-4), "") << k;
+    expect_runs_like_interpreter(g, out);
     EXPECT_EQ(bisect_artifact(out, 6, 1e-5), "");
   }
 }
@@ -95,21 +104,13 @@ TEST(PlanBuilder, TransposedWeightsAreStoredAsPanelsOfTheirTranspose) {
   std::vector<StepChoice> steps = {generated(g, {NodeId(0)}, {v("h")}), generated(g, {NodeId(1)}, {v("y")}),
                                    generated(g, {NodeId(2)}, {v("z")})};
   testlib::TempDir dir("orchid_plan_builder_t");
-  BuildOptions o;
-  o.compiler.cache_dir = fs::temp_directory_path() / "orchid-driver-test-objects";
-  o.cores = 2;
-  BuiltArtifact a = build_artifact(g, steps, o);
+  BuiltArtifact a = build_artifact(g, steps, two_cores(true));
   std::string out = dir.file("panels");
   write_artifact(a, out);
   runtime::Plan plan = runtime::read_plan(out);
   for (const runtime::PlanBuffer& b : plan.buffers)
     EXPECT_EQ(b.layout, b.name == "w" ? runtime::BufferLayout::Panels16T : runtime::BufferLayout::Plain) << b.name;
-  std::vector<ir::Tensor> in = interp::random_inputs(g, 5);
-  std::vector<ir::Tensor> want = interp::run(g, in);
-  runtime::Session session(runtime::Model::load(out));
-  std::vector<ir::Tensor> got = session.run({{"x", in[0]}});
-  ASSERT_EQ(got.size(), 2u);
-  for (size_t k = 0; k < 2; ++k) EXPECT_EQ(interp::compare_tensors(got[k], want[k], 1e-5, 1e-4), "") << k;
+  expect_runs_like_interpreter(g, out);
 }
 
 }  // namespace
