@@ -1,7 +1,8 @@
 // Fission rules of the linear ONNX operators (Korch §3: linear primitives plus elementwise
 // epilogues):
 //  - MatMul: one matmul primitive; 1-D operands are viewed as a row / column matrix and the
-//    added dim is viewed away again (numpy.matmul); batch dims broadcast in the primitive.
+//    added dim is viewed away again (numpy.matmul); batch dims broadcast in the primitive,
+//    but a stack of matrices times one matrix is one product of all the stack's rows.
 //  - Gemm: a matmul primitive with trans_a / trans_b, then one elementwise primitive for
 //    alpha * AB + beta * C (C broadcast unidirectionally to [M, N]).
 //  - Conv: one conv primitive (padding from pads or auto_pad, see linear_common.h), then an
@@ -64,6 +65,15 @@ std::vector<ValueId> rule_MatMul(RuleContext& ctx) {
       << ctx.where() << "MatMul of a scalar (shapes " << ir::dims_str(sa) << " and "
       << ir::dims_str(sb) << ")";
   ValueId a = ctx.input(0), b = ctx.input(1);
+  if (sa.size() >= 3 && sb.size() == 2) {
+    // A stack of matrices times one matrix is one product of all their rows: A viewed as
+    // [batch x M, K] (a batch of single rows, [197, 1, K], is then a matrix of 197 rows).
+    int64_t rows = ir::numel(Dims(sa.begin(), sa.end() - 1));
+    ValueId y = matmul(ctx, view(ctx, a, {rows, sa.back()}, "rows"), b, {});
+    Dims ys = sa;
+    ys.back() = sb.back();
+    return {view(ctx, y, ys)};
+  }
   if (sa.size() == 1) a = view(ctx, a, {1, sa[0]}, "row");
   if (sb.size() == 1) b = view(ctx, b, {sb[0], 1}, "col");
   ValueId y = matmul(ctx, a, b, {});

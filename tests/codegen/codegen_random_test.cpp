@@ -251,6 +251,30 @@ TEST(GemmKernels, PackableWeightsAreWholeConstantB) {
   EXPECT_EQ(packable_weights(g, k, s).size(), 1u);
 }
 
+// A matmul too thin for the micro-kernel (1 or 3 rows) by transposed weights [N, K] reduces
+// each output over lanes of its terms, reading a row of the weights contiguously, where the
+// terms fill the lanes; with few terms (8) it accumulates a row of outputs at a time. Both
+// match the interpreter.
+TEST(RowKernels, ThinMatmulsByTransposedWeightsReduceOverLanes) {
+  struct Shape {
+    int64_t m, n, k;
+    bool lanes;
+  };
+  const Shape shapes[] = {{1, 1000, 128, true}, {3, 40, 300, true}, {1, 64, 8, false}};
+  std::vector<Case> cases;
+  for (size_t i = 0; i < std::size(shapes); ++i) {
+    const Shape& sh = shapes[i];
+    std::string m = std::to_string(sh.m), n = std::to_string(sh.n), k = std::to_string(sh.k);
+    std::string text = "graph @g {\n  input %a : f32[" + m + "," + k + "]\n  input %w : f32[" + n + "," + k +
+                       "]\n  %y : f32[" + m + "," + n + "] = matmul(%a, %w) {trans_a=false, trans_b=true}\n  output %y\n}\n";
+    auto pick = [](const ir::Graph& g, const tile::Kernel& kernel, Rng&) { return default_schedule(g, kernel, 2); };
+    Case c = make_case(95800 + i, text, pick, "orc_l" + std::to_string(i));
+    EXPECT_EQ(c.generated.source.find("acc0p[") != std::string::npos, sh.lanes) << c.generated.source;
+    cases.push_back(std::move(c));
+  }
+  check_cases(cases);
+}
+
 class RandomKernels : public ::testing::TestWithParam<int> {};
 
 // 8 batches of 30 kernels: 240 kernels, one shared object per batch.
