@@ -27,7 +27,7 @@ struct BuildOptions {
   std::string target;            // fingerprint, for the plan and reports
   int kernels_per_library = 16;  // several kernels per shared object save compile time
   // Buffers in other layouts than plain: nChw8c, nChw16c or nhwc between oneDNN convolutions (layouts.h),
-  // weights as GEMM B panels (panels16).
+  // weights as GEMM B panels (panels16, or panels16t for weights read transposed).
   bool layouts = true;
   // CUDA plans: what library steps may compute f32 products in (runtime/plan.h), and the
   // multiprocessors of the GPU the schedules are for (codegen/cuda/schedule.h).

@@ -2,7 +2,7 @@
 // prologue kind (an elementwise chain on A, a broadcast of B over A's batch, a transpose of A)
 // with every epilogue kind (bias + GELU, a residual add, softmax over the rows of the tile,
 // layernorm over them, bias + tanh as two primitives, a relu of a matmul that is an output
-// too), at the sizes M, N, K = 1, 7, 17, 100 and 1000 in turn, under default
+// too, a bias read through a view), at the sizes M, N, K = 1, 7, 17, 100 and 1000 in turn, under default
 // and random schedules, match the reference interpreter; row reductions get tasks of whole
 // rows.
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@ std::string shape(const std::vector<int64_t>& d) {
 }
 
 enum class Prologue { Chain, Broadcast, Transpose };
-enum class Epilogue { BiasGelu, Residual, Softmax, LayerNorm, BiasTanh, AlsoOutput };
+enum class Epilogue { BiasGelu, Residual, Softmax, LayerNorm, BiasTanh, AlsoOutput, BiasView };
 
 // y = A' x B' over [b, m, n], then the epilogue; A' and B' per prologue.
 std::string fused_graph(int64_t m, int64_t n, int64_t k, Prologue pro, Epilogue epi) {
@@ -64,6 +64,11 @@ std::string fused_graph(int64_t m, int64_t n, int64_t k, Prologue pro, Epilogue 
       t += "  %yc : " + y + " = elementwise(%y, %c) { add(%y[i0, i1, i2], %c[i2]) }\n";
       t += "  %z : " + y + " = elementwise(%yc) { tanh(%yc[i0, i1, i2]) }\n";
       break;
+    case Epilogue::BiasView:  // a view of the bias, inlined, read broadcast
+      t += "  input %c : " + shape({n}) + "\n";
+      t += "  %cv : " + shape({1, n}) + " = view(%c)\n";
+      t += "  %z : " + y + " = elementwise(%y, %cv) { add(%y[i0, i1, i2], %cv[0, i2]) }\n";
+      break;
     case Epilogue::AlsoOutput:  // the matmul's values are an output too
       t += "  %z : " + y + " = elementwise(%y) { max(%y[i0, i1, i2], 0:f32) }\n";
       t += "  output %z, %y\n}\n";
@@ -91,8 +96,8 @@ TEST(GemmFusion, EveryPrologueAndEpilogueMatchInterpreter) {
   // Each of 1, 7, 17, 100 and 1000 as M, as N and as K.
   const Size sizes[] = {{1, 17, 100}, {7, 1000, 1}, {17, 100, 7}, {100, 7, 1000}, {1000, 1, 17}, {100, 1000, 17}};
   const Prologue pros[] = {Prologue::Chain, Prologue::Broadcast, Prologue::Transpose};
-  const Epilogue epis[] = {Epilogue::BiasGelu, Epilogue::Residual,  Epilogue::Softmax,
-                           Epilogue::LayerNorm, Epilogue::BiasTanh, Epilogue::AlsoOutput};
+  const Epilogue epis[] = {Epilogue::BiasGelu, Epilogue::Residual,   Epilogue::Softmax,  Epilogue::LayerNorm,
+                           Epilogue::BiasTanh, Epilogue::AlsoOutput, Epilogue::BiasView};
   std::vector<Case> cases;
   for (size_t si = 0; si < std::size(sizes); ++si)
     for (size_t pi = 0; pi < std::size(pros); ++pi)
@@ -113,7 +118,8 @@ TEST(GemmFusion, EveryPrologueAndEpilogueMatchInterpreter) {
         EXPECT_EQ(c.generated.source.find("orc_gemm_panels(") != std::string::npos, gemm);
         // Under the default tiles (each task one batch index), the micro-kernel computes an
         // elementwise epilogue as it stores the sums, where nothing else reads them.
-        bool elementwise = epis[ei] == Epilogue::BiasGelu || epis[ei] == Epilogue::Residual || epis[ei] == Epilogue::BiasTanh;
+        bool elementwise = epis[ei] == Epilogue::BiasGelu || epis[ei] == Epilogue::Residual ||
+                           epis[ei] == Epilogue::BiasTanh || epis[ei] == Epilogue::BiasView;
         if (seed % 2 == 0) EXPECT_EQ(c.generated.source.find("orc_gemm_epilogue(gemm_epi") != std::string::npos, gemm && elementwise);
         cases.push_back(std::move(c));
       }

@@ -134,7 +134,7 @@ TEST(GemmKernels, OutputTilesMatchInterpreter) {
       Case c = make_case(95500 + 10 * i + variant, text, pick, "orc_s" + std::to_string(cases.size()));
       EXPECT_NE(c.generated.source.find("orc_stream(&a2["), std::string::npos) << c.generated.source;
       // Tiles of whole blocks of 16 columns may be stored in the output, whatever their rows
-      // (1000 rows make tasks of 334, and the last two overlap).
+      // (1000 rows make tasks of 168, the last of 160 rows, padded to 162).
       KernelLowering kl = lower_kernel(c.graph, c.kernel, c.schedule);
       bool whole_blocks = kl.nodes[0].gemm && kl.nodes[0].most[1] % 16 == 0;
       EXPECT_EQ(c.generated.source.find("gemm_in_output") != std::string::npos, whole_blocks);

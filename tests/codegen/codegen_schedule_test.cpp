@@ -76,7 +76,7 @@ graph @small {
 }
 
 // A matmul's default tiles make a number of tasks the cores share evenly where there are few:
-// 4096 rows make 11 tiles of 373 rows, which 2 cores run as 6 and 5; 12 of 342 instead (and
+// 4096 rows make 11 tiles of 378 rows, which 2 cores run as 6 and 5; 12 of 342 instead (and
 // 4 cores: 12 as well). Many tasks are left as they are.
 TEST(Schedule, DefaultGemmTilesMakeTasksTheCoresShareEvenly) {
   auto matmul = [](int64_t m, int64_t n) {

@@ -44,7 +44,8 @@ inline std::vector<ir::Tensor> run_generated(const orchid_kernel_desc& desc,
   std::vector<ir::Tensor> outs;
   for (const ir::TensorType& t : out_types) outs.emplace_back(t);
   // Inputs and outputs in 64-byte aligned buffers, as the runtime hands every buffer to a
-  // kernel (aligned stores, streaming ones among them, depend on it).
+  // kernel (so that the tests take the streaming stores of aligned tiles); outputs filled
+  // with 0xff bytes (NaN), so that an element no kernel writes shows.
   std::vector<std::unique_ptr<std::byte, decltype(&std::free)>> aligned;
   std::vector<void*> ptrs;
   auto buffer = [&](size_t bytes) {
@@ -56,7 +57,7 @@ inline std::vector<ir::Tensor> run_generated(const orchid_kernel_desc& desc,
     std::byte* b = buffer(t->bytes().size());
     if (!t->bytes().empty()) std::memcpy(b, t->data(), t->bytes().size());
   }
-  for (ir::Tensor& t : outs) std::memset(buffer(t.bytes().size()), 0, t.bytes().size());
+  for (ir::Tensor& t : outs) std::memset(buffer(t.bytes().size()), 0xff, t.bytes().size());
   int64_t err = 0;
   orchid_args args{ptrs.data(), static_cast<int64_t>(ptrs.size()), &err};
   size_t bytes = static_cast<size_t>((desc.scratch_bytes + 63) / 64 * 64 + 64);

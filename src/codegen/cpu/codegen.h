@@ -40,7 +40,7 @@ struct GeneratedKernel {
 };
 
 // The kernel must hold no opaque primitive; symbol must be a C identifier of Orchid's making.
-// `panels`: inputs whose bytes are B panels (runtime layout.h, panels16), a subset of
+// `panels`: inputs whose bytes are B panels (runtime layout.h, panels16 or panels16t), a subset of
 // packable_weights(g, k, s) (lower.h); the caller stores them so.
 GeneratedKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Schedule& s,
                                 const std::string& symbol, const std::vector<ir::ValueId>& panels = {});

@@ -220,6 +220,7 @@ struct TileText {
 void emit_panels_call(const TileText& t, const std::string& head, const std::string& x, Writer& w) {
   std::string call = head + "gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc + ", ";
   std::string tile = "orc_gemm_tile{gemm_ct" + x + ", " + t.ldc + ", gemm_mp}";
+  ORCHID_CHECK(!(t.in_output && t.epilogue)) << "a matmul stored in its output has no epilogue to compute";
   std::string out = "{gemm_out" + x + ", gemm_ldo, " + t.m1 + " - " + t.m0 + "}";
   if (t.in_output && t.stream) {
     w.line("if (gemm_to_out && gemm_nt) " + call + "orc_gemm_stream" + out + ");");
@@ -242,7 +243,8 @@ void emit_multiply(const ir::Graph& g, const NodeLowering& nl, const GemmFactors
   const ir::Primitive& p = g.node(nl.node);
   std::string nr = std::to_string(kGemmNr) + "LL";
   if (nl.gemm_b_panels >= 0) {
-    // B is constant weights stored as panels of all K terms (runtime layout.h, panels16).
+    // B is constant weights stored as panels of all K terms (runtime layout.h, panels16 or
+    // panels16t: the same panels).
     std::string whole = std::to_string(ir::numel(p.reduce_domain) * kGemmNr) + "LL";
     emit_panels_call(t, "orc_gemm_panels(gemm_mp, gemm_np, gemm_kc, gemm_pa, " + arg_name(nl.gemm_b_panels) + " + " + t.n0 +
                      " / " + nr + " * " + whole + " + gemm_k0 * " + nr + ", " + whole + ", ", "", w);
@@ -296,10 +298,10 @@ void emit_tile_store(const ir::Graph& g, const KernelLowering& kl, const NodeLow
 // multiply-adds): an f32 kernel output computed in place, its rows and columns the last two
 // dims (no middle dims), B not read in place, the largest region's columns a multiple of 16.
 // A task takes it where its tile's columns are whole blocks of 16 (the rows past its last,
-// padding, are not stored), else its tile in scratch. The earlier blocks of terms still sum
-// in the tile: the last tasks' tiles overlap (they are clamped to the output), and a task must
-// not read sums that another wrote; on the last block every task stores the same final
-// values.
+// padding to whole register blocks, are not stored: they are the next task's or past the
+// output), else its tile in scratch. The earlier blocks of terms still sum in the scratch
+// tile: the micro-kernel reads the sums so far for whole register blocks, padding rows
+// included, which in the output would be another task's rows or past its end.
 bool output_tile_eligible(const ir::Graph& g, const NodeLowering& nl, const GemmFactors& f, const ir::Primitive& p) {
   ir::ValueId out = p.outputs[0];
   const ir::TensorType& t = g.type(out);
@@ -317,6 +319,7 @@ void emit_epilogue(const ir::Graph& g, const KernelLowering& kl, const NodeLower
   const NodeLowering& el = kl.nodes[static_cast<size_t>(nl.gemm_epilogue)];
   const ir::Primitive& q = g.node(el.node);
   ExprEmitter::Scope s = scope_of(q);
+  s.hoist = true;  // divisions by a value of the row multiply by its reciprocal, as in emit_elementwise
   ir::ValueId y = g.node(nl.node).outputs[0], z = q.outputs[0];
   ir::DType dt = g.type(z).dtype;
   ex.bind(y, "gemm_v[gemm_i * gemm_nc + gemm_l]");
@@ -329,10 +332,11 @@ void emit_epilogue(const ir::Graph& g, const KernelLowering& kl, const NodeLower
   w.line("const int64_t gemm_x = " + t.n0 + " + gemm_j, gemm_w = orc_min64(gemm_nc, " + t.n1 + " - gemm_x);");
   w.open("for (int64_t gemm_i = 0; gemm_i < gemm_nr; ++gemm_i) {");
   w.line("const int64_t " + row + " = " + t.m0 + " + gemm_r + gemm_i;");
+  for (const std::string& h : ex.take_hoisted()) w.line(h);
   std::vector<std::string> at = s.dvars;
   at[f.n] = "gemm_x";
   if (stream) w.line(storage_type(dt) + " gemm_o[" + std::to_string(4 * kGemmNr) + "] __attribute__((aligned(64)));");
-  w.line("#pragma omp simd");
+  w.simd_pragmas(kl.schedule, "", 2 * kGemmNr);
   w.open("for (int64_t gemm_l = 0; gemm_l < gemm_w; ++gemm_l) {");
   w.line("const int64_t " + col + " = gemm_x + gemm_l;");
   w.line(stream ? "gemm_o[gemm_l] = " + to_storage(dt, value) + ";" : store(g, ex, z, s, value));

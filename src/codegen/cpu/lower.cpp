@@ -106,6 +106,11 @@ std::vector<bool> inlined_nodes(const ir::Graph& g, const std::vector<NodeId>& n
   return inl;
 }
 
+// Whether e is variable `index` of the given kind.
+bool is_var(const ir::Expr& e, ir::VarKind kind, size_t index) {
+  return e.op() == ir::ExprOp::Var && e->var_kind == kind && e->index == static_cast<int32_t>(index);
+}
+
 bool row_combiner(ir::ReduceOp r) {
   return r == ir::ReduceOp::Sum || r == ir::ReduceOp::Prod || r == ir::ReduceOp::Max ||
          r == ir::ReduceOp::Min;
@@ -380,10 +385,8 @@ bool reduces_rows_of(const ir::Primitive& e, const ir::Primitive& r) {
       if (x.op() != ir::ExprOp::Load) return;
       ok &= r.inputs[x->index] == e.outputs[0] && !x->predicated;
       for (size_t d = 0; ok && d < x.num_args(); ++d) {
-        const ir::Expr& i = x.arg(d);
         bool last = d + 1 == x.num_args();
-        ok &= i.op() == ir::ExprOp::Var && i->var_kind == (last ? ir::VarKind::Reduce : ir::VarKind::Domain) &&
-              i->index == (last ? 0 : static_cast<int32_t>(d));
+        ok &= is_var(x.arg(d), last ? ir::VarKind::Reduce : ir::VarKind::Domain, last ? 0 : d);
       }
     });
   return ok;
@@ -424,10 +427,8 @@ void fuse_row_reductions(const ir::Graph& g, KernelLowering& kl, const TaskRegio
 // order, no predicate.
 bool loads_own_element(const ir::Expr& load, size_t rank) {
   if (load->predicated || load.num_args() != rank) return false;
-  for (size_t d = 0; d < rank; ++d) {
-    const ir::Expr& i = load.arg(d);
-    if (i.op() != ir::ExprOp::Var || i->var_kind != ir::VarKind::Domain || i->index != static_cast<int32_t>(d)) return false;
-  }
+  for (size_t d = 0; d < rank; ++d)
+    if (!is_var(load.arg(d), ir::VarKind::Domain, d)) return false;
   return true;
 }
 
@@ -445,9 +446,9 @@ bool reaches(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& 
 }
 
 // Whether elementwise primitive p can be computed from y's element alone where the GEMM at
-// kl.nodes[gemm] stores it: p (and each producer inlined into it) reads y and the inlined
-// producers at the element it computes, and its other loads read kernel inputs or values
-// computed before that GEMM, at the task's level.
+// kl.nodes[gemm] stores it: p (and each producer inlined into it) reads y, and the inlined
+// producers that read it, at the element it computes, and its other loads read kernel inputs
+// or values computed before that GEMM, at the task's level.
 bool reads_for_epilogue(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, ValueId y, size_t gemm) {
   bool ok = true;
   for (const ir::Expr& b : p.bodies)
@@ -457,10 +458,10 @@ bool reads_for_epilogue(const ir::Graph& g, const KernelLowering& kl, const ir::
       const NodeLowering* nl = producer_in_kernel(g, kl, u);
       if (u == y) {
         ok = loads_own_element(e, p.domain.size());
-      } else if (nl != nullptr && nl->inlined) {
+      } else if (nl != nullptr && nl->inlined) {  // read anyhow where it does not reach y (a broadcast bias)
         const ir::Primitive& q = g.node(nl->node);
-        ok = loads_own_element(e, p.domain.size()) && q.domain == p.domain && q.reduce == ir::ReduceOp::None &&
-             reads_for_epilogue(g, kl, q, y, gemm);
+        bool own = loads_own_element(e, p.domain.size()) && q.domain == p.domain && q.reduce == ir::ReduceOp::None;
+        ok = (own || !reaches(g, kl, q, y)) && reads_for_epilogue(g, kl, q, y, gemm);
       } else if (nl != nullptr) {
         ok = !nl->inner && static_cast<size_t>(nl - kl.nodes.data()) < gemm;
       }
@@ -657,9 +658,6 @@ std::optional<PanelCandidate> panel_candidate(const ir::Graph& g, const ir::Prim
   std::optional<GemmFactors> f = gemm_factors(g, p);
   if (!f || f->b.op() != ir::ExprOp::Load || f->b->predicated || f->b.num_args() != 2) return std::nullopt;
   size_t n = p.domain.size() - 1;
-  auto is_var = [](const ir::Expr& e, ir::VarKind kind, size_t index) {
-    return e.op() == ir::ExprOp::Var && e->var_kind == kind && e->index == static_cast<int32_t>(index);
-  };
   bool plain = is_var(f->b.arg(0), ir::VarKind::Reduce, 0) && is_var(f->b.arg(1), ir::VarKind::Domain, n);
   bool transposed = is_var(f->b.arg(0), ir::VarKind::Domain, n) && is_var(f->b.arg(1), ir::VarKind::Reduce, 0);
   ValueId v = p.inputs[static_cast<size_t>(f->b->index)];

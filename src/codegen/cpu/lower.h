@@ -77,13 +77,14 @@ struct NodeLowering {
   int64_t gemm_q = -1;
   bool gemm_home = false;  // the tile is the matmul's home (its strides: gemm_ldc, 1)
   // The elementwise primitive (its index in KernelLowering::nodes; -1: none) that the
-  // micro-kernel computes from the last block of terms' sums while they are in registers
-  // (gemm_epilogue_of): the matmul's values are then never stored. That primitive's
+  // micro-kernel computes from the last block of terms' sums, from a copy of its registers on
+  // the stack (gemm_epilogue_of): the matmul's values are then never stored. That primitive's
   // `in_gemm_store` is set and it emits no loop.
   int gemm_epilogue = -1;
   bool in_gemm_store = false;
-  // The kernel argument that holds B already in panels (runtime layout.h, panels16: constant
-  // weights packed when the artifact is built); B is then read from it, not packed. -1: none.
+  // The kernel argument that holds B already in panels (runtime layout.h, panels16 or
+  // panels16t: constant weights packed when the artifact is built); B is then read from it,
+  // not packed. -1: none.
   int gemm_b_panels = -1;
   // A transposing layout primitive (transposing_dim): computed, never inlined, in blocks of
   // kTransposeBlock x kTransposeBlock through a buffer, reading along this dim and writing

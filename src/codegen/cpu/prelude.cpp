@@ -35,7 +35,9 @@ ORC_INLINE float orc_fminf(float a, float b) { return a != a ? a : b != b ? b : 
 ORC_INLINE double orc_fmax(double a, double b) { return a != a ? a : b != b ? b : (a < b ? b : a); }
 ORC_INLINE double orc_fmin(double a, double b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
 /* The same where operand c is not NaN (a constant), c second (_r) or first (_l): one compare
- * and select (a vmaxps or vminps on x86) where the above takes three (a relu's max with 0). */
+ * and select where the above takes three (a relu's max with 0). The _r forms are one vmaxps
+ * or vminps on x86; the _l forms a compare and a blend (equal operands give c, a NaN b gives
+ * b). */
 ORC_INLINE float orc_fmaxf_r(float a, float c) { return a < c ? c : a; }
 ORC_INLINE float orc_fmaxf_l(float c, float b) { return b <= c ? c : b; }
 ORC_INLINE float orc_fminf_r(float a, float c) { return c < a ? c : a; }
