@@ -205,34 +205,30 @@ void open_middle(const NodeLowering& nl, const GemmFactors& f, Writer& w) {
 void close_middle(const GemmFactors& f, Writer& w) { close_n(f.n - f.m, w); }
 
 // The bounds of a task's tile and the tile's row stride, as C expressions; and where the
-// micro-kernel puts the last block of terms' sums: in the tile like the others, in the output
-// itself where the task may (output_tile_eligible: gemm_to_out; with streaming stores where
-// the kernel streams its outputs and the tile is aligned: gemm_nt), or through the epilogue
-// (gemm_epi).
+// micro-kernel puts the last block of terms' sums (gemm_last): in the tile like the others, in
+// the output itself where the task may (output_tile_eligible: gemm_in_output; with streaming
+// stores where the kernel streams its outputs and the tile is aligned: gemm_nt), or through
+// the epilogue (gemm_epi).
 struct TileText {
   std::string m0, m1, n0, n1, ldc;
   bool in_output = false, epilogue = false, stream = false;
 };
 
 // A call of the micro-kernel, `head` its arguments up to the sums so far (the tile from
-// column x on) and its sink: the tile, the output on the last block where gemm_to_out, or the
-// epilogue on the last block.
+// column x on), for each sink the last block may take (the first whose condition holds),
+// else the tile.
 void emit_panels_call(const TileText& t, const std::string& head, const std::string& x, Writer& w) {
-  std::string call = head + "gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc + ", ";
-  std::string tile = "orc_gemm_tile{gemm_ct" + x + ", " + t.ldc + ", gemm_mp}";
   ORCHID_CHECK(!(t.in_output && t.epilogue)) << "a matmul stored in its output has no epilogue to compute";
+  std::string call = head + "gemm_k0 == 0, gemm_ct" + x + ", " + t.ldc + ", ";
   std::string out = "{gemm_out" + x + ", gemm_ldo, " + t.m1 + " - " + t.m0 + "}";
-  if (t.in_output && t.stream) {
-    w.line("if (gemm_to_out && gemm_nt) " + call + "orc_gemm_stream" + out + ");");
-    w.line("else " + call + "gemm_to_out ? orc_gemm_tile" + out + " : " + tile + ");");
-  } else if (t.in_output) {
-    w.line(call + "gemm_to_out ? orc_gemm_tile" + out + " : " + tile + ");");
-  } else if (t.epilogue) {
-    w.line("if (gemm_last) " + call + "orc_gemm_epilogue(gemm_epi, 0" + x + ", " + t.m1 + " - " + t.m0 + "));");
-    w.line("else " + call + tile + ");");
-  } else {
-    w.line(call + tile + ");");
-  }
+  std::vector<std::pair<std::string, std::string>> last;  // condition, sink
+  if (t.stream) last.emplace_back("gemm_last && gemm_in_output && gemm_nt", "orc_gemm_stream" + out);
+  if (t.in_output) last.emplace_back("gemm_last && gemm_in_output", "orc_gemm_tile" + out);
+  if (t.epilogue) last.emplace_back("gemm_last", "orc_gemm_epilogue(gemm_epi, 0" + x + ", " + t.m1 + " - " + t.m0 + ")");
+  std::string tile = "orc_gemm_tile{gemm_ct" + x + ", " + t.ldc + ", gemm_mp}";
+  for (size_t i = 0; i < last.size(); ++i)
+    w.line(std::string(i ? "else " : "") + "if (" + last[i].first + ") " + call + last[i].second + ");");
+  w.line(std::string(last.empty() ? "" : "else ") + call + tile + ");");
 }
 
 // B for the block of terms, by where it lies, and the micro-kernel over it into gemm_ct:
@@ -312,35 +308,37 @@ bool output_tile_eligible(const ir::Graph& g, const NodeLowering& nl, const Gemm
 // The epilogue (NodeLowering::gemm_epilogue): gemm_epi(r, j, v, nr, nc) computes the
 // elementwise primitive at rows m0 + r to m0 + r + nr - 1 and columns n0 + j to
 // n0 + j + nc - 1 (those inside the region) from the sums at v (rows of nc), the matmul's value
-// bound to them, and stores it in the kernel output: a row's values through a buffer with
-// streaming stores where the kernel streams its outputs (Schedule::stream), else in place.
+// bound to them, and stores it in the kernel output: a row's values (at most 32) through a
+// buffer with one orc_stream where the kernel streams its outputs (Schedule::stream), else in
+// place. The lane loop counts from 0: counting the columns themselves, as
+// emit_streamed_chunks does, made 4096 x 1024 x 64 + bias + relu 1.05x slower.
 void emit_epilogue(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, const GemmFactors& f,
                    ExprEmitter& ex, const TileText& t, Writer& w) {
   const NodeLowering& el = kl.nodes[static_cast<size_t>(nl.gemm_epilogue)];
   const ir::Primitive& q = g.node(el.node);
   ExprEmitter::Scope s = scope_of(q);
   s.hoist = true;  // divisions by a value of the row multiply by its reciprocal, as in emit_elementwise
+  std::string row = s.dvars[f.m], col = s.dvars[f.n];
   ir::ValueId y = g.node(nl.node).outputs[0], z = q.outputs[0];
   ir::DType dt = g.type(z).dtype;
   ex.bind(y, "gemm_v[gemm_i * gemm_nc + gemm_l]");
   std::string value = ex.expr(q.bodies[0], s);
   ex.unbind(y);
   bool stream = streamed(kl, el, q);
-  std::string row = s.dvars[f.m], col = s.dvars[f.n];
   w.open("auto gemm_epi = [&](int64_t gemm_r, int64_t gemm_j, const float* __restrict__ gemm_v, int64_t gemm_nr, "
          "int64_t gemm_nc) {");
   w.line("const int64_t gemm_x = " + t.n0 + " + gemm_j, gemm_w = orc_min64(gemm_nc, " + t.n1 + " - gemm_x);");
   w.open("for (int64_t gemm_i = 0; gemm_i < gemm_nr; ++gemm_i) {");
   w.line("const int64_t " + row + " = " + t.m0 + " + gemm_r + gemm_i;");
   for (const std::string& h : ex.take_hoisted()) w.line(h);
-  std::vector<std::string> at = s.dvars;
-  at[f.n] = "gemm_x";
   if (stream) w.line(storage_type(dt) + " gemm_o[" + std::to_string(4 * kGemmNr) + "] __attribute__((aligned(64)));");
   w.simd_pragmas(kl.schedule, "", 2 * kGemmNr);
   w.open("for (int64_t gemm_l = 0; gemm_l < gemm_w; ++gemm_l) {");
   w.line("const int64_t " + col + " = gemm_x + gemm_l;");
   w.line(stream ? "gemm_o[gemm_l] = " + to_storage(dt, value) + ";" : store(g, ex, z, s, value));
   w.close();
+  std::vector<std::string> at = s.dvars;
+  at[f.n] = "gemm_x";
   if (stream) w.line("orc_stream(&" + ex.element(z, at) + ", gemm_o, gemm_w * sizeof(" + storage_type(dt) + "));");
   w.close();
   w.close(";");
@@ -386,8 +384,7 @@ void emit_gemm(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   w.line("const int64_t gemm_mp = " + padded(m0, m1, kGemmMr) + ", gemm_np = " + padded(n0, n1, kGemmNr) + ";");
   w.open("for (int64_t gemm_k0 = 0; gemm_k0 < " + terms + "; gemm_k0 += " + std::to_string(nl.gemm_kc) + "LL) {");
   w.line("const int64_t gemm_kc = orc_min64(" + std::to_string(nl.gemm_kc) + "LL, " + terms + " - gemm_k0);");
-  if (in_output) w.line("const int gemm_to_out = gemm_in_output && gemm_k0 + gemm_kc == " + terms + ";");
-  if (t.epilogue) w.line("const int gemm_last = gemm_k0 + gemm_kc == " + terms + ";");
+  if (in_output || t.epilogue) w.line("const int gemm_last = gemm_k0 + gemm_kc == " + terms + ";");
   ExprEmitter::Scope s = scope_of(p);
   s.rvars = decoded_terms(p.reduce_domain);
   ExprEmitter::Scope flat = s;
