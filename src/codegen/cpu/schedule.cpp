@@ -191,17 +191,17 @@ ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
     tile[d] = even_tile(shape[d], columns, 1);
     columns = std::max<int64_t>(1, columns / tile[d]);
   }
-  auto tasks = [&] {
-    int64_t t = 1;
-    for (size_t d = 0; d < r; ++d) t *= ceil_div(shape[d], tile[d]);
-    return t;
+  auto tasks = [&](const ir::Dims& t) {
+    int64_t n = 1;
+    for (size_t d = 0; d < r; ++d) n *= ceil_div(shape[d], t[d]);
+    return n;
   };
   auto halve_middle = [&] {
     for (size_t d = f.m + 1; d < f.n; ++d)
       if (tile[d] >= 2) return tile[d] = even_tile(shape[d], tile[d] / 2, 1), true;
     return false;
   };
-  while (tasks() < 2 * cores) {
+  while (tasks(tile) < 2 * cores) {
     if (halve_middle()) continue;
     if (tile[f.n] >= 2 * 64) tile[f.n] = even_tile(shape[f.n], tile[f.n] / 2, kGemmNr);
     else if (tile[f.m] >= 2 * 24) tile[f.m] = even_tile(shape[f.m], tile[f.m] / 2, kGemmMr);
@@ -209,14 +209,12 @@ ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
   }
   // Few tasks that the cores cannot share evenly (11 on 2 cores: one core runs 6, 9% longer
   // than 5.5) take a few more row tiles, up to `cores` more, where that makes a multiple.
-  const int64_t rows = ceil_div(shape[f.m], tile[f.m]);
-  for (int64_t more = 1; tasks() % cores != 0 && tasks() < 8 * cores && more <= cores; ++more) {
-    int64_t tm = even_tile(shape[f.m], ceil_div(shape[f.m], rows + more), kGemmMr);
-    if (tm < 24) break;
+  const int64_t rows = ceil_div(shape[f.m], tile[f.m]), now = tasks(tile);
+  for (int64_t more = 1; now % cores != 0 && now < 8 * cores && more <= cores; ++more) {
     ir::Dims cut = tile;
-    cut[f.m] = tm;
-    std::swap(tile, cut);
-    if (tasks() % cores != 0) std::swap(tile, cut);
+    cut[f.m] = even_tile(shape[f.m], ceil_div(shape[f.m], rows + more), kGemmMr);
+    if (cut[f.m] < 24) break;
+    if (tasks(cut) % cores == 0) return cut;
   }
   return tile;
 }
