@@ -11,37 +11,11 @@
 
 #include "codegen/cpu/lower.h"
 #include "codegen/kernel_cases.h"
+#include "codegen/kernel_graphs.h"
 #include "testlib/random_graph.h"
 
 namespace orchid::codegen::cpu {
 namespace {
-
-// x [2,16,19,23] -> conv 3x3 pad 1 -> + bias, ReLU -> MaxPool 3x3 stride 2: [2,32,9,11].
-const char* kConvReluPool = R"(
-graph @crp {
-  input %x : f32[2,16,19,23]
-  input %w : f32[32,16,3,3]
-  input %b : f32[32,1,1]
-  %y : f32[2,32,19,23] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
-  %z : f32[2,32,19,23] = elementwise(%y, %b) { max(add(%y[i0, i1, i2, i3], %b[i1, 0, 0]), 0:f32) }
-  %p : f32[2,32,9,11] = reduce max(%z) over [3,3] { %z[i0, i1, add(mul(i2, 2), r0), add(mul(i3, 2), r1)] }
-  output %p
-}
-)";
-
-// x [96,64] . w [64,128], then a softmax along the rows.
-const char* kMatMulSoftmax = R"(
-graph @ms {
-  input %x : f32[96,64]
-  input %w : f32[64,128]
-  %y : f32[96,128] = matmul(%x, %w) {trans_a=false, trans_b=false}
-  %m : f32[96,1] = reduce max(%y) over [128] { %y[i0, r0] }
-  %e : f32[96,128] = elementwise(%y, %m) { exp(sub(%y[i0, i1], %m[i0, 0])) }
-  %s : f32[96,1] = reduce sum(%e) over [128] { %e[i0, r0] }
-  %o : f32[96,128] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }
-  output %o
-}
-)";
 
 struct TwoLevel {
   ir::Dims tile, inner;
@@ -73,7 +47,7 @@ void check_two_level(const std::string& text, const std::vector<TwoLevel>& sched
 }
 
 TEST(TwoLevel, ConvReluMaxPoolMatchesInterpreter) {
-  check_two_level(kConvReluPool,
+  check_two_level(conv_relu_pool_graph(),
                   {
                       {{1, 32, 9, 11}, {1, 32, 2, 11}, 1},  // conv per task; ReLU and pool per 2 rows
                       {{1, 32, 9, 11}, {1, 16, 3, 0}, 2},   // conv and ReLU per task; pool per sub-tile
@@ -85,7 +59,7 @@ TEST(TwoLevel, ConvReluMaxPoolMatchesInterpreter) {
 }
 
 TEST(TwoLevel, MatMulSoftmaxMatchesInterpreter) {
-  check_two_level(kMatMulSoftmax,
+  check_two_level(matmul_softmax_graph(96),
                   {
                       {{48, 128}, {6, 128}, 1},   // the matmul per task; softmax per 6 rows
                       {{32, 128}, {4, 0}, 1},

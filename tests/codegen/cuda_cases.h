@@ -1,9 +1,9 @@
 // Cases for the CUDA differential suite: kernels of seeded random primitive graphs (every
 // primitive kind but opaque, odd shapes, every dtype) and of named graphs (rows reduced as in
 // softmax and layernorm, a matmul, an out-of-bounds gather), each under a random CUDA schedule
-// (tiles that divide nothing, every block size), generated as CUDA C++. Compiled with NVRTC
-// for every architecture everywhere (cuda_compile tests); run against the reference
-// interpreter where a GPU is present (cuda tests).
+// (tiles that divide nothing, every block size, one or two levels), generated as CUDA C++.
+// Compiled with NVRTC for every architecture everywhere (cuda_compile tests); run against the
+// reference interpreter where a GPU is present (cuda tests).
 #pragma once
 
 #include <string>
@@ -33,6 +33,12 @@ inline Schedule random_cuda_schedule(const ir::Graph& g, const tile::Kernel& k, 
   const int unrolls[] = {1, 2, 4, 8, 16};
   s.unroll = unrolls[rng.next() % 5];
   s.inline_single_use = rng.next() % 4 != 0;
+  // Two levels, half the time: sub-tiles of any size, the inner loop from any node on.
+  if (rng.next() % 2 == 0) {
+    for (int64_t d : g.type(k.outputs[cpu::anchor_output(g, k)]).shape)
+      s.inner.push_back(static_cast<int64_t>(rng.next() % (d + 2)));
+    s.split = static_cast<int>(rng.next() % (k.nodes.size() + 1));
+  }
   return s;
 }
 
@@ -89,6 +95,43 @@ inline std::vector<CudaCase> named_cuda_cases(const std::vector<std::string>& te
   for (size_t i = 0; i < texts.size(); ++i)
     for (uint64_t seed : {uint64_t{0}, 97000 + i})
       cases.push_back(named_cuda_case(seed, texts[i], "orc_n" + std::to_string(cases.size())));
+  return cases;
+}
+
+// Welder's fused examples (kernel_graphs.h) as one kernel each under two-level schedules (the
+// CPU suite's, codegen_two_level_test.cpp, on 128 and 256 threads), and MatMul + Softmax with
+// tasks of 128 rows whose matmul (64 KiB) does not fit shared memory beside the sub-tiles of 8
+// rows computing the softmax.
+inline std::vector<CudaCase> two_level_cuda_cases() {
+  struct Levels {
+    std::string text;
+    ir::Dims tile, inner;
+    int split;
+  };
+  std::vector<Levels> all = {
+      {conv_relu_pool_graph(), {1, 32, 9, 11}, {1, 32, 2, 11}, 1},
+      {conv_relu_pool_graph(), {1, 32, 9, 11}, {1, 16, 3, 0}, 2},
+      {conv_relu_pool_graph(), {1, 32, 4, 11}, {1, 8, 1, 5}, 1},
+      {conv_relu_pool_graph(), {2, 32, 9, 11}, {1, 32, 4, 11}, 0},
+      {conv_relu_pool_graph(), {1, 16, 9, 11}, {1, 16, 3, 4}, 1},
+      {matmul_softmax_graph(96), {48, 128}, {6, 128}, 1},
+      {matmul_softmax_graph(96), {32, 128}, {4, 0}, 1},
+      {matmul_softmax_graph(96), {96, 128}, {12, 0}, 0},
+      {matmul_softmax_graph(96), {24, 128}, {5, 128}, 3},
+      {matmul_softmax_graph(256), {128, 128}, {8, 128}, 1},
+  };
+  std::vector<CudaCase> cases;
+  for (size_t i = 0; i < all.size(); ++i) {
+    ir::Graph g = ir::parse_graph(all[i].text);
+    tile::Kernel k = cpu::whole_kernel(g);
+    Schedule s;
+    s.tile = all[i].tile;
+    s.inner = all[i].inner;
+    s.split = all[i].split;
+    s.threads = i % 2 == 0 ? 128 : 256;
+    CudaKernel ck = generate_kernel(g, k, s, "orc_tl" + std::to_string(i));
+    cases.push_back(CudaCase{98000 + i, std::move(g), std::move(k), s, std::move(ck)});
+  }
   return cases;
 }
 

@@ -1,6 +1,6 @@
 // Texts of kernel graphs for differential tests of generated code (CPU and CUDA): rows
 // reduced by every combiner, softmax and layernorm rows, matmuls with prologues and
-// epilogues, and transposing layout primitives.
+// epilogues, transposing layout primitives, and Welder's two fused examples.
 #pragma once
 
 #include <cstdint>
@@ -121,6 +121,33 @@ inline std::string gemm_graph(int64_t batch, int64_t m, int64_t n, int64_t k, bo
   text += "  %y : f32[" + out + "] = matmul(" + a + ", %b) {trans_a=false, trans_b=" + (trans_b ? "true" : "false") + "}\n";
   text += "  %z : f32[" + out + "] = elementwise(%y, %c) { max(add(%y[i0, i1, i2], %c[i2]), 0:f32) }\n";
   return text + "  output %z\n}\n";
+}
+
+// x [2,16,19,23] -> conv 3x3 pad 1 -> + bias, ReLU -> MaxPool 3x3 stride 2: [2,32,9,11]
+// (Welder's Conv + ReLU + MaxPool, fused through two levels).
+inline std::string conv_relu_pool_graph() {
+  return R"(
+graph @crp {
+  input %x : f32[2,16,19,23]
+  input %w : f32[32,16,3,3]
+  input %b : f32[32,1,1]
+  %y : f32[2,32,19,23] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  %z : f32[2,32,19,23] = elementwise(%y, %b) { max(add(%y[i0, i1, i2, i3], %b[i1, 0, 0]), 0:f32) }
+  %p : f32[2,32,9,11] = reduce max(%z) over [3,3] { %z[i0, i1, add(mul(i2, 2), r0), add(mul(i3, 2), r1)] }
+  output %p
+}
+)";
+}
+
+// x [rows,64] . w [64,128], then a softmax along the rows (Welder's MatMul + Softmax).
+inline std::string matmul_softmax_graph(int64_t rows) {
+  std::string r = std::to_string(rows);
+  return "graph @ms {\n  input %x : f32[" + r + ",64]\n  input %w : f32[64,128]\n  %y : f32[" + r +
+         ",128] = matmul(%x, %w) {trans_a=false, trans_b=false}\n  %m : f32[" + r +
+         ",1] = reduce max(%y) over [128] { %y[i0, r0] }\n  %e : f32[" + r +
+         ",128] = elementwise(%y, %m) { exp(sub(%y[i0, i1], %m[i0, 0])) }\n  %s : f32[" + r +
+         ",1] = reduce sum(%e) over [128] { %e[i0, r0] }\n  %o : f32[" + r +
+         ",128] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }\n  output %o\n}\n";
 }
 
 // Transposing layout primitives (lower.h, transposing_dim), computed in 16 x 16 blocks: a

@@ -29,6 +29,13 @@ TEST(NamedCudaKernelsOnGpu, MatchInterpreter) {
   check_on_gpu(named_cuda_cases(named_graphs()));
 }
 
+// Welder's fused examples under two-level schedules (cuda_cases.h, two_level_cuda_cases).
+TEST(TwoLevelCudaKernelsOnGpu, MatchInterpreter) {
+  skip_without_gpu();
+  if (IsSkipped()) return;
+  check_on_gpu(two_level_cuda_cases());
+}
+
 // An index out of bounds is reported through the error word, and reads index 0.
 TEST(CudaKernelsOnGpu, IndexChecksReportThroughTheErrorWord) {
   skip_without_gpu();

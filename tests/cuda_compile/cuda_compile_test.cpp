@@ -54,6 +54,43 @@ TEST(CudaCodegen, ScratchInSharedMemoryWhereItFits) {
   compile_everywhere({small, big});
 }
 
+// Two levels (Schedule::inner and split): the block computes the nodes before the split over
+// its task, then the rest per sub-tile in a loop; every case lowers to the levels it asks for
+// and compiles.
+TEST(CudaCodegen, TwoLevelKernelsLoopOverSubTiles) {
+  std::vector<CudaCase> cases = two_level_cuda_cases();
+  for (const CudaCase& c : cases) {
+    SCOPED_TRACE(schedule_str(c.schedule));
+    cpu::KernelLowering kl = cpu::lower_kernel(c.graph, c.kernel, lowering_schedule(c.schedule));
+    ASSERT_TRUE(kl.inner.has_value());
+    for (size_t i = 0; i < kl.nodes.size(); ++i)
+      EXPECT_EQ(kl.nodes[i].inner, !kl.nodes[i].inlined && static_cast<int>(i) >= c.schedule.split) << "node " << i;
+    EXPECT_NE(c.generated.source.find("const int64_t ti = "), std::string::npos) << c.generated.source;
+    EXPECT_EQ(c.generated.shared_bytes + c.generated.global_scratch_bytes, kl.scratch_bytes);
+  }
+  compile_everywhere(cases);
+}
+
+// A task's values that do not fit shared memory beside the sub-tile's go to global memory;
+// the sub-tile's stay in shared memory. One level, the same task's scratch is all global.
+TEST(CudaCodegen, TwoLevelKernelsKeepTheSubTilesValuesInSharedMemory) {
+  CudaCase two = two_level_cuda_cases().back();
+  cpu::KernelLowering kl = cpu::lower_kernel(two.graph, two.kernel, lowering_schedule(two.schedule));
+  ASSERT_TRUE(kl.inner.has_value());
+  EXPECT_GE(kl.inner_scratch, 128 * 128 * 4);  // the matmul's task tile
+  EXPECT_EQ(two.generated.global_scratch_bytes, kl.inner_scratch);
+  EXPECT_EQ(two.generated.shared_bytes, kl.scratch_bytes - kl.inner_scratch);
+  EXPECT_GT(two.generated.shared_bytes, 0);
+  EXPECT_LE(two.generated.shared_bytes, 8 * 128 * 4 * 2);
+  Schedule s = two.schedule;
+  s.inner.clear();
+  CudaKernel one = generate_kernel(two.graph, two.kernel, s, "orc_one");
+  EXPECT_EQ(one.shared_bytes, 0);
+  EXPECT_GT(one.global_scratch_bytes, kSharedBytes);
+  EXPECT_EQ(schedule_str(two.schedule), "tile=128x128 threads=256 unroll=8 inline=1 inner=8x128 split=1");
+  EXPECT_EQ(schedule_str(s), "tile=128x128 threads=256 unroll=8 inline=1");
+}
+
 TEST(CudaSchedule, DefaultTasksHoldAtMostEightElementsPerThread) {
   ir::Graph g = ir::parse_graph(softmax_rows(64, 3000));
   tile::Kernel k = cpu::whole_kernel(g);

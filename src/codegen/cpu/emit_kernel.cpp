@@ -79,37 +79,10 @@ void emit_level(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, W
         if (h.copy_out) emit_copy_out(g, kl, ex, v, w, sub);
 }
 
-// The inner loop of a two-level kernel: the task's sub-tiles h<d> in row-major order, the
-// number ti of each in the whole grid of sub-tiles and its row tbi of their table, and the
-// region bounds of the primitives computed per sub-tile.
+// The inner loop of a two-level kernel, with the primitives computed per sub-tile.
 void emit_inner_loop(const ir::Graph& g, const KernelLowering& kl, ExprEmitter& ex, const std::string& table,
                      Writer& w) {
-  const InnerLoop& in = *kl.inner;
-  int loops = 0;
-  std::string ti = "0LL";
-  for (size_t d = 0; d < in.grid.size(); ++d) {
-    std::string h = "h" + std::to_string(d), gd = "g" + std::to_string(d);
-    std::string r = std::to_string(in.ratio[d]) + "LL";
-    if (in.ratio[d] == 1) {
-      w.open("{");
-      w.line("const int64_t " + h + " = " + gd + ";");
-    } else {
-      w.open("for (int64_t " + h + " = " + gd + " * " + r + "; " + h + " < orc_min64(" + std::to_string(in.grid[d]) +
-             "LL, " + gd + " * " + r + " + " + r + "); ++" + h + ") {");
-    }
-    ++loops;
-    ti = "(" + ti + ") * " + std::to_string(in.grid[d]) + "LL + " + h;
-  }
-  w.line("const int64_t ti = " + ti + ";");
-  w.line("(void)ti;");
-  if (in.table_columns > 0)
-    w.line("const int64_t* tbi = " + table + " + ti * " + std::to_string(in.table_columns) + ";");
-  for (const NodeLowering& nl : kl.nodes)
-    if (nl.inner)
-      for (size_t d = 0; d < nl.lo.size(); ++d) {
-        w.line("const int64_t " + region_lo(nl.node, d) + " = " + bound_expr(nl.lo[d], true) + ";");
-        w.line("const int64_t " + region_hi(nl.node, d) + " = " + bound_expr(nl.hi[d], true) + ";");
-      }
+  int loops = open_inner_loop(kl, table, w);
   emit_level(g, kl, ex, w, true);
   for (int i = 0; i < loops; ++i) w.close();
 }
@@ -137,6 +110,36 @@ void emit_task_header(const KernelLowering& kl, const std::string& table, Writer
         w.line("const int64_t " + region_lo(nl.node, d) + " = " + bound_expr(nl.lo[d], false) + ";");
         w.line("const int64_t " + region_hi(nl.node, d) + " = " + bound_expr(nl.hi[d], false) + ";");
       }
+}
+
+int open_inner_loop(const KernelLowering& kl, const std::string& table, Writer& w) {
+  const InnerLoop& in = *kl.inner;
+  int loops = 0;
+  std::string ti = "0LL";
+  for (size_t d = 0; d < in.grid.size(); ++d) {
+    std::string h = "h" + std::to_string(d), gd = "g" + std::to_string(d);
+    std::string r = std::to_string(in.ratio[d]) + "LL";
+    if (in.ratio[d] == 1) {
+      w.open("{");
+      w.line("const int64_t " + h + " = " + gd + ";");
+    } else {
+      w.open("for (int64_t " + h + " = " + gd + " * " + r + "; " + h + " < orc_min64(" + std::to_string(in.grid[d]) +
+             "LL, " + gd + " * " + r + " + " + r + "); ++" + h + ") {");
+    }
+    ++loops;
+    ti = "(" + ti + ") * " + std::to_string(in.grid[d]) + "LL + " + h;
+  }
+  w.line("const int64_t ti = " + ti + ";");
+  w.line("(void)ti;");
+  if (in.table_columns > 0)
+    w.line("const int64_t* tbi = " + table + " + ti * " + std::to_string(in.table_columns) + ";");
+  for (const NodeLowering& nl : kl.nodes)
+    if (nl.inner)
+      for (size_t d = 0; d < nl.lo.size(); ++d) {
+        w.line("const int64_t " + region_lo(nl.node, d) + " = " + bound_expr(nl.lo[d], true) + ";");
+        w.line("const int64_t " + region_hi(nl.node, d) + " = " + bound_expr(nl.hi[d], true) + ";");
+      }
+  return loops;
 }
 
 void emit_tile_bounds(const ir::Graph& g, const KernelLowering& kl, ValueId v, Writer& w, bool sub) {

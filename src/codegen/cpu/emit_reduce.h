@@ -39,6 +39,12 @@ class Writer {
 // those of the inner loop of a two-level kernel).
 void emit_task_header(const KernelLowering& kl, const std::string& table, Writer& w);
 
+// Opens the inner loop of a two-level kernel inside a task: the task's sub-tiles h<d> in
+// row-major order, the number ti of each in the whole grid of sub-tiles and its row tbi of
+// the sub-tile table, and the region bounds of the primitives computed per sub-tile. Returns
+// the number of blocks to close.
+int open_inner_loop(const KernelLowering& kl, const std::string& table, Writer& w);
+
 // The tile of kernel output v the current task (`sub`: the current sub-tile of the inner
 // loop) writes, as bounds c<j>_lo, c<j>_hi per dim; the condition on the grid coordinates
 // (g<d>, or h<d>) under which it writes it (its tile does not follow every grid dim: only at

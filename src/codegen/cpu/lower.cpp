@@ -293,9 +293,13 @@ bool reads_across_rows(const ir::Primitive& p) {
 // Homes of the computed nodes' outputs and the scratch layout.
 void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr) {
   int64_t offset = 0;
+  kl.inner_scratch = -1;
   for (size_t i = 0; i < kl.nodes.size(); ++i) {
     NodeLowering& nl = kl.nodes[i];
     if (nl.inlined) continue;
+    // The inner loop's nodes follow the task's (split_levels), so their scratch is a suffix.
+    ORCHID_CHECK(kl.inner_scratch < 0 || nl.inner) << "a node computed per task after one computed per sub-tile";
+    if (nl.inner && kl.inner_scratch < 0) kl.inner_scratch = offset;
     const ir::Primitive& p = g.node(nl.node);
     Dims& most = nl.most;
     most.assign(p.domain.size(), 0);
@@ -330,6 +334,7 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
     }
   }
   kl.scratch_bytes = offset;
+  if (kl.inner_scratch < 0) kl.inner_scratch = offset;
 }
 
 // Whether reduction r reads along the rows of elementwise primitive e only, each term from

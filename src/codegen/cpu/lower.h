@@ -118,6 +118,10 @@ struct KernelLowering {
   std::vector<int64_t> table;                // tasks x table_columns
   int table_columns = 0;
   int64_t scratch_bytes = 0;
+  // Scratch from this byte offset on holds only the values the inner loop computes (a
+  // sub-tile's), before it those computed per task; scratch_bytes where the kernel is one level.
+  // The CUDA generator may put the two parts in different memories.
+  int64_t inner_scratch = 0;
   int64_t task_io_bytes = 0;    // the largest task's input regions and output tiles, in bytes
   int64_t task_part_bytes = 0;  // the largest task's regions of inputs it reads part of (bytes)
   Schedule schedule;

@@ -498,15 +498,16 @@ void emit_block_loop(const ir::Graph& g, const NodeLowering& nl, const Schedule&
   w.line("__syncthreads();");
 }
 
-// Copies the task's tile of an output computed in scratch to the output buffer.
+// Copies the task's tile (`sub`: the sub-tile's) of an output computed in scratch to the
+// output buffer.
 void emit_copy_out(const ir::Graph& g, const KernelLowering& kl, const Schedule& sched, ExprEmitter& ex, ValueId v,
-                   Writer& w) {
+                   Writer& w, bool sub) {
   const ir::Dims& shape = g.type(v).shape;
   size_t o = std::find(kl.outputs.begin(), kl.outputs.end(), v) - kl.outputs.begin();
-  const cpu::OutputTiling& tl = kl.tilings[o];
-  w.open(shape.empty() ? "if (t == 0) {" : "{");
-  cpu::detail::emit_tile_bounds(g, kl, v, w);
-  std::string owner = cpu::detail::tile_owner(g, kl, v);
+  const cpu::OutputTiling& tl = sub ? kl.inner->tilings[o] : kl.tilings[o];
+  w.open(shape.empty() ? (sub ? "if (ti == 0) {" : "if (t == 0) {") : "{");
+  cpu::detail::emit_tile_bounds(g, kl, v, w, sub);
+  std::string owner = cpu::detail::tile_owner(g, kl, v, sub);
   w.open(owner.empty() ? "{" : "if (" + owner + ") {");
   Span tile;  // the output's tile (emit_tile_bounds: c<j>_lo, c<j>_hi)
   std::vector<std::string> idx;
@@ -552,20 +553,45 @@ void emit_parameters(const ir::Graph& g, const tile::Kernel& k, const KernelLowe
          "int64_t* err, char* global_scratch) {");
 }
 
-void emit_scratch(const ir::Graph& g, const KernelLowering& kl, bool shared, Writer& w) {
-  if (shared) {
-    w.line("extern __shared__ __align__(16) char orc_shared[];");
-    w.line("char* const scratch = orc_shared;");
-  } else {
-    w.line("char* const scratch = global_scratch + (int64_t)blockIdx.x * " + std::to_string(kl.scratch_bytes) + "LL;");
-  }
+// The kernel's scratch (lowering: ValueHome::scratch_offset) from byte `shared_from` on lives
+// in the block's shared memory, the bytes before it in global memory, one area per block.
+void emit_scratch(const ir::Graph& g, const KernelLowering& kl, int64_t shared_from, Writer& w) {
+  if (shared_from < kl.scratch_bytes) w.line("extern __shared__ __align__(16) char orc_shared[];");
+  if (shared_from > 0)
+    w.line("char* const scratch = global_scratch + (int64_t)blockIdx.x * " + std::to_string(shared_from) + "LL;");
   for (const NodeLowering& nl : kl.nodes)
     for (const auto& [v, h] : nl.homes)
       if (!h.global) {
         std::string t = cpu::detail::storage_type(g.type(v).dtype);
-        w.line(t + "* const " + cpu::detail::scratch_name(v) + " = (" + t + "*)(scratch + " +
-               std::to_string(h.scratch_offset) + ");");
+        bool shared = h.scratch_offset >= shared_from;
+        int64_t at = shared ? h.scratch_offset - shared_from : h.scratch_offset;
+        w.line(t + "* const " + cpu::detail::scratch_name(v) + " = (" + t + "*)(" +
+               (shared ? "orc_shared" : "scratch") + " + " + std::to_string(at) + ");");
       }
+}
+
+// The computed primitives of one level (the task's, or the inner loop's), then the copies of
+// that level's outputs computed in scratch; an inner level ends at a barrier, for the next
+// sub-tile overwrites the scratch its copies read.
+void emit_level(const ir::Graph& g, const KernelLowering& kl, const Schedule& s, ExprEmitter& ex, Writer& w,
+                int64_t* static_shared, bool sub) {
+  for (const NodeLowering& nl : kl.nodes)
+    if (!nl.inlined && nl.inner == sub) emit_block_loop(g, nl, s, ex, w, static_shared);
+  bool copies = false;
+  for (const NodeLowering& nl : kl.nodes)
+    if (nl.inner == sub)
+      for (const auto& [v, h] : nl.homes)
+        if (h.copy_out) emit_copy_out(g, kl, s, ex, v, w, sub), copies = true;
+  if (sub && copies) w.line("__syncthreads();");
+}
+
+// Where the scratch goes (emit_scratch's `shared_from`): all of it in shared memory where it
+// fits beside the shared arrays the code declares itself; else, for a two-level kernel, the
+// inner loop's part where that fits; else none.
+int64_t shared_from(const KernelLowering& kl, int64_t static_shared) {
+  if (kl.scratch_bytes + static_shared <= kSharedBytes) return 0;
+  if (kl.inner && kl.scratch_bytes - kl.inner_scratch + static_shared <= kSharedBytes) return kl.inner_scratch;
+  return kl.scratch_bytes;
 }
 
 }  // namespace
@@ -584,25 +610,29 @@ CudaKernel generate_kernel(const ir::Graph& g, const tile::Kernel& k, const Sche
   ck.arg_bytes = kl.arg_bytes(g);
   ck.schedule = s;
   Writer w;
-  std::string table = symbol + "_tasks";
+  std::string table = symbol + "_tasks", sub_table = symbol + "_subtiles";
   if (kl.table_columns > 0) w.table(table, kl.table, "static __device__ const");
+  if (kl.inner && kl.inner->table_columns > 0) w.table(sub_table, kl.inner->table, "static __device__ const");
   emit_parameters(g, k, kl, symbol, s.threads, w);
   if (kl.tasks > 0) {
     // The task's code first: what shared memory it declares decides where the scratch goes.
+    // Every thread of the block walks the same sub-tiles (they depend on the task alone), so
+    // the barriers inside the inner loop are reached by all.
     ExprEmitter ex(g, kl, ExprEmitter::Dialect::Cuda);
     Writer body;
     int64_t static_shared = 0;
     body.open("{");
-    for (const NodeLowering& nl : kl.nodes)
-      if (!nl.inlined) emit_block_loop(g, nl, s, ex, body, &static_shared);
-    for (const NodeLowering& nl : kl.nodes)
-      for (const auto& [v, h] : nl.homes)
-        if (h.copy_out) emit_copy_out(g, kl, s, ex, v, body);
+    emit_level(g, kl, s, ex, body, &static_shared, false);
+    if (kl.inner) {
+      int loops = cpu::detail::open_inner_loop(kl, sub_table, body);
+      emit_level(g, kl, s, ex, body, &static_shared, true);
+      for (int i = 0; i < loops; ++i) body.close();
+    }
     body.close();
-    bool shared = kl.scratch_bytes + static_shared <= kSharedBytes;
-    ck.shared_bytes = shared ? kl.scratch_bytes : 0;
-    ck.global_scratch_bytes = shared ? 0 : kl.scratch_bytes;
-    emit_scratch(g, kl, shared, w);
+    int64_t from = shared_from(kl, static_shared);
+    ck.shared_bytes = kl.scratch_bytes - from;
+    ck.global_scratch_bytes = from;
+    emit_scratch(g, kl, from, w);
     w.line("const int64_t t = blockIdx.x;");
     cpu::detail::emit_task_header(kl, table, w);
     w.text_block(body.text());

@@ -8,10 +8,15 @@
 namespace orchid::codegen::cuda {
 
 std::string schedule_str(const Schedule& s) {
-  std::string tile;
-  for (size_t d = 0; d < s.tile.size(); ++d) tile += (d ? "x" : "") + std::to_string(s.tile[d]);
-  return "tile=" + (tile.empty() ? std::string("-") : tile) + " threads=" + std::to_string(s.threads) +
-         " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0");
+  auto dims = [](const ir::Dims& d) {
+    std::string text;
+    for (size_t i = 0; i < d.size(); ++i) text += (i ? "x" : "") + std::to_string(d[i]);
+    return text.empty() ? std::string("-") : text;
+  };
+  std::string text = "tile=" + dims(s.tile) + " threads=" + std::to_string(s.threads) +
+                     " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0");
+  if (!s.inner.empty()) text += " inner=" + dims(s.inner) + " split=" + std::to_string(s.split);
+  return text;
 }
 
 cpu::Schedule lowering_schedule(const Schedule& s) {
@@ -24,6 +29,8 @@ cpu::Schedule lowering_schedule(const Schedule& s) {
   c.prefetch = 0;
   c.gemm = false;
   c.row_accumulators = false;
+  c.inner = s.inner;
+  c.split = s.split;
   return c;
 }
 

@@ -25,15 +25,23 @@ struct Schedule {
   // As on the CPU: primitives without a reduction that one consumer reads, at most once per
   // element, are computed inside it rather than into memory.
   bool inline_single_use = true;
+  // Two levels, as on the CPU (codegen/cpu/schedule.h, Schedule::inner and split): the block
+  // computes the kernel's nodes before `split` over its task's tile, then, in a loop over
+  // sub-tiles of `inner`, the nodes from `split` on per sub-tile. The sub-tile's values live in
+  // shared memory where the task's do not fit beside them (the task's then go to global
+  // memory, one area per block). Empty `inner`: one level.
+  ir::Dims inner{};
+  int split = 0;
 
   bool operator==(const Schedule&) const = default;
 };
 
-// "tile=8x0 threads=256 unroll=8 inline=1": canonical.
+// "tile=8x0 threads=256 unroll=8 inline=1", then " inner=2x0 split=1" where `inner` is set:
+// canonical.
 std::string schedule_str(const Schedule& s);
 
-// The lowering's view of the schedule (codegen/cpu/lower.h): the tile and inlining, scalar
-// loops, no packed GEMM.
+// The lowering's view of the schedule (codegen/cpu/lower.h): the tile, the two levels and
+// inlining, scalar loops, no packed GEMM.
 cpu::Schedule lowering_schedule(const Schedule& s);
 
 // Blocks of `threads` threads; tasks of at most `per_thread` elements per thread of the
