@@ -26,8 +26,13 @@ std::vector<codegen::cpu::Schedule> tile_search_seeds(const ir::Graph& g, const 
     return c;
   };
   std::vector<codegen::cpu::Schedule> out;
-  for (const tile::HierarchicalTile& h : tile::search_hierarchy(g, k, codegen::cpu::anchor_output(g, k), config, t, o))
-    out.push_back(with_tiles(base, h.tile, h.sub, h.split));
+  for (const tile::HierarchicalTile& h : tile::search_hierarchy(g, k, codegen::cpu::anchor_output(g, k), config, t, o)) {
+    codegen::cpu::Schedule s = with_tiles(base, h.tile, h.sub, h.split);
+    // The search priced it through the outline; the full lowering also checks that every
+    // sub-tile reads inside its task's regions, and would run the rest as one level.
+    if (!h.sub.empty() && !codegen::cpu::lower_kernel(g, k, s).inner) continue;
+    out.push_back(s);
+  }
   return out;
 }
 

@@ -15,10 +15,10 @@ namespace orchid::tune {
 
 // `base` with the task tile, and where two levels, the sub-tile and split, of each choice of
 // search_hierarchy over the kernel's anchor, priced as cpu_cost_config prices `base` so
-// changed; cheapest first. None where the target has no cache level. Like every point the
-// tuner prices, a two-level choice is judged by the lowering's outline, which does not check
-// that each sub-tile reads inside its task's regions: the full lowering may still run it as one
-// level (codegen/cpu/lower.h).
+// changed; cheapest first. None where the target has no cache level. The search prices each
+// choice through the lowering's outline, which does not check that each sub-tile reads inside
+// its task's regions (codegen/cpu/lower.h); the two-level choices returned are checked by the
+// full lowering, and one it would run as one level is left out.
 std::vector<codegen::cpu::Schedule> tile_search_seeds(const ir::Graph& g, const tile::Kernel& k,
                                                       const codegen::cpu::Schedule& base, const target::Target& t,
                                                       const tile::HierarchySearchOptions& o = {});

@@ -26,7 +26,7 @@
 namespace orchid::codegen::cuda {
 
 // Bump when generated code changes meaning or speed: it is part of every cache key.
-constexpr int kCudaCodegenVersion = 3;
+constexpr int kCudaCodegenVersion = 4;
 
 // The shared memory every CUDA device gives a block without opting in to more: a task's
 // scratch lives there where it fits beside what the kernel declares itself (group reductions'
