@@ -1,7 +1,7 @@
 // Schedules: the canonical text round-trips, malformed text is a UserError naming the field,
 // and the default schedule of row kernels (softmax, layernorm over f32[4096,4096]) takes whole
-// rows per task, streams its output and prefetches its input a task ahead; a matmul's makes
-// tasks the cores share evenly.
+// rows per task, streams its output and prefetches its input a task ahead; task sizes count
+// points; a matmul's makes tasks the cores share evenly.
 #include <gtest/gtest.h>
 
 #include "codegen/cpu/schedule.h"
@@ -73,6 +73,62 @@ graph @small {
   Schedule t = default_schedule(small, whole(small), 2);
   EXPECT_FALSE(t.stream);
   EXPECT_EQ(t.prefetch, 0);
+}
+
+int64_t tasks_of(const ir::Graph& g, const Schedule& s) {
+  const ir::Dims& shape = g.type(g.outputs()[0]).shape;
+  int64_t tasks = 1;
+  for (size_t d = 0; d < shape.size(); ++d) tasks *= (shape[d] + s.tile[d] - 1) / s.tile[d];
+  return tasks;
+}
+
+// Task sizes count points (a primitive's domain points times its terms), not elements of the
+// anchor, and dims of one index are passed over: softmax's statistics over 5 x 1024 rows of
+// 1024 (5120 outputs of 2048 terms each) make tasks for every core, as does a chain of
+// elementwise primitives over [1, 128, 128] (as many as the cores share evenly); 64 elements
+// of one add stay one task, as do copies, which count nothing.
+TEST(Schedule, DefaultTasksCountPointsAndPassOverDimsOfOneIndex) {
+  ir::Graph stats = ir::parse_graph(R"(
+graph @stats {
+  input %x : f32[1,5,1024,1024]
+  %m : f32[1,5,1024,1] = reduce max(%x) over [1024] { %x[i0, i1, i2, r0] }
+  %s : f32[1,5,1024,1] = reduce sum(%x, %m) over [1024] { exp(sub(%x[i0, i1, i2, r0], %m[i0, i1, i2, 0])) }
+  output %s
+}
+)");
+  EXPECT_GE(tasks_of(stats, default_schedule(stats, whole(stats), 2)), 8);
+  ir::Graph chain = ir::parse_graph(R"(
+graph @chain {
+  input %x : f32[1,128,128]
+  %a : f32[1,128,128] = elementwise(%x) { exp(%x[i0, i1, i2]) }
+  %b : f32[1,128,128] = elementwise(%a) { tanh(%a[i0, i1, i2]) }
+  %c : f32[1,128,128] = elementwise(%b) { erf(%b[i0, i1, i2]) }
+  output %c
+}
+)");
+  Schedule c = default_schedule(chain, whole(chain), 2);
+  EXPECT_EQ(tasks_of(chain, c), 2);  // 48K points: tasks of 16K points at least
+  EXPECT_EQ(c.tile, (ir::Dims{1, 64, 128}));
+  ir::Graph tiny = ir::parse_graph(R"(
+graph @tiny {
+  input %x : f32[1,64]
+  %y : f32[1,64] = elementwise(%x) { add(%x[i0, i1], 1:f32) }
+  output %y
+}
+)");
+  EXPECT_EQ(tasks_of(tiny, default_schedule(tiny, whole(tiny), 2)), 1);
+  // Layout primitives move data and count nothing: a broadcast and two copies of 12K elements
+  // stay one task (counted, they would make 36K points, two tasks).
+  ir::Graph copies = ir::parse_graph(R"(
+graph @copies {
+  input %x : f32[1,1,128]
+  %a : f32[1,96,128] = layout(%x) { %x[i0, 0, i2] }
+  %b : f32[1,96,128] = layout(%a) { %a[i0, i1, i2] }
+  %c : f32[1,96,128] = layout(%b) { %b[i0, i1, i2] }
+  output %c
+}
+)");
+  EXPECT_EQ(tasks_of(copies, default_schedule(copies, whole(copies), 2)), 1);
 }
 
 // A matmul's default tiles make a number of tasks the cores share evenly where there are few:

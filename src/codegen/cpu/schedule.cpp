@@ -102,7 +102,8 @@ namespace {
 // the core's L1 and L2 between the passes over them (a softmax row of 4096 floats with its
 // output and scratch rows is 48 KiB).
 constexpr int64_t kTaskBudget = 64 * 1024;
-// Tasks are not cut below this many elements of the anchor, nor into more than kMaxTasks.
+// Tasks are not cut below this many points (points_per_element) of the anchor's elements,
+// nor into more than kMaxTasks.
 constexpr int64_t kMinTaskElements = 4096;
 constexpr int64_t kMaxTasks = 1 << 16;
 // Kernels writing this much stream their outputs past the caches; kernels reading this much
@@ -142,7 +143,7 @@ TaskBytes task_bytes(const ir::Graph& g, const tile::Kernel& k, const Schedule& 
 // shrinks that by a quarter at least (when it does not — a whole matrix every task reads, say
 // — smaller tasks would only read it more often), and not below a transpose's blocks along a
 // dim. Returns what a task then reads part of.
-int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, Schedule& s) {
+int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, double points, Schedule& s) {
   TaskBytes bytes = task_bytes(g, k, s);
   for (size_t d = 0; d < s.tile.size() && bytes.touched > kTaskBudget; ++d) {
     while (s.tile[d] > 1 && bytes.touched > kTaskBudget) {
@@ -154,7 +155,7 @@ int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shap
         tasks *= (shape[j] + t - 1) / t;
         elements *= std::min(t, shape[j]);
       }
-      if (tasks > kMaxTasks || elements < kMinTaskElements) return bytes.part;
+      if (tasks > kMaxTasks || static_cast<double>(elements) * points < kMinTaskElements) return bytes.part;
       TaskBytes smaller = task_bytes(g, k, half);
       if (smaller.touched * 4 > bytes.touched * 3) break;
       // A transpose keeps blocks of whole cache lines: it reads along one dim, writes along another.
@@ -256,6 +257,23 @@ std::optional<GemmFactors> gemm_anchor(const ir::Graph& g, const tile::Kernel& k
   return std::nullopt;
 }
 
+// The points a kernel computes per element of its anchor (of `shape`), at least 1: each of its
+// arithmetic primitives' domain points times its terms, summed, over the anchor's elements.
+// Task sizes count these, so that a reduction of few outputs over long rows (softmax's
+// statistics over 5 x 1024 rows of 1024: 5120 outputs) is still cut into tasks for every
+// core. Layout primitives and views move data and count nothing (counted, vit_small's head
+// transposes took tasks of 99 rows and ran 2x slower).
+double points_per_element(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
+  double points = 0;
+  for (ir::NodeId n : k.nodes) {
+    const ir::Primitive& p = g.node(n);
+    if (p.kind() == ir::PrimKind::Layout) continue;
+    points += static_cast<double>(ir::numel(p.domain)) * static_cast<double>(std::max<int64_t>(1, ir::numel(p.reduce_domain)));
+  }
+  int64_t elements = ir::numel(shape);
+  return elements > 0 ? std::max(1.0, points / static_cast<double>(elements)) : 1.0;
+}
+
 }  // namespace
 
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) {
@@ -273,26 +291,40 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
     if (gemm_recomputes_columns(g, k, s, *f)) s.tile = whole_row_tiles(shape, *f, std::max(1, cores));
     return s;
   }
-  const int64_t min_task = 16 * 1024;
+  const double min_task = 16 * 1024;
   const int64_t want_tasks = 4 * std::max(1, cores);
+  const double points = points_per_element(g, k, shape);
   // Split outer dims first (whole rows stay in one task) while tasks stay big enough, and
-  // not across a transpose's blocks.
+  // not across a transpose's blocks. Dims of one index are passed over, except in a kernel
+  // with a transpose, which fit_task cuts along its blocks instead (cut here, segformer's
+  // transposes of [1, 16384, 32] took tasks of 2048 x 16 and ran 1.5-2x slower than in
+  // 16384 x 16).
   bool transposes = false;
   for (ir::NodeId n : k.nodes) transposes = transposes || transposing_dim(g.node(n)) >= 0;
   int64_t total = ir::numel(shape), tasks = 1;
   for (size_t d = 0; d < shape.size() && tasks < want_tasks; ++d) {
+    if (shape[d] == 1 && !transposes) continue;
     int64_t inner = total / std::max<int64_t>(1, shape[d]) / tasks;  // elements per task below d
-    int64_t split = std::min<int64_t>(shape[d], want_tasks / tasks);
-    while (split > 1 && inner * ((shape[d] + split - 1) / split) < min_task) --split;
+    const int64_t wanted = std::min<int64_t>(shape[d], ceil_div(want_tasks, tasks));
+    int64_t split = wanted;
+    while (split > 1 && static_cast<double>(inner * ceil_div(shape[d], split)) * points < min_task) --split;
+    // Cut short by the task size: as many tasks as the cores share evenly, where that is more than one.
+    auto pieces = [&](int64_t n) { return ceil_div(shape[d], ceil_div(shape[d], n)); };
+    if (split < wanted)
+      for (int64_t even = split; even > 1; --even)
+        if (tasks * pieces(even) % std::max(1, cores) == 0) {
+          split = even;
+          break;
+        }
     if (split <= 1) break;
     Schedule cut = s;
     cut.tile[d] = (shape[d] + split - 1) / split;
     if (transposes && task_bytes(g, k, cut).transpose_side < kTransposeBlock) continue;
     s = cut;
-    tasks *= split;
+    tasks *= pieces(split);
   }
   if (total == 0) return s;
-  int64_t part = fit_task(g, k, shape, s);
+  int64_t part = fit_task(g, k, shape, points, s);
   // The next task's part of the inputs lies about one task's part ahead.
   int64_t read = 0;
   for (ir::ValueId v : tile::kernel_inputs(g, k)) read += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
