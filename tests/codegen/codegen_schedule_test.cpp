@@ -131,6 +131,23 @@ graph @copies {
   EXPECT_EQ(tasks_of(copies, default_schedule(copies, whole(copies), 2)), 1);
 }
 
+// A task that touches too much is cut, but its innermost dim keeps a vector's lanes: a relu of
+// [1, 16, 1024, 16] with its sums over the 1024 rows (every task reads its columns' whole
+// rows) was cut to 4 columns and ran 9x slower.
+TEST(Schedule, DefaultTilesKeepTheInnermostDimsLanes) {
+  ir::Graph g = ir::parse_graph(R"(
+graph @sums {
+  input %x : f32[1,16,1024,48]
+  %k : f32[1,16,1024,16] = layout(%x) { %x[i0, i1, i2, add(i3, 16)] }
+  %r : f32[1,16,1024,16] = elementwise(%k) { max(%k[i0, i1, i2, i3], 0:f32) }
+  %s : f32[1,16,1,16] = reduce sum(%r) over [1024] { %r[i0, i1, r0, i3] }
+  output %r, %s
+}
+)");
+  Schedule s = default_schedule(g, whole(g), 2);
+  EXPECT_EQ(s.tile.back(), 16) << schedule_str(s);
+}
+
 // A matmul's default tiles make a number of tasks the cores share evenly where there are few:
 // 4096 rows make 11 tiles of 378 rows, which 2 cores run as 6 and 5; 12 of 342 instead (and
 // 4 cores: 12 as well). Many tasks are left as they are.

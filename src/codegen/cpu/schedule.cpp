@@ -141,14 +141,18 @@ TaskBytes task_bytes(const ir::Graph& g, const tile::Kernel& k, const Schedule& 
 
 // Halves tile dims, outermost first, while a task touches more than the budget and halving
 // shrinks that by a quarter at least (when it does not — a whole matrix every task reads, say
-// — smaller tasks would only read it more often), and not below a transpose's blocks along a
-// dim. Returns what a task then reads part of.
+// — smaller tasks would only read it more often), not below a transpose's blocks along a dim,
+// nor the innermost dim below the vector's lanes. Returns what a task then reads part of.
 int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, double points, Schedule& s) {
   TaskBytes bytes = task_bytes(g, k, s);
   for (size_t d = 0; d < s.tile.size() && bytes.touched > kTaskBudget; ++d) {
     while (s.tile[d] > 1 && bytes.touched > kTaskBudget) {
       Schedule half = s;
       half.tile[d] = (s.tile[d] + 1) / 2;
+      // The innermost dim keeps a vector's lanes: cut below them, its loops run on a part of
+      // the lanes and read parts of cache lines (efficientvit's [1, 16, 1024, 16] relu and its
+      // row sums ran 1.6-9.6x slower in tiles of 4 or 8 columns).
+      if (d + 1 == s.tile.size() && half.tile[d] < s.vector_width) break;
       int64_t tasks = 1, elements = 1;
       for (size_t j = 0; j < shape.size(); ++j) {
         int64_t t = std::max<int64_t>(1, half.tile[j]);
