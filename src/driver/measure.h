@@ -109,11 +109,15 @@ std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& i
 
 // Whether `a` is faster than `b` with significance: both timed in `rounds` alternating rounds
 // (time_rounds: the fastest run of each round a sample), Welch's one-sided test at `alpha`.
-// The answer is kept in the tuning database as a decision under `key` (not where a round
-// failed), and read back from there (`cached`) without timing.
+// With `more_rounds`, where those rounds leave a's median below b's without significance, that
+// many more are timed and the test repeated over all of them; each of the two looks then tests
+// at alpha / 2, so that looking twice keeps the chance of a false "faster" under alpha. The
+// answer is kept in the tuning database as a decision under `key` (not where a round failed),
+// and read back from there (`cached`) without timing.
 struct ScheduleComparison {
   bool a_faster = false;
   double a_ms = 0, b_ms = 0;  // median samples; where read back, the kept one's alone
+  int rounds = 0;             // rounds timed (0 where read back)
   bool cached = false;
   std::string failure;        // where one could not be built or run
 };
@@ -123,7 +127,7 @@ struct ScheduleComparison {
 std::string comparison_line(const ScheduleComparison& c, const std::string& a, const std::string& b);
 
 ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b, const std::string& key,
-                                 const MeasureOptions& options, double alpha, int rounds);
+                                 const MeasureOptions& options, double alpha, int rounds, int more_rounds = 0);
 
 // Step `a` alone against step `b` alone (the same kernel, other implementations; each under
 // its tuned schedule where the options use decisions): compare_timed, the decision keyed by
@@ -174,7 +178,8 @@ ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoic
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                  const std::vector<StepChoice>& steps_b,
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
-                                 const MeasureOptions& options, double alpha = 0.05, int rounds = 15);
+                                 const MeasureOptions& options, double alpha = 0.05, int rounds = 15,
+                                 int more_rounds = 0);
 ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepChoice>& steps,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& b,

@@ -71,9 +71,9 @@ ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoic
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                  const std::vector<StepChoice>& steps_b,
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
-                                 const MeasureOptions& o, double alpha, int rounds) {
+                                 const MeasureOptions& o, double alpha, int rounds, int more_rounds) {
   TimedArtifact ia = plan_item(g, steps_a, build, a), ib = plan_item(g, steps_b, build, b);
-  return compare_timed(ia, ib, plan_impl() + " " + ia.key + " against " + ib.key, o, alpha, rounds);
+  return compare_timed(ia, ib, plan_impl() + " " + ia.key + " against " + ib.key, o, alpha, rounds, more_rounds);
 }
 
 void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& before, std::vector<StepChoice>& steps,

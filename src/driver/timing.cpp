@@ -156,7 +156,7 @@ std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& i
 }
 
 ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b, const std::string& key,
-                                 const MeasureOptions& o, double alpha, int rounds) {
+                                 const MeasureOptions& o, double alpha, int rounds, int more_rounds) {
   ScheduleComparison r;
   if (o.db)
     if (auto d = o.db->decision(o.target, key)) {
@@ -168,11 +168,21 @@ ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b,
   fs::create_directories(o.work_dir);
   std::vector<std::vector<double>> t = time_rounds({a, b}, o, rounds, &r.failure);
   if (!r.failure.empty()) return r;  // not recorded: a failure may pass
+  const double look = more_rounds > 0 ? alpha / 2 : alpha;
+  tune::Verdict v = tune::faster_verdict(t[0], t[1], look);
+  r.rounds = rounds;
+  if (v == tune::Verdict::Leaning && more_rounds > 0) {
+    std::vector<std::vector<double>> more = time_rounds({a, b}, o, more_rounds, &r.failure);
+    if (!r.failure.empty()) return r;
+    for (size_t i = 0; i < t.size(); ++i) t[i].insert(t[i].end(), more[i].begin(), more[i].end());
+    v = tune::faster_verdict(t[0], t[1], look);
+    r.rounds += more_rounds;
+  }
+  r.a_faster = v == tune::Verdict::Faster;
   r.a_ms = runtime::timing_stats(t[0]).median;
   r.b_ms = runtime::timing_stats(t[1]).median;
-  r.a_faster = tune::welch_less(t[0], t[1]).p <= alpha;
   if (o.db)
-    o.db->decide(o.target, key, r.a_faster ? "first" : "second", {(r.a_faster ? r.a_ms : r.b_ms) * 1e6, 0, rounds, ""});
+    o.db->decide(o.target, key, r.a_faster ? "first" : "second", {(r.a_faster ? r.a_ms : r.b_ms) * 1e6, 0, r.rounds, ""});
   return r;
 }
 

@@ -30,6 +30,11 @@ WelchTest welch_less(const std::vector<double>& a, const std::vector<double>& b)
 // where a has some, 1 where neither has.
 double p_faster(const std::vector<double>& a, const std::vector<double>& b);
 
+// Whether samples `a` are faster than `b` at level `alpha` (welch_less), and where not, whether
+// they lean that way (a's median below b's): more samples may then tell them apart.
+enum class Verdict { Faster, Leaning, NotFaster };
+Verdict faster_verdict(const std::vector<double>& a, const std::vector<double>& b, double alpha);
+
 // Holm's step-down procedure: which of the hypotheses with p-values `p` are rejected with a
 // family-wise error rate of at most `alpha`.
 std::vector<bool> holm_reject(const std::vector<double>& p, double alpha);

@@ -4,11 +4,14 @@
 // `compile --superopt` end to end — search, instantiation, measurement, placement.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -161,10 +164,10 @@ TEST(SuperoptKernels, OptimalOrchestrationTakesSitesAsCandidates) {
   for (const std::string& n : p.notes) notes += n + "\n";
   EXPECT_NE(notes.find("μGraph kernels of the superoptimizer: 1 candidates (0 across subgraphs, left out), 1 chosen"),
             std::string::npos) << notes;
-  const std::string whole_line = "whole plans, 9 alternating rounds, Welch's test: optimal's ";
-  size_t whole = notes.find(whole_line);
-  ASSERT_NE(whole, std::string::npos) << notes;
-  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(notes[whole + whole_line.size()]))) << notes;  // built and timed
+  // Built and timed: 9 rounds, or 18 where the first 9 leaned one way without significance.
+  std::smatch whole;
+  ASSERT_TRUE(std::regex_search(notes, whole, std::regex("whole plans, (9|18) alternating rounds, Welch's test: optimal's [0-9]")))
+      << notes;
 }
 
 std::string read_text(const fs::path& p) {
