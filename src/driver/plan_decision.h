@@ -23,8 +23,9 @@ struct PlanDecision {
 };
 
 // Bump when the orchestration would choose otherwise from the same times (its candidates,
-// pruning, BLP or greedy's rules change): earlier decisions are then not taken.
-constexpr int kPlanDecisionVersion = 1;
+// pruning, BLP, greedy's rules or the whole-plan comparison change): earlier decisions are
+// then not taken.
+constexpr int kPlanDecisionVersion = 2;
 
 // The decision's key: the graph's canonical signature, the μGraph sites offered (their
 // kernels), what the plans are built and measured with (layouts, threads, timing settings,
