@@ -572,7 +572,8 @@ void emit_scratch(const ir::Graph& g, const KernelLowering& kl, int64_t shared_f
 
 // The computed primitives of one level (the task's, or the inner loop's), then the copies of
 // that level's outputs computed in scratch; an inner level ends at a barrier, for the next
-// sub-tile overwrites the scratch its copies read.
+// sub-tile overwrites the scratch its copies read. The task's copies need none: the inner loop
+// reads those values from their scratch, never from the output the copies write.
 void emit_level(const ir::Graph& g, const KernelLowering& kl, const Schedule& s, ExprEmitter& ex, Writer& w,
                 int64_t* static_shared, bool sub) {
   for (const NodeLowering& nl : kl.nodes)
