@@ -272,10 +272,46 @@ double points_per_element(const ir::Graph& g, const tile::Kernel& k, const ir::D
   for (ir::NodeId n : k.nodes) {
     const ir::Primitive& p = g.node(n);
     if (p.kind() == ir::PrimKind::Layout) continue;
-    points += static_cast<double>(ir::numel(p.domain)) * static_cast<double>(std::max<int64_t>(1, ir::numel(p.reduce_domain)));
+    const int64_t terms = std::max<int64_t>(1, ir::numel(p.reduce_domain));
+    points += static_cast<double>(ir::numel(p.domain)) * static_cast<double>(terms);
   }
   int64_t elements = ir::numel(shape);
   return elements > 0 ? std::max(1.0, points / static_cast<double>(elements)) : 1.0;
+}
+
+// Splits the anchor's outer dims first (whole rows stay in one task) until there are 4 tasks
+// per core, while tasks keep 16K points at least (where that cuts them short: as many as the
+// cores share evenly, where that is more than one), and not across a transpose's blocks. Dims
+// of one index are passed over, except in a kernel with a transpose, which fit_task cuts along
+// its blocks instead (cut here, segformer's transposes of [1, 16384, 32] took tasks of
+// 2048 x 16 and ran 1.5-2x slower than in 16384 x 16).
+void split_for_cores(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, double points, int cores,
+                     Schedule& s) {
+  const double min_task = 16 * 1024;
+  const int64_t want_tasks = 4 * std::max(1, cores);
+  bool transposes = false;
+  for (ir::NodeId n : k.nodes) transposes = transposes || transposing_dim(g.node(n)) >= 0;
+  int64_t total = ir::numel(shape), tasks = 1;
+  for (size_t d = 0; d < shape.size() && tasks < want_tasks; ++d) {
+    if (shape[d] == 1 && !transposes) continue;
+    int64_t inner = total / std::max<int64_t>(1, shape[d]) / tasks;  // elements per task below d
+    const int64_t wanted = std::min<int64_t>(shape[d], ceil_div(want_tasks, tasks));
+    int64_t split = wanted;
+    while (split > 1 && static_cast<double>(inner * ceil_div(shape[d], split)) * points < min_task) --split;
+    auto pieces = [&](int64_t n) { return ceil_div(shape[d], ceil_div(shape[d], n)); };
+    if (split < wanted)
+      for (int64_t even = split; even > 1; --even)
+        if (tasks * pieces(even) % std::max(1, cores) == 0) {
+          split = even;
+          break;
+        }
+    if (split <= 1) break;
+    Schedule cut = s;
+    cut.tile[d] = ceil_div(shape[d], split);
+    if (transposes && task_bytes(g, k, cut).transpose_side < kTransposeBlock) continue;
+    s = cut;
+    tasks *= pieces(split);
+  }
 }
 
 }  // namespace
@@ -295,39 +331,9 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
     if (gemm_recomputes_columns(g, k, s, *f)) s.tile = whole_row_tiles(shape, *f, std::max(1, cores));
     return s;
   }
-  const double min_task = 16 * 1024;
-  const int64_t want_tasks = 4 * std::max(1, cores);
   const double points = points_per_element(g, k, shape);
-  // Split outer dims first (whole rows stay in one task) while tasks stay big enough, and
-  // not across a transpose's blocks. Dims of one index are passed over, except in a kernel
-  // with a transpose, which fit_task cuts along its blocks instead (cut here, segformer's
-  // transposes of [1, 16384, 32] took tasks of 2048 x 16 and ran 1.5-2x slower than in
-  // 16384 x 16).
-  bool transposes = false;
-  for (ir::NodeId n : k.nodes) transposes = transposes || transposing_dim(g.node(n)) >= 0;
-  int64_t total = ir::numel(shape), tasks = 1;
-  for (size_t d = 0; d < shape.size() && tasks < want_tasks; ++d) {
-    if (shape[d] == 1 && !transposes) continue;
-    int64_t inner = total / std::max<int64_t>(1, shape[d]) / tasks;  // elements per task below d
-    const int64_t wanted = std::min<int64_t>(shape[d], ceil_div(want_tasks, tasks));
-    int64_t split = wanted;
-    while (split > 1 && static_cast<double>(inner * ceil_div(shape[d], split)) * points < min_task) --split;
-    // Cut short by the task size: as many tasks as the cores share evenly, where that is more than one.
-    auto pieces = [&](int64_t n) { return ceil_div(shape[d], ceil_div(shape[d], n)); };
-    if (split < wanted)
-      for (int64_t even = split; even > 1; --even)
-        if (tasks * pieces(even) % std::max(1, cores) == 0) {
-          split = even;
-          break;
-        }
-    if (split <= 1) break;
-    Schedule cut = s;
-    cut.tile[d] = (shape[d] + split - 1) / split;
-    if (transposes && task_bytes(g, k, cut).transpose_side < kTransposeBlock) continue;
-    s = cut;
-    tasks *= pieces(split);
-  }
-  if (total == 0) return s;
+  split_for_cores(g, k, shape, points, cores, s);
+  if (ir::numel(shape) == 0) return s;
   int64_t part = fit_task(g, k, shape, points, s);
   // The next task's part of the inputs lies about one task's part ahead.
   int64_t read = 0;
