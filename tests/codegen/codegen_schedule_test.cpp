@@ -1,7 +1,7 @@
 // Schedules: the canonical text round-trips, malformed text is a UserError naming the field,
 // and the default schedule of row kernels (softmax, layernorm over f32[4096,4096]) takes whole
 // rows per task, streams its output and prefetches its input a task ahead; task sizes count
-// points; a matmul's makes tasks the cores share evenly.
+// work (FLOPs); a matmul's makes tasks the cores share evenly.
 #include <gtest/gtest.h>
 
 #include "codegen/cpu/schedule.h"
@@ -82,12 +82,12 @@ int64_t tasks_of(const ir::Graph& g, const Schedule& s) {
   return tasks;
 }
 
-// Task sizes count points (a primitive's domain points times its terms), not elements of the
+// Task sizes count work (FLOPs, ir/stats.h: per domain point and term), not elements of the
 // anchor, and dims of one index are passed over: softmax's statistics over 5 x 1024 rows of
 // 1024 (5120 outputs of 2048 terms each) make tasks for every core, as does a chain of
 // elementwise primitives over [1, 64, 128] (as many as the cores share evenly); 64 elements
 // of one add stay one task, as do copies, which count nothing.
-TEST(Schedule, DefaultTasksCountPointsAndPassOverDimsOfOneIndex) {
+TEST(Schedule, DefaultTasksCountWorkAndPassOverDimsOfOneIndex) {
   ir::Graph stats = ir::parse_graph(R"(
 graph @stats {
   input %x : f32[1,5,1024,1024]
@@ -97,7 +97,7 @@ graph @stats {
 }
 )");
   EXPECT_GE(tasks_of(stats, default_schedule(stats, whole(stats), 2)), 8);
-  // 8K elements (64 KiB touched: no cut for size) of 6 primitives: 48K points make 3 tasks of
+  // 8K elements (64 KiB touched: no cut for size) of 6 primitives: 48K FLOPs make 3 tasks of
   // 16K, then 2 for 2 cores.
   ir::Graph chain = ir::parse_graph(R"(
 graph @chain {
@@ -122,7 +122,7 @@ graph @tiny {
 )");
   EXPECT_EQ(tasks_of(tiny, default_schedule(tiny, whole(tiny), 2)), 1);
   // Layout primitives move data and count nothing: a broadcast and two copies of 12K elements
-  // stay one task (counted, they would make 36K points, two tasks).
+  // stay one task (counted per point, they would make 36K, two tasks).
   ir::Graph copies = ir::parse_graph(R"(
 graph @copies {
   input %x : f32[1,1,128]

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/cpu/lower.h"
+#include "ir/stats.h"
 #include "support/error.h"
 
 namespace orchid::codegen::cpu {
@@ -102,9 +103,9 @@ namespace {
 // the core's L1 and L2 between the passes over them (a softmax row of 4096 floats with its
 // output and scratch rows is 48 KiB).
 constexpr int64_t kTaskBudget = 64 * 1024;
-// Tasks are not cut below this many points (points_per_element) of the anchor's elements,
-// nor into more than kMaxTasks.
-constexpr int64_t kMinTaskElements = 4096;
+// Tasks are not cut below this much work (work_per_element times the anchor's elements), nor
+// into more than kMaxTasks.
+constexpr int64_t kMinTaskWork = 4096;
 constexpr int64_t kMaxTasks = 1 << 16;
 // Kernels writing this much stream their outputs past the caches; kernels reading this much
 // prefetch the next task's inputs, one task's part of them ahead but from kMinPrefetch to
@@ -139,11 +140,18 @@ TaskBytes task_bytes(const ir::Graph& g, const tile::Kernel& k, const Schedule& 
   return bytes;
 }
 
+// The tasks of `tile` over `shape` (a tile dim below 1 counts as 1).
+int64_t tile_tasks(const ir::Dims& shape, const ir::Dims& tile) {
+  int64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d) n *= ceil_div(shape[d], std::max<int64_t>(1, tile[d]));
+  return n;
+}
+
 // Halves tile dims, outermost first, while a task touches more than the budget and halving
 // shrinks that by a quarter at least (when it does not — a whole matrix every task reads, say
 // — smaller tasks would only read it more often), not below a transpose's blocks along a dim,
 // nor the innermost dim below the vector's lanes. Returns what a task then reads part of.
-int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, double points, Schedule& s) {
+int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, double work, Schedule& s) {
   TaskBytes bytes = task_bytes(g, k, s);
   for (size_t d = 0; d < s.tile.size() && bytes.touched > kTaskBudget; ++d) {
     while (s.tile[d] > 1 && bytes.touched > kTaskBudget) {
@@ -153,13 +161,10 @@ int64_t fit_task(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shap
       // the lanes and read parts of cache lines (efficientvit's [1, 16, 1024, 16] relu and its
       // row sums ran 1.6-9.6x slower in tiles of 4 or 8 columns).
       if (d + 1 == s.tile.size() && half.tile[d] < s.vector_width) break;
-      int64_t tasks = 1, elements = 1;
-      for (size_t j = 0; j < shape.size(); ++j) {
-        int64_t t = std::max<int64_t>(1, half.tile[j]);
-        tasks *= (shape[j] + t - 1) / t;
-        elements *= std::min(t, shape[j]);
-      }
-      if (tasks > kMaxTasks || static_cast<double>(elements) * points < kMinTaskElements) return bytes.part;
+      int64_t elements = 1;
+      for (size_t j = 0; j < shape.size(); ++j) elements *= std::min(std::max<int64_t>(1, half.tile[j]), shape[j]);
+      if (tile_tasks(shape, half.tile) > kMaxTasks || static_cast<double>(elements) * work < kMinTaskWork)
+        return bytes.part;
       TaskBytes smaller = task_bytes(g, k, half);
       if (smaller.touched * 4 > bytes.touched * 3) break;
       // A transpose keeps blocks of whole cache lines: it reads along one dim, writes along another.
@@ -187,8 +192,7 @@ int64_t even_tile(int64_t extent, int64_t most, int64_t multiple) {
 // a few more row tiles where that makes one (4096 x 256 x 256 ran 1.10x faster in 12 tasks
 // than in 11 on 2 cores).
 ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
-  size_t r = shape.size();
-  ir::Dims tile(r, 1);
+  ir::Dims tile(shape.size(), 1);
   tile[f.m] = even_tile(shape[f.m], 384, kGemmMr);
   tile[f.n] = even_tile(shape[f.n], 512, kGemmNr);
   int64_t columns = std::max<int64_t>(1, 256 / tile[f.n]);
@@ -196,17 +200,12 @@ ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
     tile[d] = even_tile(shape[d], columns, 1);
     columns = std::max<int64_t>(1, columns / tile[d]);
   }
-  auto tasks = [&](const ir::Dims& t) {
-    int64_t n = 1;
-    for (size_t d = 0; d < r; ++d) n *= ceil_div(shape[d], t[d]);
-    return n;
-  };
   auto halve_middle = [&] {
     for (size_t d = f.m + 1; d < f.n; ++d)
       if (tile[d] >= 2) return tile[d] = even_tile(shape[d], tile[d] / 2, 1), true;
     return false;
   };
-  while (tasks(tile) < 2 * cores) {
+  while (tile_tasks(shape, tile) < 2 * cores) {
     if (halve_middle()) continue;
     if (tile[f.n] >= 2 * 64) tile[f.n] = even_tile(shape[f.n], tile[f.n] / 2, kGemmNr);
     else if (tile[f.m] >= 2 * 24) tile[f.m] = even_tile(shape[f.m], tile[f.m] / 2, kGemmMr);
@@ -214,12 +213,12 @@ ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
   }
   // Few tasks that the cores cannot share evenly (11 on 2 cores: one core runs 6, 9% longer
   // than 5.5) take a few more row tiles, up to `cores` more, where that makes a multiple.
-  const int64_t rows = ceil_div(shape[f.m], tile[f.m]), now = tasks(tile);
+  const int64_t rows = ceil_div(shape[f.m], tile[f.m]), now = tile_tasks(shape, tile);
   for (int64_t more = 1; now % cores != 0 && now < 8 * cores && more <= cores; ++more) {
     ir::Dims cut = tile;
     cut[f.m] = even_tile(shape[f.m], ceil_div(shape[f.m], rows + more), kGemmMr);
     if (cut[f.m] < 24) break;
-    if (tasks(cut) % cores == 0) return cut;
+    if (tile_tasks(shape, cut) % cores == 0) return cut;
   }
   return tile;
 }
@@ -243,12 +242,8 @@ ir::Dims whole_row_tiles(const ir::Dims& shape, const GemmFactors& f, int cores)
   tile[f.n] = shape[f.n];
   tile[f.m] = even_tile(shape[f.m], 192, kGemmMr);
   for (size_t d = f.m + 1; d < f.n; ++d) tile[d] = 1;
-  auto tasks = [&] {
-    int64_t t = 1;
-    for (size_t d = 0; d < shape.size(); ++d) t *= ceil_div(shape[d], tile[d]);
-    return t;
-  };
-  while (tasks() < 2 * cores && tile[f.m] >= 2 * 24) tile[f.m] = even_tile(shape[f.m], tile[f.m] / 2, kGemmMr);
+  while (tile_tasks(shape, tile) < 2 * cores && tile[f.m] >= 2 * 24)
+    tile[f.m] = even_tile(shape[f.m], tile[f.m] / 2, kGemmMr);
   return tile;
 }
 
@@ -261,31 +256,27 @@ std::optional<GemmFactors> gemm_anchor(const ir::Graph& g, const tile::Kernel& k
   return std::nullopt;
 }
 
-// The points a kernel computes per element of its anchor (of `shape`), at least 1: each of its
-// arithmetic primitives' domain points times its terms, summed, over the anchor's elements.
-// Task sizes count these, so that a reduction of few outputs over long rows (softmax's
-// statistics over 5 x 1024 rows of 1024: 5120 outputs) is still cut into tasks for every
-// core. Layout primitives and views move data and count nothing (counted, vit_small's head
-// transposes took tasks of 99 rows and ran 2x slower).
-double points_per_element(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
-  double points = 0;
-  for (ir::NodeId n : k.nodes) {
-    const ir::Primitive& p = g.node(n);
-    if (p.kind() == ir::PrimKind::Layout) continue;
-    const int64_t terms = std::max<int64_t>(1, ir::numel(p.reduce_domain));
-    points += static_cast<double>(ir::numel(p.domain)) * static_cast<double>(terms);
-  }
+// The work of a kernel per element of its anchor (of `shape`), at least 1: its primitives'
+// FLOPs (ir/stats.h: each operator once per domain point and term, a reduction's combine
+// once), over the anchor's elements. Task sizes count these, so that a reduction of few
+// outputs over long rows (softmax's statistics over 5 x 1024 rows of 1024: 5120 outputs) is
+// still cut into tasks for every core, while layout primitives, which compute nothing, count
+// nothing (counted per point, vit_small's head transposes took tasks of 99 rows and ran 2x
+// slower).
+double work_per_element(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
+  double flops = 0;
+  for (ir::NodeId n : k.nodes) flops += static_cast<double>(ir::primitive_flops(g.node(n)));
   int64_t elements = ir::numel(shape);
-  return elements > 0 ? std::max(1.0, points / static_cast<double>(elements)) : 1.0;
+  return elements > 0 ? std::max(1.0, flops / static_cast<double>(elements)) : 1.0;
 }
 
 // Splits the anchor's outer dims first (whole rows stay in one task) until there are 4 tasks
-// per core, while tasks keep 16K points at least (where that cuts them short: as many as the
+// per core, while tasks keep 16K FLOPs at least (where that cuts them short: as many as the
 // cores share evenly, where that is more than one), and not across a transpose's blocks. Dims
 // of one index are passed over, except in a kernel with a transpose, which fit_task cuts along
 // its blocks instead (cut here, segformer's transposes of [1, 16384, 32] took tasks of
 // 2048 x 16 and ran 1.5-2x slower than in 16384 x 16).
-void split_for_cores(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, double points, int cores,
+void split_for_cores(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape, double work, int cores,
                      Schedule& s) {
   const double min_task = 16 * 1024;
   const int64_t want_tasks = 4 * std::max(1, cores);
@@ -297,7 +288,7 @@ void split_for_cores(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& 
     int64_t inner = total / std::max<int64_t>(1, shape[d]) / tasks;  // elements per task below d
     const int64_t wanted = std::min<int64_t>(shape[d], ceil_div(want_tasks, tasks));
     int64_t split = wanted;
-    while (split > 1 && static_cast<double>(inner * ceil_div(shape[d], split)) * points < min_task) --split;
+    while (split > 1 && static_cast<double>(inner * ceil_div(shape[d], split)) * work < min_task) --split;
     auto pieces = [&](int64_t n) { return ceil_div(shape[d], ceil_div(shape[d], n)); };
     if (split < wanted)
       for (int64_t even = split; even > 1; --even)
@@ -331,10 +322,10 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
     if (gemm_recomputes_columns(g, k, s, *f)) s.tile = whole_row_tiles(shape, *f, std::max(1, cores));
     return s;
   }
-  const double points = points_per_element(g, k, shape);
-  split_for_cores(g, k, shape, points, cores, s);
+  const double work = work_per_element(g, k, shape);
+  split_for_cores(g, k, shape, work, cores, s);
   if (ir::numel(shape) == 0) return s;
-  int64_t part = fit_task(g, k, shape, points, s);
+  int64_t part = fit_task(g, k, shape, work, s);
   // The next task's part of the inputs lies about one task's part ahead.
   int64_t read = 0;
   for (ir::ValueId v : tile::kernel_inputs(g, k)) read += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);

@@ -60,11 +60,11 @@ struct Schedule {
 std::string schedule_str(const Schedule& s);
 Schedule parse_schedule(const std::string& text);  // UserError on malformed text
 
-// A sensible default: tasks of at least ~16K points (a primitive's domain points times its
-// terms, summed over the kernel, so that a row reduction's few outputs count their terms) or
-// fewer tasks than 4 per core, as many as the cores share evenly where they are few; whole
+// A sensible default: tasks of at least ~16K FLOPs (ir/stats.h, summed over the kernel's
+// primitives, so that a row reduction's few outputs count their terms) or fewer tasks than 4
+// per core, as many as the cores share evenly where they are few; whole
 // innermost rows where the row is not huge, then tiles halved (outer dims first) until what a
-// task touches (input regions, output tiles, scratch) fits in 64 KiB (tasks of 4K points at
+// task touches (input regions, output tiles, scratch) fits in 64 KiB (tasks of 4K FLOPs at
 // least); 16 lanes unrolled 4 times; streaming stores where the kernel writes 16 MiB or more,
 // and where it reads that much, prefetches one task's inputs ahead (4 to 16 KiB).
 Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores);
