@@ -12,12 +12,6 @@
 
 namespace orchid::codegen::cpu {
 
-using ir::Dims;
-using ir::NodeId;
-using ir::ValueId;
-using tile::Region;
-using namespace lower_detail;
-
 namespace lower_detail {
 
 // Loads of each value in the bodies of the kernel's nodes.

@@ -10,12 +10,6 @@
 
 namespace orchid::codegen::cpu {
 
-using ir::Dims;
-using ir::NodeId;
-using ir::ValueId;
-using tile::Region;
-using namespace lower_detail;
-
 std::optional<GemmFactors> gemm_factors(const ir::Graph& g, const ir::Primitive& p) {
   bool matmul = p.op == ir::PrimOp::MatMul && p.reduce_domain.size() == 1 && p.domain.size() >= 2;
   bool conv = p.op == ir::PrimOp::Conv && p.domain.size() >= 3 && p.reduce_domain.size() + 1 == p.domain.size();

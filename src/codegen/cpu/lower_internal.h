@@ -45,3 +45,14 @@ void fuse_gemm_epilogues(const ir::Graph& g, KernelLowering& kl, const TaskRegio
 std::map<ir::ValueId, size_t> panel_inputs(const ir::Graph& g, const KernelLowering& kl, const TaskRegions& tr);
 
 }  // namespace orchid::codegen::cpu::lower_detail
+
+namespace orchid::codegen::cpu {
+
+// The names both lowering files use unqualified (this header is theirs alone).
+using ir::Dims;
+using ir::NodeId;
+using ir::ValueId;
+using tile::Region;
+using namespace lower_detail;
+
+}  // namespace orchid::codegen::cpu
