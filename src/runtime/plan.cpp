@@ -107,12 +107,10 @@ int64_t stored_index(BufferLayout l, const ir::Dims& shape, int64_t i) {
       int64_t block = channel_block(l);
       return ((n * (c / block) + ch / block) * hw + p) * block + ch % block;
     }
-    case BufferLayout::Panels16: {
-      int64_t k = shape[0], row = i / shape[1], col = i % shape[1];
-      return (col / 16 * k + row) * 16 + col % 16;
-    }
+    case BufferLayout::Panels16:
     case BufferLayout::Panels16T: {  // element (n, k) of [N, K] is (k, n) of the transpose
-      int64_t k = shape[1], col = i / shape[1], row = i % shape[1];
+      bool t = l == BufferLayout::Panels16T;
+      int64_t k = shape[t ? 1 : 0], row = t ? i % shape[1] : i / shape[1], col = t ? i / shape[1] : i % shape[1];
       return (col / 16 * k + row) * 16 + col % 16;
     }
   }
