@@ -28,12 +28,6 @@ int64_t parse_int(const std::string& s, const std::string& text) {
   return 0;
 }
 
-std::string dims_text(const ir::Dims& dims) {
-  std::string text;
-  for (size_t d = 0; d < dims.size(); ++d) text += (d ? "x" : "") + std::to_string(dims[d]);
-  return text.empty() ? std::string("-") : text;
-}
-
 ir::Dims parse_dims(const std::string& value, const std::string& text) {
   ir::Dims dims;
   if (value == "-") return dims;
@@ -45,13 +39,22 @@ ir::Dims parse_dims(const std::string& value, const std::string& text) {
 
 }  // namespace
 
+std::string dims_text(const ir::Dims& dims) {
+  std::string text;
+  for (size_t d = 0; d < dims.size(); ++d) text += (d ? "x" : "") + std::to_string(dims[d]);
+  return text.empty() ? std::string("-") : text;
+}
+
+std::string levels_text(const ir::Dims& inner, int split) {
+  return inner.empty() ? "" : " inner=" + dims_text(inner) + " split=" + std::to_string(split);
+}
+
 std::string schedule_str(const Schedule& s) {
   std::string text = "tile=" + dims_text(s.tile) + " vec=" + std::to_string(s.vector_width) +
                      " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0") +
                      " stream=" + (s.stream ? "1" : "0") + " prefetch=" + std::to_string(s.prefetch) +
                      " gemm=" + (s.gemm ? "1" : "0");
-  if (!s.inner.empty()) text += " inner=" + dims_text(s.inner) + " split=" + std::to_string(s.split);
-  return text;
+  return text + levels_text(s.inner, s.split);
 }
 
 Schedule parse_schedule(const std::string& text) {

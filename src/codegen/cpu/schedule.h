@@ -55,6 +55,11 @@ struct Schedule {
   bool operator==(const Schedule&) const = default;
 };
 
+// Dims as a schedule writes them: "8x0", "-" where there are none.
+std::string dims_text(const ir::Dims& dims);
+// A two-level schedule's part of its text: " inner=2x0 split=1", "" where `inner` is empty.
+std::string levels_text(const ir::Dims& inner, int split);
+
 // "tile=8x0 vec=8 unroll=1 inline=1 stream=0 prefetch=0 gemm=1", then " inner=2x0 split=1"
 // where `inner` is set: canonical, parsed back by parse_schedule.
 std::string schedule_str(const Schedule& s);

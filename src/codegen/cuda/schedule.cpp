@@ -8,15 +8,8 @@
 namespace orchid::codegen::cuda {
 
 std::string schedule_str(const Schedule& s) {
-  auto dims = [](const ir::Dims& d) {
-    std::string text;
-    for (size_t i = 0; i < d.size(); ++i) text += (i ? "x" : "") + std::to_string(d[i]);
-    return text.empty() ? std::string("-") : text;
-  };
-  std::string text = "tile=" + dims(s.tile) + " threads=" + std::to_string(s.threads) +
-                     " unroll=" + std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0");
-  if (!s.inner.empty()) text += " inner=" + dims(s.inner) + " split=" + std::to_string(s.split);
-  return text;
+  return "tile=" + cpu::dims_text(s.tile) + " threads=" + std::to_string(s.threads) + " unroll=" +
+         std::to_string(s.unroll) + " inline=" + (s.inline_single_use ? "1" : "0") + cpu::levels_text(s.inner, s.split);
 }
 
 cpu::Schedule lowering_schedule(const Schedule& s) {
