@@ -109,7 +109,7 @@ std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& i
 
 // Whether `a` is faster than `b` with significance: both timed in `rounds` alternating rounds
 // (time_rounds: the fastest run of each round a sample), Welch's one-sided test at `alpha`.
-// With `more_rounds`, where those rounds leave a's median below b's without significance, that
+// With `more_rounds`, where those rounds leave a's mean below b's without significance, that
 // many more are timed and the test repeated over all of them; each of the two looks then tests
 // at alpha / 2, so that looking twice keeps the chance of a false "faster" under alpha. The
 // answer is kept in the tuning database as a decision under `key` (not where a round failed),

@@ -120,7 +120,7 @@ std::string kernel_label(const ir::Graph& g, const tile::Kernel& k) {
 }
 
 // Alternating rounds in which the BLP's plan and greedy's are timed whole; as many again where
-// the BLP's is faster by median but not yet significantly (segformer_b0's plans, 50.8 against
+// the BLP's is faster on average but not yet significantly (segformer_b0's plans, 50.8 against
 // 53.5 ms, were not told apart in 9 rounds).
 constexpr int kWholePlanRounds = 9;
 

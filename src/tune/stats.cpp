@@ -81,16 +81,9 @@ double p_faster(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 Verdict faster_verdict(const std::vector<double>& a, const std::vector<double>& b, double alpha) {
-  if (welch_less(a, b).p <= alpha) return Verdict::Faster;
-  auto median = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    size_t h = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
-    double hi = v[h];
-    if (v.size() % 2 == 1) return hi;
-    return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)) + hi) / 2;
-  };
-  return !a.empty() && !b.empty() && median(a) < median(b) ? Verdict::Leaning : Verdict::NotFaster;
+  WelchTest w = welch_less(a, b);
+  if (w.p <= alpha) return Verdict::Faster;
+  return w.t < 0 ? Verdict::Leaning : Verdict::NotFaster;
 }
 
 std::vector<bool> holm_reject(const std::vector<double>& p, double alpha) {

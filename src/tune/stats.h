@@ -31,7 +31,7 @@ WelchTest welch_less(const std::vector<double>& a, const std::vector<double>& b)
 double p_faster(const std::vector<double>& a, const std::vector<double>& b);
 
 // Whether samples `a` are faster than `b` at level `alpha` (welch_less), and where not, whether
-// they lean that way (a's median below b's): more samples may then tell them apart.
+// they lean that way (a's mean below b's): more samples may then tell them apart.
 enum class Verdict { Faster, Leaning, NotFaster };
 Verdict faster_verdict(const std::vector<double>& a, const std::vector<double>& b, double alpha);
 

@@ -58,7 +58,7 @@ TEST(TuneStats, WelchFindsARealDifferenceAndRejectsEqualMeansAtItsLevel) {
   EXPECT_NEAR(double(rejected) / trials, 0.05, 0.012);
 }
 
-// The verdict of compare_timed's looks: faster with significance; leaning (a's median below
+// The verdict of compare_timed's looks: faster with significance; leaning (a's mean below
 // b's); or not faster. Two looks of 9 rounds each at alpha / 2, the second only where the
 // first leans, keep false "faster" verdicts under alpha where the two are equal, and tell a 5 %
 // difference (noise of 5 %) apart more often than one look of 9 rounds at alpha.
