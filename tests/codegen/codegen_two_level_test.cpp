@@ -17,16 +17,11 @@
 namespace orchid::codegen::cpu {
 namespace {
 
-struct TwoLevel {
-  ir::Dims tile, inner;
-  int split;
-};
-
 // The whole graph as one kernel under each schedule; each lowers to two levels, the nodes
 // from `split` on (those computed) in the inner loop; all match the interpreter.
-void check_two_level(const std::string& text, const std::vector<TwoLevel>& schedules, const std::string& prefix) {
+void check_two_level(const std::string& text, const std::vector<TwoLevelTiling>& schedules, const std::string& prefix) {
   std::vector<Case> cases;
-  for (const TwoLevel& t : schedules) {
+  for (const TwoLevelTiling& t : schedules) {
     auto pick = [&](const ir::Graph&, const tile::Kernel&, Rng&) {
       Schedule s;
       s.tile = t.tile;
@@ -47,26 +42,11 @@ void check_two_level(const std::string& text, const std::vector<TwoLevel>& sched
 }
 
 TEST(TwoLevel, ConvReluMaxPoolMatchesInterpreter) {
-  check_two_level(conv_relu_pool_graph(),
-                  {
-                      {{1, 32, 9, 11}, {1, 32, 2, 11}, 1},  // conv per task; ReLU and pool per 2 rows
-                      {{1, 32, 9, 11}, {1, 16, 3, 0}, 2},   // conv and ReLU per task; pool per sub-tile
-                      {{1, 32, 4, 11}, {1, 8, 1, 5}, 1},    // 5 does not divide 11: sub-tiles of 1
-                      {{2, 32, 9, 11}, {1, 32, 4, 11}, 0},  // everything per sub-tile
-                      {{1, 16, 9, 11}, {1, 16, 3, 4}, 1},   // 4 does not divide 9 or 11: 3 x 1
-                  },
-                  "orc_crp");
+  check_two_level(conv_relu_pool_graph(), conv_relu_pool_tilings(), "orc_crp");
 }
 
 TEST(TwoLevel, MatMulSoftmaxMatchesInterpreter) {
-  check_two_level(matmul_softmax_graph(96),
-                  {
-                      {{48, 128}, {6, 128}, 1},   // the matmul per task; softmax per 6 rows
-                      {{32, 128}, {4, 0}, 1},
-                      {{96, 128}, {12, 0}, 0},    // the matmul per sub-tile too
-                      {{24, 128}, {5, 128}, 3},   // 5 does not divide 24: rows of 4
-                  },
-                  "orc_ms");
+  check_two_level(matmul_softmax_graph(96), matmul_softmax_tilings(), "orc_ms");
 }
 
 // Random kernels of random graphs, each under a random schedule made two-level: most lower to

@@ -98,36 +98,23 @@ inline std::vector<CudaCase> named_cuda_cases(const std::vector<std::string>& te
   return cases;
 }
 
-// Welder's fused examples (kernel_graphs.h) as one kernel each under two-level schedules (the
-// CPU suite's, codegen_two_level_test.cpp, on 128 and 256 threads), and MatMul + Softmax with
-// tasks of 128 rows whose matmul (64 KiB) does not fit shared memory beside the sub-tiles of 8
-// rows computing the softmax.
+// Welder's fused examples (kernel_graphs.h) as one kernel each under the CPU suite's two-level
+// tilings (conv_relu_pool_tilings, matmul_softmax_tilings) on 128 and 256 threads, and MatMul +
+// Softmax with tasks of 128 rows whose matmul (64 KiB) does not fit shared memory beside the
+// sub-tiles of 8 rows computing the softmax (the last case).
 inline std::vector<CudaCase> two_level_cuda_cases() {
-  struct Levels {
-    std::string text;
-    ir::Dims tile, inner;
-    int split;
-  };
-  std::vector<Levels> all = {
-      {conv_relu_pool_graph(), {1, 32, 9, 11}, {1, 32, 2, 11}, 1},
-      {conv_relu_pool_graph(), {1, 32, 9, 11}, {1, 16, 3, 0}, 2},
-      {conv_relu_pool_graph(), {1, 32, 4, 11}, {1, 8, 1, 5}, 1},
-      {conv_relu_pool_graph(), {2, 32, 9, 11}, {1, 32, 4, 11}, 0},
-      {conv_relu_pool_graph(), {1, 16, 9, 11}, {1, 16, 3, 4}, 1},
-      {matmul_softmax_graph(96), {48, 128}, {6, 128}, 1},
-      {matmul_softmax_graph(96), {32, 128}, {4, 0}, 1},
-      {matmul_softmax_graph(96), {96, 128}, {12, 0}, 0},
-      {matmul_softmax_graph(96), {24, 128}, {5, 128}, 3},
-      {matmul_softmax_graph(256), {128, 128}, {8, 128}, 1},
-  };
+  std::vector<std::pair<std::string, TwoLevelTiling>> all;
+  for (const TwoLevelTiling& t : conv_relu_pool_tilings()) all.emplace_back(conv_relu_pool_graph(), t);
+  for (const TwoLevelTiling& t : matmul_softmax_tilings()) all.emplace_back(matmul_softmax_graph(96), t);
+  all.emplace_back(matmul_softmax_graph(256), TwoLevelTiling{{128, 128}, {8, 128}, 1});
   std::vector<CudaCase> cases;
   for (size_t i = 0; i < all.size(); ++i) {
-    ir::Graph g = ir::parse_graph(all[i].text);
+    ir::Graph g = ir::parse_graph(all[i].first);
     tile::Kernel k = cpu::whole_kernel(g);
     Schedule s;
-    s.tile = all[i].tile;
-    s.inner = all[i].inner;
-    s.split = all[i].split;
+    s.tile = all[i].second.tile;
+    s.inner = all[i].second.inner;
+    s.split = all[i].second.split;
     s.threads = i % 2 == 0 ? 128 : 256;
     CudaKernel ck = generate_kernel(g, k, s, "orc_tl" + std::to_string(i));
     cases.push_back(CudaCase{98000 + i, std::move(g), std::move(k), s, std::move(ck)});

@@ -150,6 +150,32 @@ inline std::string matmul_softmax_graph(int64_t rows) {
          ",128] = elementwise(%e, %s) { div(%e[i0, i1], %s[i0, 0]) }\n  output %o\n}\n";
 }
 
+// A two-level schedule of one of Welder's examples (conv_relu_pool_graph, matmul_softmax_graph
+// of 96 rows): the task's tile, the sub-tile, and the first node computed per sub-tile.
+struct TwoLevelTiling {
+  std::vector<int64_t> tile, inner;
+  int split;
+};
+
+// Splits and sub-tile sizes, dividing and not, for the CPU and CUDA suites alike.
+inline std::vector<TwoLevelTiling> conv_relu_pool_tilings() {
+  return {
+      {{1, 32, 9, 11}, {1, 32, 2, 11}, 1},  // conv per task; ReLU and pool per 2 rows
+      {{1, 32, 9, 11}, {1, 16, 3, 0}, 2},   // conv and ReLU per task; pool per sub-tile
+      {{1, 32, 4, 11}, {1, 8, 1, 5}, 1},    // 5 does not divide 11: sub-tiles of 1
+      {{2, 32, 9, 11}, {1, 32, 4, 11}, 0},  // everything per sub-tile
+      {{1, 16, 9, 11}, {1, 16, 3, 4}, 1},   // 4 does not divide 9 or 11: 3 x 1
+  };
+}
+inline std::vector<TwoLevelTiling> matmul_softmax_tilings() {
+  return {
+      {{48, 128}, {6, 128}, 1},  // the matmul per task; softmax per 6 rows
+      {{32, 128}, {4, 0}, 1},
+      {{96, 128}, {12, 0}, 0},   // the matmul per sub-tile too
+      {{24, 128}, {5, 128}, 3},  // 5 does not divide 24: rows of 4
+  };
+}
+
 // Transposing layout primitives (lower.h, transposing_dim), computed in 16 x 16 blocks: a
 // kernel that is one transpose (through a view of its input, as a Reshape then Transpose
 // gives), one whose transpose feeds an elementwise GELU-like chain (scratch), a 4-D one with
