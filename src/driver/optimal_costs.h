@@ -11,6 +11,7 @@
 // costs decide alone.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,9 +29,11 @@ struct OptimalPlan {
   orchestrate::OptimalResult last;  // the last solve
   int rounds = 0;
   int measured = 0;                 // kernels measured (or found in the tuning database)
+  double solve_seconds = 0;         // the solves of all rounds (OptimalSolver, its enumeration not included)
   double measured_seconds = 0;      // the kept plan's kernels timed alone, summed (0: nothing measured)
   bool greedy_kept = false;         // greedy's plan measured faster whole: it has no μGraph sites
   std::vector<std::string> notes;   // for the report
+  std::vector<std::string> round_notes;  // one line per round of the cost loop (SettledSubgraphs)
 };
 
 // The first-pass cost of a candidate kernel: a kernel of generated code only, the tile-graph
@@ -66,6 +69,41 @@ class CostCalibration {
  private:
   std::map<std::string, std::vector<double>> ratios_;  // by class
   std::map<std::string, double> medians_;              // of ratios_, updated as they come
+};
+
+// The cost loop's subgraphs (OptimalSolver's partition). A subgraph *settles* once the BLP's
+// plan for it, at the prices of its solve, promises less than `gain` (a fraction) over the
+// cheapest plan of it measured so far — each round's plan, once its kernels are measured, is
+// such a plan — or once `patience` rounds in a row measured no plan of it cheaper by more than
+// a quarter of `gain` (the estimates of candidates not measured yet are optimistic: the BLP
+// keeps proposing some that measure no better). A settled subgraph's unmeasured candidates are priced +inf (the caller's
+// oracle asks `settled`), so its BLP chooses among measured kernels; its prices then no longer
+// move, and after one solve at them its plan is reused. The loop thus measures where the
+// estimates still promise a gain, instead of every subgraph until the round limit.
+class SettledSubgraphs {
+ public:
+  SettledSubgraphs(size_t subgraphs, double gain, int patience);
+  bool settled(int32_t subgraph) const;  // false for -1 (no subgraph)
+  bool all() const;
+  std::vector<bool> reusable() const;    // settled, and solved since it settled
+  void solved();                         // the solver has just solved every subgraph
+  // After a solve's kernels are measured (`seconds`: a kernel's measured time, +inf where it
+  // failed): each subgraph's measured plan, the cheapest so far, and whether it settles.
+  void observe(const orchestrate::OptimalResult& r, const std::function<double(const tile::Kernel&)>& seconds);
+  // Settles every subgraph, where each has a measured plan that ran (a subgraph whose measured
+  // plans all hold a failed kernel never settles); false, settling none, where one has not.
+  bool settle_all();
+  // "round N: K kernels measured; the plan at its prices X ms, the cheapest measured Y ms;
+  // S of T subgraphs settled".
+  std::string round_line(int round, size_t measured, const orchestrate::OptimalResult& r) const;
+  double best_seconds() const;           // Σ of the subgraphs' cheapest measured plans
+
+ private:
+  double gain_;
+  int patience_;
+  std::vector<bool> settled_, solved_settled_;
+  std::vector<double> best_;  // per subgraph, seconds
+  std::vector<int> stale_;    // per subgraph: rounds in a row without a cheaper plan
 };
 
 // A kernel's calibration class: the step kinds implement() makes of it and the op of its

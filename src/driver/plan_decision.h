@@ -25,7 +25,7 @@ struct PlanDecision {
 // Bump when the orchestration would choose otherwise from the same times (its candidates,
 // pruning, BLP, greedy's rules or the whole-plan comparison change): earlier decisions are
 // then not taken.
-constexpr int kPlanDecisionVersion = 2;
+constexpr int kPlanDecisionVersion = 3;
 
 // The decision's key: the graph's canonical signature, the μGraph sites offered (their
 // kernels), what the plans are built and measured with (layouts, threads, timing settings,

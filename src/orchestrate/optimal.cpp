@@ -106,41 +106,65 @@ std::vector<Candidate> extra_candidates(const ir::Graph& g, const LocalGraph& lg
   return out;
 }
 
-struct SubgraphPlan {
+}  // namespace
+
+// A subgraph's candidates, found once: its local graph, the enumerated candidates with the
+// extra ones, and what finding them took.
+struct OptimalSolver::Enumerated {
+  LocalGraph lg;
+  CandidateSet cs;
+  SubgraphStats stats;
+  std::vector<PruneRow> pruning;
+};
+
+OptimalSolver::Enumerated OptimalSolver::enumerate_subgraph(const ir::Graph& g, const Subgraph& sg,
+                                                            const OptimalOptions& o) {
+  auto start = std::chrono::steady_clock::now();
+  Enumerated e;
+  SubgraphStats& st = e.stats;
+  st.first = sg.nodes.front();
+  st.nodes = static_cast<int32_t>(sg.nodes.size());
+  e.lg = local_graph(g, sg.nodes);
+  ExecutionStates states = execution_states(e.lg, o.partition.max_states);
+  ORCHID_CHECK(states.complete) << "subgraph at node " << st.first.v << " has more than " << o.partition.max_states
+                                << " execution states";
+  st.states = static_cast<int64_t>(states.states.size());
+  e.cs = enumerate_candidates(e.lg, states.states, o.candidates);
+  st.node_sets = e.cs.node_sets;
+  e.pruning = e.cs.pruning;
+  std::vector<Candidate> extra = extra_candidates(g, e.lg, o.extra);
+  st.extra = static_cast<int32_t>(extra.size());
+  for (Candidate& c : extra) e.cs.candidates.push_back(std::move(c));
+  st.enumerate_seconds = seconds_since(start);
+  return e;
+}
+
+struct OptimalSolver::SubgraphPlan {
   std::vector<tile::Kernel> kernels;
   std::vector<double> costs;
   SubgraphStats stats;
   std::vector<PruneRow> pruning;
 };
 
-SubgraphPlan solve_subgraph(const ir::Graph& g, const Subgraph& sg, const CostOracle& cost, const OptimalOptions& o) {
+OptimalSolver::SubgraphPlan OptimalSolver::solve_subgraph(size_t i, const CostOracle& cost) const {
   auto start = std::chrono::steady_clock::now();
+  const Enumerated& e = *enumerated_[i];
+  const Subgraph& sg = partition_.subgraphs[i];
   SubgraphPlan plan;
+  plan.stats = e.stats;
+  plan.pruning = e.pruning;
   SubgraphStats& st = plan.stats;
-  st.first = sg.nodes.front();
-  st.nodes = static_cast<int32_t>(sg.nodes.size());
-  LocalGraph lg = local_graph(g, sg.nodes);
-  ExecutionStates states = execution_states(lg, o.partition.max_states);
-  ORCHID_CHECK(states.complete) << "subgraph at node " << st.first.v << " has more than " << o.partition.max_states
-                                << " execution states";
-  st.states = static_cast<int64_t>(states.states.size());
-  CandidateSet cs = enumerate_candidates(lg, states.states, o.candidates);
-  st.node_sets = cs.node_sets;
-  plan.pruning = cs.pruning;
-  std::vector<Candidate> extra = extra_candidates(g, lg, o.extra);
-  st.extra = static_cast<int32_t>(extra.size());
-  for (Candidate& c : extra) cs.candidates.push_back(std::move(c));
   PruneRow finite{"finite-cost", "the cost oracle can price the kernel", 0, 0};
-  Priced pr = price(lg, sg, std::move(cs), cost, finite);
+  Priced pr = price(e.lg, sg, e.cs, cost, finite);
   plan.pruning.push_back(finite);
   st.candidates = static_cast<int64_t>(pr.candidates.size());
-  st.enumerate_seconds = seconds_since(start);
-  BlpResult r = solve_blp(pr.problem, o.blp);
+  st.enumerate_seconds += seconds_since(start);
+  BlpResult r = solve_blp(pr.problem, options_.blp);
   ORCHID_CHECK(r.feasible) << "no orchestration of the subgraph at node " << st.first.v << " (" << st.nodes
                            << " nodes): some required value has no kernel the cost oracle can price";
-  for (int32_t i : r.order) {
-    plan.kernels.push_back(pr.candidates[static_cast<size_t>(i)].kernel);
-    plan.costs.push_back(pr.costs[static_cast<size_t>(i)]);
+  for (int32_t k : r.order) {
+    plan.kernels.push_back(pr.candidates[static_cast<size_t>(k)].kernel);
+    plan.costs.push_back(pr.costs[static_cast<size_t>(k)]);
   }
   st.columns = r.columns, st.rows = r.rows, st.rounds = r.rounds, st.cycle_cuts = r.cycle_cuts;
   st.solver_failures = r.solver_failures;
@@ -150,7 +174,50 @@ SubgraphPlan solve_subgraph(const ir::Graph& g, const Subgraph& sg, const CostOr
   return plan;
 }
 
-}  // namespace
+OptimalSolver::OptimalSolver(const ir::Graph& g, OptimalOptions o)
+    : g_(g), options_(std::move(o)), partition_(partition_graph(g, options_.partition)) {
+  subgraph_of_.assign(static_cast<size_t>(g.num_nodes()), -1);
+  for (size_t i = 0; i < partition_.subgraphs.size(); ++i) {
+    for (ir::NodeId n : partition_.subgraphs[i].nodes) subgraph_of_[static_cast<size_t>(n.v)] = static_cast<int32_t>(i);
+    enumerated_.push_back(std::make_unique<Enumerated>(enumerate_subgraph(g, partition_.subgraphs[i], options_)));
+  }
+  last_.resize(partition_.subgraphs.size());
+}
+
+OptimalSolver::~OptimalSolver() = default;
+
+int32_t OptimalSolver::subgraph_of(const tile::Kernel& k) const {
+  if (k.nodes.empty()) return -1;
+  size_t n = static_cast<size_t>(k.nodes.front().v);
+  return n < subgraph_of_.size() ? subgraph_of_[n] : -1;
+}
+
+OptimalResult OptimalSolver::solve(const CostOracle& cost, const std::vector<bool>& reuse) {
+  auto start = std::chrono::steady_clock::now();
+  OptimalResult res;
+  res.cuts = partition_.cuts;
+  res.optimal = true;
+  for (size_t i = 0; i < partition_.subgraphs.size(); ++i) {
+    bool again = i < reuse.size() && reuse[i] && last_[i];
+    if (!again) last_[i] = std::make_unique<SubgraphPlan>(solve_subgraph(i, cost));
+    const SubgraphPlan& plan = *last_[i];
+    for (size_t k = 0; k < plan.kernels.size(); ++k) {
+      res.kernels.push_back(plan.kernels[k]);
+      res.kernel_costs.push_back(plan.costs[k]);
+      res.cost += plan.costs[k];
+    }
+    res.bound += plan.stats.bound;
+    res.optimal = res.optimal && plan.stats.optimal;
+    add_pruning(res.pruning, plan.pruning);
+    res.extra_left_out -= plan.stats.extra;
+    res.subgraphs.push_back(plan.stats);
+    res.subgraphs.back().reused = again;
+  }
+  res.extra_left_out += static_cast<int32_t>(options_.extra.size());
+  check_plan(g_, res.kernels);
+  res.seconds = seconds_since(start);
+  return res;
+}
 
 CostOracle roofline_cost(const ir::Graph& g, const target::Target& t, double launch_seconds) {
   return [&g, t, launch_seconds](const tile::Kernel& k) {
@@ -164,25 +231,8 @@ CostOracle roofline_cost(const ir::Graph& g, const target::Target& t, double lau
 
 OptimalResult orchestrate_optimal(const ir::Graph& g, const CostOracle& cost, const OptimalOptions& o) {
   auto start = std::chrono::steady_clock::now();
-  OptimalResult res;
-  Partition part = partition_graph(g, o.partition);
-  res.cuts = std::move(part.cuts);
-  res.optimal = true;
-  for (const Subgraph& sg : part.subgraphs) {
-    SubgraphPlan plan = solve_subgraph(g, sg, cost, o);
-    for (size_t k = 0; k < plan.kernels.size(); ++k) {
-      res.kernels.push_back(std::move(plan.kernels[k]));
-      res.kernel_costs.push_back(plan.costs[k]);
-      res.cost += plan.costs[k];
-    }
-    res.bound += plan.stats.bound;
-    res.optimal = res.optimal && plan.stats.optimal;
-    add_pruning(res.pruning, plan.pruning);
-    res.extra_left_out -= plan.stats.extra;
-    res.subgraphs.push_back(plan.stats);
-  }
-  res.extra_left_out += static_cast<int32_t>(o.extra.size());
-  check_plan(g, res.kernels);
+  OptimalSolver solver(g, o);
+  OptimalResult res = solver.solve(cost);
   res.seconds = seconds_since(start);
   return res;
 }

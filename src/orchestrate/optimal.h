@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,7 @@ struct SubgraphStats {
   bool used_fallback = false;  // one kernel per primitive, the solver having found nothing
   double enumerate_seconds = 0;  // states, candidates and costs
   double solve_seconds = 0;
+  bool reused = false;           // OptimalSolver::solve took the previous solve's plan
 };
 
 struct OptimalResult {
@@ -95,6 +97,41 @@ struct OptimalResult {
 // Orchestrates g (a verified primitive graph). Throws InternalError if no plan exists (a
 // primitive the oracle cannot price even alone).
 OptimalResult orchestrate_optimal(const ir::Graph& g, const CostOracle& cost, const OptimalOptions& o = {});
+
+// The optimal orchestration of one graph under costs that change between solves (the driver's
+// cost loop): the partition, execution states and candidates are found once, at construction;
+// each solve prices the candidates with its oracle and solves the subgraphs' BLPs.
+class OptimalSolver {
+ public:
+  OptimalSolver(const ir::Graph& g, OptimalOptions o);  // g must outlive the solver
+  ~OptimalSolver();
+  OptimalSolver(const OptimalSolver&) = delete;
+  OptimalSolver& operator=(const OptimalSolver&) = delete;
+
+  const Partition& partition() const { return partition_; }
+  // The subgraph (an index into partition().subgraphs) holding the kernel's first node; -1
+  // for an empty kernel. A candidate's nodes all lie in one subgraph.
+  int32_t subgraph_of(const tile::Kernel& k) const;
+
+  // orchestrate_optimal's result under `cost`. Where `reuse` (one flag per subgraph, or empty)
+  // is set and the subgraph was solved before, its last plan is taken again without pricing or
+  // solving: the caller vouches that its candidates' prices have not changed since.
+  // OptimalResult::subgraphs marks those (`reused`).
+  OptimalResult solve(const CostOracle& cost, const std::vector<bool>& reuse = {});
+
+ private:
+  struct Enumerated;
+  struct SubgraphPlan;
+  static Enumerated enumerate_subgraph(const ir::Graph& g, const Subgraph& sg, const OptimalOptions& o);
+  SubgraphPlan solve_subgraph(size_t i, const CostOracle& cost) const;
+
+  const ir::Graph& g_;
+  OptimalOptions options_;
+  Partition partition_;
+  std::vector<int32_t> subgraph_of_;                   // per node
+  std::vector<std::unique_ptr<Enumerated>> enumerated_;  // per subgraph
+  std::vector<std::unique_ptr<SubgraphPlan>> last_;      // per subgraph: its last solve
+};
 
 // What keeps `kernels` from being a plan of g, one message per problem (empty when valid):
 // an empty kernel; a node that does not exist or is listed twice in one kernel; an output that

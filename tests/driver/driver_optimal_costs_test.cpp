@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <cmath>
+#include <map>
 #include <string>
 #include <iostream>
 
@@ -63,6 +64,86 @@ TEST(OptimalCosts, CalibrationScalesByTheMedianRatioOfTheClass) {
   EXPECT_DOUBLE_EQ(c.scale("onednn conv"), 1.25);
   EXPECT_EQ(c.scale("onednn matmul"), 1.0);
   EXPECT_EQ(c.describe(), "generated conv ×20 (3), onednn conv ×1.25 (1)");
+}
+
+// Settling: a subgraph settles once its plan at the solve's prices promises less than the gain
+// over its cheapest measured plan, or after `patience` rounds without a plan a quarter of the
+// gain cheaper; a settled subgraph is reusable only after a solve at its settled prices; a
+// failed kernel (infinite) measures nothing cheaper.
+TEST(OptimalCosts, SubgraphsSettleWhereTheirPlansPromiseLessThanTheGain) {
+  auto node_kernel = [](int32_t n) {
+    tile::Kernel k;
+    k.nodes = {ir::NodeId(n)};
+    return k;
+  };
+  orchestrate::OptimalResult r;
+  r.kernels = {node_kernel(0), node_kernel(1), node_kernel(2)};
+  r.subgraphs.resize(2);
+  r.subgraphs[0].kernels = 1, r.subgraphs[0].cost = 1.0;
+  r.subgraphs[1].kernels = 2, r.subgraphs[1].cost = 1.0;
+  r.cost = 2.0;
+  std::map<int32_t, double> times = {{0, 1.01}, {1, 0.8}, {2, 0.5}};
+  auto seconds = [&](const tile::Kernel& k) { return times.at(k.nodes.front().v); };
+  SettledSubgraphs s(2, 0.02, 2);
+  EXPECT_FALSE(s.settled(0));
+  EXPECT_FALSE(s.settled(-1));
+  s.observe(r, seconds);
+  EXPECT_TRUE(s.settled(0));   // 1.0 promised against 1.01 measured: under 2 %
+  EXPECT_FALSE(s.settled(1));  // 1.0 against 1.3
+  EXPECT_FALSE(s.all());
+  EXPECT_EQ(s.reusable(), (std::vector<bool>{false, false}));
+  s.solved();
+  EXPECT_EQ(s.reusable(), (std::vector<bool>{true, false}));
+  EXPECT_NEAR(s.best_seconds(), 2.31, 1e-12);
+  EXPECT_EQ(s.round_line(1, 3, r),
+            "round 1: 3 kernels measured; the plan at its prices 2000.0000 ms, the cheapest measured 2310.0000 ms; "
+            "1 of 2 subgraphs settled");
+
+  r.subgraphs[1].cost = 1.25;  // promises 1.25 against 1.3 (and measures 1.28): over 2 % of 1.28
+  times = {{0, 1.01}, {1, 0.78}, {2, 0.5}};
+  s.observe(r, seconds);
+  EXPECT_FALSE(s.settled(1));
+  EXPECT_NEAR(s.best_seconds(), 2.29, 1e-12);
+  times[2] = INFINITY;  // a failed kernel: the best stays
+  r.subgraphs[1].cost = 1.26;
+  s.observe(r, seconds);
+  EXPECT_TRUE(s.settled(1));  // 1.26 against 1.28
+  EXPECT_NEAR(s.best_seconds(), 2.29, 1e-12);
+  EXPECT_TRUE(s.all());
+  SettledSubgraphs t(1, 0.02, 2);
+  EXPECT_FALSE(t.settle_all());  // nothing measured
+  times = {{0, INFINITY}};
+  orchestrate::OptimalResult failed;
+  failed.kernels = {node_kernel(0)};
+  failed.subgraphs.resize(1);
+  failed.subgraphs[0].kernels = 1;
+  for (int round = 0; round < 3; ++round) t.observe(failed, seconds);
+  EXPECT_FALSE(t.settled(0));  // stale, but with no plan that ran
+  EXPECT_FALSE(t.settle_all());
+  times = {{0, 2.0}};
+  t.observe(failed, seconds);
+  EXPECT_FALSE(t.settled(0));  // the first plan that ran: cheaper, and 0 promised against 2
+  failed.subgraphs[0].cost = 1.99;
+  t.observe(failed, seconds);
+  EXPECT_TRUE(t.settled(0));
+  EXPECT_TRUE(t.settle_all());
+
+  // One subgraph whose plan always promises half its measured time: 1.0, then 0.999 and 0.998
+  // measured, neither 0.5 % cheaper.
+  orchestrate::OptimalResult one;
+  one.kernels = {node_kernel(0)};
+  one.subgraphs.resize(1);
+  one.subgraphs[0].kernels = 1, one.subgraphs[0].cost = 0.4;
+  SettledSubgraphs u(1, 0.02, 2);
+  for (double m : {1.0, 0.999}) {
+    times = {{0, m}};
+    u.observe(one, seconds);
+    EXPECT_FALSE(u.settled(0)) << m;
+  }
+  times = {{0, 0.998}};
+  u.observe(one, seconds);
+  EXPECT_TRUE(u.settled(0));
+  EXPECT_DOUBLE_EQ(u.best_seconds(), 0.998);
 }
 
 // The classes: how implement() runs the kernel and its linear primitive's op.

@@ -3,6 +3,8 @@
 // messages, the solver's limits (node limit, rounds, fallback) and determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ir/parser.h"
 #include "orchestrate/optimal.h"
 #include "target/presets.h"
@@ -248,6 +250,50 @@ TEST(Optimal, SameGraphSamePlanAndNodeLimitReportsABound) {
     EXPECT_GE(c.cost, a.cost * (1 - 1e-9));
     EXPECT_LE(c.bound, a.cost * (1 + 1e-9));
     EXPECT_GE(c.gap(), 0);
+  }
+}
+
+// OptimalSolver: each solve equals orchestrate_optimal under its oracle; a subgraph flagged
+// for reuse keeps its last plan whatever the new oracle says; every candidate lies in the
+// subgraph subgraph_of names.
+TEST(Optimal, SolverReusesTheSubgraphsItIsToldTo) {
+  std::string text = "graph @wide {\n  input %x : f32[4]\n";
+  std::string outs;
+  for (int i = 0; i < 8; ++i) {
+    std::string a = "a" + std::to_string(i), b = "b" + std::to_string(i);
+    text += "  %" + a + " : f32[4] = elementwise(%x) { exp(%x[i0]) }\n";
+    text += "  %" + b + " : f32[4] = elementwise(%" + a + ") { neg(%" + a + "[i0]) }\n";
+    outs += (outs.empty() ? "%" : ", %") + b;
+  }
+  ir::Graph g = ir::parse_graph(text + "  output " + outs + "\n}\n");
+  OptimalOptions o;
+  o.partition.max_states = 100;
+  OptimalSolver solver(g, o);
+  size_t n = solver.partition().subgraphs.size();
+  ASSERT_GT(n, 1u);
+  CostOracle fused = roofline_cost(g, target::cuda_preset("a100"));
+  // Kernels of one primitive cost 1, of two 100: one kernel per primitive is then cheaper.
+  CostOracle split = [](const Kernel& k) { return k.nodes.size() == 1 ? 1.0 : 100.0; };
+  OptimalResult a = solver.solve(fused);
+  OptimalResult ref = orchestrate_optimal(g, fused, o);
+  ASSERT_EQ(a.kernels.size(), ref.kernels.size());
+  for (size_t k = 0; k < a.kernels.size(); ++k) EXPECT_EQ(a.kernels[k].nodes, ref.kernels[k].nodes);
+  for (const Kernel& k : a.kernels) {
+    int32_t s = solver.subgraph_of(k);
+    ASSERT_GE(s, 0);
+    const std::vector<ir::NodeId>& nodes = solver.partition().subgraphs[static_cast<size_t>(s)].nodes;
+    for (ir::NodeId v : k.nodes) EXPECT_TRUE(std::binary_search(nodes.begin(), nodes.end(), v));
+  }
+  EXPECT_EQ(solver.subgraph_of(Kernel{}), -1);
+  std::vector<bool> reuse(n, false);
+  reuse[0] = true;
+  OptimalResult b = solver.solve(split, reuse);
+  EXPECT_EQ(plan_problems(g, b.kernels), std::vector<std::string>{});
+  EXPECT_TRUE(b.subgraphs[0].reused);
+  EXPECT_EQ(b.subgraphs[0].kernels, a.subgraphs[0].kernels);  // fused, as before
+  for (size_t s = 1; s < n; ++s) {
+    EXPECT_FALSE(b.subgraphs[s].reused);
+    EXPECT_EQ(b.subgraphs[s].kernels, 2 * a.subgraphs[s].kernels);  // split under the new oracle
   }
 }
 
