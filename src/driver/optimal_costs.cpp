@@ -83,7 +83,8 @@ void describe_subgraphs(const ir::Graph& g, const orchestrate::OptimalResult& r,
     notes.push_back("subgraph from '" + g.node(s.first).name + "': " + std::to_string(s.nodes) + " primitives, " +
                     std::to_string(s.states) + " states, " + std::to_string(s.candidates) + " candidates, " +
                     std::to_string(s.rounds) + " solves, " + std::to_string(s.kernels) + " kernels, " +
-                    (s.optimal ? "optimal" : "not proven optimal") + ", solve " + fmt("%.3f", s.solve_seconds) + " s" +
+                    (s.optimal ? "optimal" : "not proven optimal") +
+                    (s.solved_before ? ", solved before" : ", solve " + fmt("%.3f", s.solve_seconds) + " s") +
                     (s.used_fallback ? ", one kernel per primitive (no solve found a plan)" : ""));
   }
   if (by_states.size() > kMaxSubgraphLines)
@@ -236,18 +237,13 @@ std::string CostCalibration::describe() const {
 }
 
 SettledSubgraphs::SettledSubgraphs(size_t subgraphs, double gain, int patience)
-    : gain_(gain), patience_(patience), settled_(subgraphs, false), solved_settled_(subgraphs, false),
-      best_(subgraphs, INFINITY), stale_(subgraphs, 0) {}
+    : gain_(gain), patience_(patience), settled_(subgraphs, false), best_(subgraphs, INFINITY), stale_(subgraphs, 0) {}
 
 bool SettledSubgraphs::settled(int32_t subgraph) const {
   return subgraph >= 0 && static_cast<size_t>(subgraph) < settled_.size() && settled_[static_cast<size_t>(subgraph)];
 }
 
 bool SettledSubgraphs::all() const { return std::all_of(settled_.begin(), settled_.end(), [](bool b) { return b; }); }
-
-std::vector<bool> SettledSubgraphs::reusable() const { return solved_settled_; }
-
-void SettledSubgraphs::solved() { solved_settled_ = settled_; }
 
 void SettledSubgraphs::observe(const orchestrate::OptimalResult& r,
                                const std::function<double(const tile::Kernel&)>& seconds) {
@@ -369,9 +365,8 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     return measured.at(id);
   };
   for (p.rounds = 1;; ++p.rounds) {
-    p.last = solver.solve(settled_cost, settled.reusable());
+    p.last = solver.solve(settled_cost);
     p.solve_seconds += p.last.seconds;
-    settled.solved();
     if (!measuring) break;
     size_t fresh = measure_calibrating(p.last.kernels, true);
     settled.observe(p.last, kernel_seconds);
@@ -381,7 +376,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   // The plan: the cheapest of the measured candidates (every subgraph settled), which the last
   // round's plan, measured whole, bounds.
   if (measuring && !settled.all() && settled.settle_all()) {
-    p.last = solver.solve(settled_cost, settled.reusable());
+    p.last = solver.solve(settled_cost);
     p.solve_seconds += p.last.seconds;
   }
   p.kernels = p.last.kernels;

@@ -78,15 +78,13 @@ class CostCalibration {
 // a quarter of `gain` (the estimates of candidates not measured yet are optimistic: the BLP
 // keeps proposing some that measure no better). A settled subgraph's unmeasured candidates are priced +inf (the caller's
 // oracle asks `settled`), so its BLP chooses among measured kernels; its prices then no longer
-// move, and after one solve at them its plan is reused. The loop thus measures where the
+// move, and OptimalSolver takes its solve again instead of solving. The loop thus measures where the
 // estimates still promise a gain, instead of every subgraph until the round limit.
 class SettledSubgraphs {
  public:
   SettledSubgraphs(size_t subgraphs, double gain, int patience);
   bool settled(int32_t subgraph) const;  // false for -1 (no subgraph)
   bool all() const;
-  std::vector<bool> reusable() const;    // settled, and solved since it settled
-  void solved();                         // the solver has just solved every subgraph
   // After a solve's kernels are measured (`seconds`: a kernel's measured time, +inf where it
   // failed): each subgraph's measured plan, the cheapest so far, and whether it settles.
   void observe(const orchestrate::OptimalResult& r, const std::function<double(const tile::Kernel&)>& seconds);
@@ -101,7 +99,7 @@ class SettledSubgraphs {
  private:
   double gain_;
   int patience_;
-  std::vector<bool> settled_, solved_settled_;
+  std::vector<bool> settled_;
   std::vector<double> best_;  // per subgraph, seconds
   std::vector<int> stale_;    // per subgraph: rounds in a row without a cheaper plan
 };

@@ -106,6 +106,26 @@ std::vector<Candidate> extra_candidates(const ir::Graph& g, const LocalGraph& lg
   return out;
 }
 
+// The problem's exact text (costs by their bits): equal keys, equal solves.
+std::string problem_key(const BlpProblem& p) {
+  std::string key;
+  auto put = [&key](auto v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto put_list = [&](const std::vector<int32_t>& l) {
+    put(l.size());
+    for (int32_t x : l) put(x);
+  };
+  put(p.num_values);
+  put(p.items.size());
+  for (const BlpItem& item : p.items) {
+    put(item.cost);
+    put_list(item.reads);
+    put_list(item.writes);
+  }
+  put_list(p.required);
+  put_list(p.fallback);
+  return key;
+}
+
 }  // namespace
 
 // A subgraph's candidates, found once: its local graph, the enumerated candidates with the
@@ -146,7 +166,7 @@ struct OptimalSolver::SubgraphPlan {
   std::vector<PruneRow> pruning;
 };
 
-OptimalSolver::SubgraphPlan OptimalSolver::solve_subgraph(size_t i, const CostOracle& cost) const {
+OptimalSolver::SubgraphPlan OptimalSolver::solve_subgraph(size_t i, const CostOracle& cost) {
   auto start = std::chrono::steady_clock::now();
   const Enumerated& e = *enumerated_[i];
   const Subgraph& sg = partition_.subgraphs[i];
@@ -159,7 +179,11 @@ OptimalSolver::SubgraphPlan OptimalSolver::solve_subgraph(size_t i, const CostOr
   plan.pruning.push_back(finite);
   st.candidates = static_cast<int64_t>(pr.candidates.size());
   st.enumerate_seconds += seconds_since(start);
-  BlpResult r = solve_blp(pr.problem, options_.blp);
+  std::string key = problem_key(pr.problem);
+  auto found = solved_.find(key);
+  st.solved_before = found != solved_.end();
+  if (!st.solved_before) found = solved_.emplace(std::move(key), solve_blp(pr.problem, options_.blp)).first;
+  const BlpResult& r = found->second;
   ORCHID_CHECK(r.feasible) << "no orchestration of the subgraph at node " << st.first.v << " (" << st.nodes
                            << " nodes): some required value has no kernel the cost oracle can price";
   for (int32_t k : r.order) {
@@ -170,7 +194,7 @@ OptimalSolver::SubgraphPlan OptimalSolver::solve_subgraph(size_t i, const CostOr
   st.solver_failures = r.solver_failures;
   st.kernels = static_cast<int32_t>(r.order.size());
   st.cost = r.objective, st.bound = r.bound, st.optimal = r.optimal, st.used_fallback = r.used_fallback;
-  st.solve_seconds = r.seconds;
+  st.solve_seconds = st.solved_before ? 0 : r.seconds;
   return plan;
 }
 
@@ -181,7 +205,6 @@ OptimalSolver::OptimalSolver(const ir::Graph& g, OptimalOptions o)
     for (ir::NodeId n : partition_.subgraphs[i].nodes) subgraph_of_[static_cast<size_t>(n.v)] = static_cast<int32_t>(i);
     enumerated_.push_back(std::make_unique<Enumerated>(enumerate_subgraph(g, partition_.subgraphs[i], options_)));
   }
-  last_.resize(partition_.subgraphs.size());
 }
 
 OptimalSolver::~OptimalSolver() = default;
@@ -192,17 +215,15 @@ int32_t OptimalSolver::subgraph_of(const tile::Kernel& k) const {
   return n < subgraph_of_.size() ? subgraph_of_[n] : -1;
 }
 
-OptimalResult OptimalSolver::solve(const CostOracle& cost, const std::vector<bool>& reuse) {
+OptimalResult OptimalSolver::solve(const CostOracle& cost) {
   auto start = std::chrono::steady_clock::now();
   OptimalResult res;
   res.cuts = partition_.cuts;
   res.optimal = true;
   for (size_t i = 0; i < partition_.subgraphs.size(); ++i) {
-    bool again = i < reuse.size() && reuse[i] && last_[i];
-    if (!again) last_[i] = std::make_unique<SubgraphPlan>(solve_subgraph(i, cost));
-    const SubgraphPlan& plan = *last_[i];
+    SubgraphPlan plan = solve_subgraph(i, cost);
     for (size_t k = 0; k < plan.kernels.size(); ++k) {
-      res.kernels.push_back(plan.kernels[k]);
+      res.kernels.push_back(std::move(plan.kernels[k]));
       res.kernel_costs.push_back(plan.costs[k]);
       res.cost += plan.costs[k];
     }
@@ -211,7 +232,6 @@ OptimalResult OptimalSolver::solve(const CostOracle& cost, const std::vector<boo
     add_pruning(res.pruning, plan.pruning);
     res.extra_left_out -= plan.stats.extra;
     res.subgraphs.push_back(plan.stats);
-    res.subgraphs.back().reused = again;
   }
   res.extra_left_out += static_cast<int32_t>(options_.extra.size());
   check_plan(g_, res.kernels);

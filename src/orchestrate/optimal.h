@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,7 +78,7 @@ struct SubgraphStats {
   bool used_fallback = false;  // one kernel per primitive, the solver having found nothing
   double enumerate_seconds = 0;  // states, candidates and costs
   double solve_seconds = 0;
-  bool reused = false;           // OptimalSolver::solve took the previous solve's plan
+  bool solved_before = false;    // OptimalSolver met this BLP (candidates and prices) before: its solve taken
 };
 
 struct OptimalResult {
@@ -113,24 +114,23 @@ class OptimalSolver {
   // for an empty kernel. A candidate's nodes all lie in one subgraph.
   int32_t subgraph_of(const tile::Kernel& k) const;
 
-  // orchestrate_optimal's result under `cost`. Where `reuse` (one flag per subgraph, or empty)
-  // is set and the subgraph was solved before, its last plan is taken again without pricing or
-  // solving: the caller vouches that its candidates' prices have not changed since.
-  // OptimalResult::subgraphs marks those (`reused`).
-  OptimalResult solve(const CostOracle& cost, const std::vector<bool>& reuse = {});
+  // orchestrate_optimal's result under `cost`. A subgraph whose BLP (its candidates, their
+  // prices) this solver has solved before — the same subgraph at unchanged prices, or a
+  // repeated block numbered alike — takes that solve's result (SubgraphStats::solved_before).
+  OptimalResult solve(const CostOracle& cost);
 
  private:
   struct Enumerated;
   struct SubgraphPlan;
   static Enumerated enumerate_subgraph(const ir::Graph& g, const Subgraph& sg, const OptimalOptions& o);
-  SubgraphPlan solve_subgraph(size_t i, const CostOracle& cost) const;
+  SubgraphPlan solve_subgraph(size_t i, const CostOracle& cost);
 
   const ir::Graph& g_;
   OptimalOptions options_;
   Partition partition_;
   std::vector<int32_t> subgraph_of_;                   // per node
   std::vector<std::unique_ptr<Enumerated>> enumerated_;  // per subgraph
-  std::vector<std::unique_ptr<SubgraphPlan>> last_;      // per subgraph: its last solve
+  std::map<std::string, BlpResult> solved_;             // by the problem's exact text
 };
 
 // What keeps `kernels` from being a plan of g, one message per problem (empty when valid):

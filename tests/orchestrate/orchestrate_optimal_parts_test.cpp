@@ -253,13 +253,13 @@ TEST(Optimal, SameGraphSamePlanAndNodeLimitReportsABound) {
   }
 }
 
-// OptimalSolver: each solve equals orchestrate_optimal under its oracle; a subgraph flagged
-// for reuse keeps its last plan whatever the new oracle says; every candidate lies in the
-// subgraph subgraph_of names.
-TEST(Optimal, SolverReusesTheSubgraphsItIsToldTo) {
+// OptimalSolver: each solve equals orchestrate_optimal under its oracle; a BLP met before (the
+// same subgraph at the same prices, or a chain numbered like another) is not solved again;
+// every candidate lies in the subgraph subgraph_of names.
+TEST(Optimal, SolverSolvesEachProblemOnce) {
   std::string text = "graph @wide {\n  input %x : f32[4]\n";
   std::string outs;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 24; ++i) {
     std::string a = "a" + std::to_string(i), b = "b" + std::to_string(i);
     text += "  %" + a + " : f32[4] = elementwise(%x) { exp(%x[i0]) }\n";
     text += "  %" + b + " : f32[4] = elementwise(%" + a + ") { neg(%" + a + "[i0]) }\n";
@@ -270,10 +270,8 @@ TEST(Optimal, SolverReusesTheSubgraphsItIsToldTo) {
   o.partition.max_states = 100;
   OptimalSolver solver(g, o);
   size_t n = solver.partition().subgraphs.size();
-  ASSERT_GT(n, 1u);
+  ASSERT_GT(n, 2u);
   CostOracle fused = roofline_cost(g, target::cuda_preset("a100"));
-  // Kernels of one primitive cost 1, of two 100: one kernel per primitive is then cheaper.
-  CostOracle split = [](const Kernel& k) { return k.nodes.size() == 1 ? 1.0 : 100.0; };
   OptimalResult a = solver.solve(fused);
   OptimalResult ref = orchestrate_optimal(g, fused, o);
   ASSERT_EQ(a.kernels.size(), ref.kernels.size());
@@ -285,15 +283,25 @@ TEST(Optimal, SolverReusesTheSubgraphsItIsToldTo) {
     for (ir::NodeId v : k.nodes) EXPECT_TRUE(std::binary_search(nodes.begin(), nodes.end(), v));
   }
   EXPECT_EQ(solver.subgraph_of(Kernel{}), -1);
-  std::vector<bool> reuse(n, false);
-  reuse[0] = true;
-  OptimalResult b = solver.solve(split, reuse);
+  // The middle subgraphs hold the same chains at the same prices: solved once.
+  EXPECT_FALSE(a.subgraphs[0].solved_before);
+  int again = 0;
+  for (const SubgraphStats& s : a.subgraphs) again += s.solved_before;
+  EXPECT_GT(again, 0);
+  // Kernels of one primitive cost 1, of two 100: one kernel per primitive is then cheaper;
+  // in the first subgraph only, so that the others are solved before.
+  int32_t first_end = solver.partition().subgraphs[0].nodes.back().v;
+  CostOracle split = [&](const Kernel& k) {
+    if (k.nodes.front().v > first_end) return fused(k);
+    return k.nodes.size() == 1 ? 1.0 : 100.0;
+  };
+  OptimalResult b = solver.solve(split);
   EXPECT_EQ(plan_problems(g, b.kernels), std::vector<std::string>{});
-  EXPECT_TRUE(b.subgraphs[0].reused);
-  EXPECT_EQ(b.subgraphs[0].kernels, a.subgraphs[0].kernels);  // fused, as before
+  EXPECT_FALSE(b.subgraphs[0].solved_before);
+  EXPECT_EQ(b.subgraphs[0].kernels, 2 * a.subgraphs[0].kernels);  // split under the new prices
   for (size_t s = 1; s < n; ++s) {
-    EXPECT_FALSE(b.subgraphs[s].reused);
-    EXPECT_EQ(b.subgraphs[s].kernels, 2 * a.subgraphs[s].kernels);  // split under the new oracle
+    EXPECT_TRUE(b.subgraphs[s].solved_before);
+    EXPECT_EQ(b.subgraphs[s].kernels, a.subgraphs[s].kernels);
   }
 }
 
