@@ -294,7 +294,8 @@ constexpr double kSettleGain = 0.02;
 constexpr int kSettlePatience = 2;
 
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
-                                 const MeasureOptions& measure, int max_rounds, const std::vector<UGraphSite>& sites) {
+                                 const MeasureOptions& measure, int max_rounds, const std::vector<UGraphSite>& sites,
+                                 double beat_seconds) {
   orchestrate::CostOracle analytic = analytic_cost(g, target, std::max(1, build.cores));
   bool measuring = !measure.orchid_exe.empty();
   struct Estimate { double seconds; std::string cls; };
@@ -402,6 +403,15 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   p.notes.insert(p.notes.end(), differences.begin(), differences.end());
   p.measured_seconds = t_opt;
   if (same_plan(p.kernels, greedy)) {
+    if (decides) record_decision(measure, decision_key, p);
+    return p;
+  }
+  if (std::min(t_opt, t_greedy) >= beat_seconds) {
+    p.notes.push_back("whole plans not timed: neither plan's kernels sum to less than the " +
+                      fmt("%.4f", beat_seconds * 1e3) + " ms to beat → greedy's kept");
+    p.kernels = greedy;
+    p.measured_seconds = t_greedy;
+    p.greedy_kept = true;
     if (decides) record_decision(measure, decision_key, p);
     return p;
   }

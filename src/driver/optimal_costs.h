@@ -11,6 +11,7 @@
 // costs decide alone.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <string>
@@ -111,10 +112,14 @@ std::string cost_class(const ir::Graph& g, const tile::Kernel& k);
 // Whether two plans have the same kernels (in any order).
 bool same_plan(const std::vector<tile::Kernel>& a, const std::vector<tile::Kernel>& b);
 
+// `beat_seconds`: where neither the BLP's plan nor greedy's measures (kernels alone, summed)
+// under it, the caller has a better plan (pipeline.cpp: the rewritten graph's, against which
+// the graph without rewrites is orchestrated); the two are then not timed whole, and greedy's
+// is kept.
 // `sites`: μGraph kernels of the superoptimizer (superopt_kernels.h), candidates of the BLP at
 // their measured times (never measured again); plans are built and timed with them as μGraphs.
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
                                  const MeasureOptions& measure, int max_rounds = 12,
-                                 const std::vector<UGraphSite>& sites = {});
+                                 const std::vector<UGraphSite>& sites = {}, double beat_seconds = INFINITY);
 
 }  // namespace orchid::driver

@@ -2,6 +2,7 @@
 #include "driver/pipeline.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -171,13 +172,15 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   //    every convex candidate with measured costs (optimal), the superoptimizer's sites among
   //    them. There the graph without rewrites is orchestrated too, and the one whose plan
   //    measures faster goes on: roofline prices chose the rewrites, measured ones have the
-  //    last word. Under the rules, each site's μGraph replaces its primitives' kernels.
+  //    last word (its plans are timed whole only where their kernels could beat the rewritten
+  //    graph's plan). Under the rules, each site's μGraph replaces its primitives' kernels.
   PlacedKernels placed = stages.run("orchestrate", [&] {
     if (o.strategy != orchestrate::Strategy::Optimal)
       return place_ugraph_kernels(g, orchestrate::orchestrate(g, o.strategy), found.sites, &result.superopt);
     OptimalPlan p = orchestrate_measured(g, o.target, o.build, o.measure, 12, found.sites);
     if (unrewritten) {
-      OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, o.measure);
+      OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, o.measure, 12, {},
+                                           p.measured_seconds > 0 ? p.measured_seconds : INFINITY);
       if (p.measured_seconds > 0 && q.measured_seconds > 0) {
         bool keep = p.measured_seconds <= q.measured_seconds;
         char line[160];

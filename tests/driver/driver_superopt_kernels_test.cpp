@@ -170,6 +170,25 @@ TEST(SuperoptKernels, OptimalOrchestrationTakesSitesAsCandidates) {
       << notes;
 }
 
+// With a plan to beat that neither the BLP's plan nor greedy's comes under (kernels alone),
+// nothing is timed whole and greedy's plan is kept (pipeline.cpp: the graph without rewrites).
+TEST(SuperoptKernels, PlansThatCannotBeatTheCallersAreNotTimedWhole) {
+  testlib::TempDir dir("orchid_superopt_beat");
+  ir::Graph g = ir::parse_graph_file(kDir + "lora_model.oir");
+  UGraphSite site = site_of(g, "lora.ugraph");
+  site.seconds = 1e-9;
+  OptimalPlan p =
+      orchestrate_measured(g, testlib::toy_cpu_target(), ugraph_build_options(), quick_measure(dir), 12, {site}, 1e-12);
+  std::string notes;
+  for (const std::string& n : p.notes) notes += n + "\n";
+  EXPECT_EQ(notes.find("whole plans, "), std::string::npos) << notes;
+  EXPECT_NE(notes.find("whole plans not timed: neither plan's kernels sum to less than the 0.0000 ms to beat → greedy's kept"),
+            std::string::npos) << notes;
+  EXPECT_TRUE(p.greedy_kept);
+  EXPECT_TRUE(same_plan(p.kernels, orchestrate::orchestrate(g, orchestrate::Strategy::Greedy)));
+  EXPECT_GT(p.measured_seconds, 1e-12);
+}
+
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream s;
