@@ -40,7 +40,8 @@ struct OptimalPlan {
 // The first-pass cost of a candidate kernel: a kernel of generated code only, the tile-graph
 // model's latency (tile/cost.h) of it under its default schedule for `cores` cores
 // (tune/estimate.h); a kernel with a linear or opaque primitive, which a library may run, the
-// roofline bound. Both plus `launch_seconds`.
+// roofline bound. Both plus `launch_seconds`. The oracle estimates kernels alike once (the
+// same graph in canonical form, weights aside: the repeated blocks of a model).
 orchestrate::CostOracle analytic_cost(const ir::Graph& g, const target::Target& t, int cores,
                                       double launch_seconds = 2e-6);
 

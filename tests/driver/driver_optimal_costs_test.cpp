@@ -227,6 +227,44 @@ TEST(OptimalCosts, PricesEveryCandidateOfRandomGraphs) {
   }
 }
 
+// The analytic oracle estimates kernels alike once: every candidate of repeated blocks and of
+// random graphs (gathers with constant indices among them) is priced exactly as the tile-graph
+// model prices it alone.
+TEST(OptimalCosts, KernelsAlikeAreEstimatedOnceAtTheModelsPrice) {
+  // Two gathers alike but for their constant indices: rows 0 to 3, or rows 0 to 63.
+  ir::Graph gathers = ir::parse_graph(R"(
+graph @gathers {
+  input %x : f32[64,256]
+  const %near : i64[4] = [0, 1, 2, 3]
+  const %far : i64[4] = [0, 21, 42, 63]
+  %ga : f32[4,256] = layout(%x, %near) { %x[%near[i0], i1] }
+  %ea : f32[4,256] = elementwise(%ga) { exp(%ga[i0, i1]) }
+  %gb : f32[4,256] = layout(%x, %far) { %x[%far[i0], i1] }
+  %eb : f32[4,256] = elementwise(%gb) { exp(%gb[i0, i1]) }
+  output %ea, %eb
+})");
+  std::vector<ir::Graph> graphs = {ir::parse_graph(mlp_blocks(3)), gathers};
+  for (uint64_t seed = 0; seed < 40; ++seed) graphs.push_back(testlib::random_graph(seed));
+  for (const ir::Graph& g : graphs) {
+    orchestrate::CostOracle cached = analytic_cost(g, toy(), 2, 1e-6);
+    orchestrate::CostOracle roofline = orchestrate::roofline_cost(g, toy(), 1e-6);
+    int priced = 0;
+    orchestrate::CostOracle checked = [&](const tile::Kernel& k) {
+      double a = cached(k);
+      bool library = false;
+      for (ir::NodeId n : k.nodes)
+        library = library || g.node(n).kind() == ir::PrimKind::Linear || g.node(n).kind() == ir::PrimKind::Opaque;
+      double alone = library ? roofline(k)
+                             : 1e-6 + tune::estimate_cpu_schedule(g, k, codegen::cpu::default_schedule(g, k, 2), toy()).seconds;
+      EXPECT_DOUBLE_EQ(a, alone) << g.name;
+      ++priced;
+      return a;
+    };
+    orchestrate::orchestrate_optimal(g, checked);
+    EXPECT_GT(priced, 0);
+  }
+}
+
 // The plan kept, as the tuning database stores it: read back into the same kernels; text
 // that does not parse, or names a plan that is not one of this graph, is no decision. The key
 // follows the graph, the sites offered, tuning and the round limit.
