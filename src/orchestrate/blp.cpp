@@ -181,8 +181,10 @@ std::optional<Solve> decoded(const std::string& bytes) {
 // run_cbc in a forked child, which sends its solve back through a pipe: Clp stops the process
 // with a failed assertion on some problems (coin-or/Clp#173: ClpNonLinearCost's bounds after
 // CBC's preprocessing), which must cost a solve, not the compile. The child runs the solver
-// alone (no OpenMP, no other thread's locks held: the caller is single-threaded here) and
-// ends with _exit. None where the child did not finish with a whole solve.
+// alone and ends with _exit. A forked child holds the forking thread only; the solver takes
+// no lock another thread of the parent may hold (glibc resets malloc's at fork, and the
+// callers that solve on several threads at once, OptimalSolver, run nothing else meanwhile).
+// None where the child did not finish with a whole solve.
 std::optional<Solve> run_cbc_in_child(const Reduced& r, const std::vector<Row>& rows, const BlpOptions& o,
                                       bool preprocess) {
   int fds[2];

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <set>
 
 #include "ir/stats.h"
 #include "support/error.h"
+#include "support/parallel.h"
 #include "target/roofline.h"
 
 namespace orchid::orchestrate {
@@ -159,43 +161,49 @@ OptimalSolver::Enumerated OptimalSolver::enumerate_subgraph(const ir::Graph& g, 
   return e;
 }
 
-struct OptimalSolver::SubgraphPlan {
-  std::vector<tile::Kernel> kernels;
-  std::vector<double> costs;
+// A subgraph priced for one solve: its BLP, the key it is solved under, and its statistics so far.
+struct OptimalSolver::PricedSubgraph {
+  Priced pr;
+  std::string key;
   SubgraphStats stats;
   std::vector<PruneRow> pruning;
 };
 
-OptimalSolver::SubgraphPlan OptimalSolver::solve_subgraph(size_t i, const CostOracle& cost) {
+OptimalSolver::PricedSubgraph OptimalSolver::price_subgraph(size_t i, const CostOracle& cost) const {
   auto start = std::chrono::steady_clock::now();
   const Enumerated& e = *enumerated_[i];
-  const Subgraph& sg = partition_.subgraphs[i];
-  SubgraphPlan plan;
-  plan.stats = e.stats;
-  plan.pruning = e.pruning;
-  SubgraphStats& st = plan.stats;
+  PricedSubgraph ps;
+  ps.stats = e.stats;
+  ps.pruning = e.pruning;
   PruneRow finite{"finite-cost", "the cost oracle can price the kernel", 0, 0};
-  Priced pr = price(e.lg, sg, e.cs, cost, finite);
-  plan.pruning.push_back(finite);
-  st.candidates = static_cast<int64_t>(pr.candidates.size());
-  st.enumerate_seconds += seconds_since(start);
-  std::string key = problem_key(pr.problem);
-  auto found = solved_.find(key);
-  st.solved_before = found != solved_.end();
-  if (!st.solved_before) found = solved_.emplace(std::move(key), solve_blp(pr.problem, options_.blp)).first;
-  const BlpResult& r = found->second;
+  ps.pr = price(e.lg, partition_.subgraphs[i], e.cs, cost, finite);
+  ps.pruning.push_back(finite);
+  ps.stats.candidates = static_cast<int64_t>(ps.pr.candidates.size());
+  ps.key = problem_key(ps.pr.problem);
+  ps.stats.enumerate_seconds += seconds_since(start);
+  return ps;
+}
+
+void OptimalSolver::take_solve(PricedSubgraph& ps, const BlpResult& r, bool solved_before, OptimalResult& res) const {
+  SubgraphStats& st = ps.stats;
   ORCHID_CHECK(r.feasible) << "no orchestration of the subgraph at node " << st.first.v << " (" << st.nodes
                            << " nodes): some required value has no kernel the cost oracle can price";
   for (int32_t k : r.order) {
-    plan.kernels.push_back(pr.candidates[static_cast<size_t>(k)].kernel);
-    plan.costs.push_back(pr.costs[static_cast<size_t>(k)]);
+    res.kernels.push_back(ps.pr.candidates[static_cast<size_t>(k)].kernel);
+    res.kernel_costs.push_back(ps.pr.costs[static_cast<size_t>(k)]);
+    res.cost += ps.pr.costs[static_cast<size_t>(k)];
   }
   st.columns = r.columns, st.rows = r.rows, st.rounds = r.rounds, st.cycle_cuts = r.cycle_cuts;
   st.solver_failures = r.solver_failures;
   st.kernels = static_cast<int32_t>(r.order.size());
   st.cost = r.objective, st.bound = r.bound, st.optimal = r.optimal, st.used_fallback = r.used_fallback;
-  st.solve_seconds = st.solved_before ? 0 : r.seconds;
-  return plan;
+  st.solved_before = solved_before;
+  st.solve_seconds = solved_before ? 0 : r.seconds;
+  res.bound += st.bound;
+  res.optimal = res.optimal && st.optimal;
+  add_pruning(res.pruning, ps.pruning);
+  res.extra_left_out -= st.extra;
+  res.subgraphs.push_back(st);
 }
 
 OptimalSolver::OptimalSolver(const ir::Graph& g, OptimalOptions o)
@@ -217,21 +225,25 @@ int32_t OptimalSolver::subgraph_of(const tile::Kernel& k) const {
 
 OptimalResult OptimalSolver::solve(const CostOracle& cost) {
   auto start = std::chrono::steady_clock::now();
+  // Priced one after another (the oracle need not be thread-safe), the problems not met
+  // before solved at once (each solve_blp in child processes of its own), then taken in order.
+  std::vector<PricedSubgraph> priced;
+  for (size_t i = 0; i < partition_.subgraphs.size(); ++i) priced.push_back(price_subgraph(i, cost));
+  std::vector<size_t> fresh;  // the first subgraph of each problem not solved before
+  std::set<std::string> keys;
+  for (size_t i = 0; i < priced.size(); ++i)
+    if (!solved_.count(priced[i].key) && keys.insert(priced[i].key).second) fresh.push_back(i);
+  std::vector<BlpResult> results(fresh.size());
+  parallel_for(fresh.size(), options_.solve_jobs,
+               [&](size_t j) { results[j] = solve_blp(priced[fresh[j]].pr.problem, options_.blp); });
+  for (size_t j = 0; j < fresh.size(); ++j) solved_.emplace(priced[fresh[j]].key, std::move(results[j]));
   OptimalResult res;
   res.cuts = partition_.cuts;
   res.optimal = true;
-  for (size_t i = 0; i < partition_.subgraphs.size(); ++i) {
-    SubgraphPlan plan = solve_subgraph(i, cost);
-    for (size_t k = 0; k < plan.kernels.size(); ++k) {
-      res.kernels.push_back(std::move(plan.kernels[k]));
-      res.kernel_costs.push_back(plan.costs[k]);
-      res.cost += plan.costs[k];
-    }
-    res.bound += plan.stats.bound;
-    res.optimal = res.optimal && plan.stats.optimal;
-    add_pruning(res.pruning, plan.pruning);
-    res.extra_left_out -= plan.stats.extra;
-    res.subgraphs.push_back(plan.stats);
+  for (size_t i = 0, next = 0; i < priced.size(); ++i) {
+    bool solved_here = next < fresh.size() && fresh[next] == i;
+    next += solved_here;
+    take_solve(priced[i], solved_.at(priced[i].key), !solved_here, res);
   }
   res.extra_left_out += static_cast<int32_t>(options_.extra.size());
   check_plan(g_, res.kernels);

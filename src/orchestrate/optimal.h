@@ -51,6 +51,9 @@ struct OptimalOptions {
   PartitionOptions partition;
   CandidateOptions candidates;
   BlpOptions blp;
+  // BLPs solved at once (each solve in child processes of its own, solve_blp); the plan does
+  // not depend on it.
+  int solve_jobs = 2;
   // Candidates that other generators propose (the superoptimizer's μGraph kernels: convex,
   // each output a value its nodes produce). Each joins the BLP of the subgraph that holds all
   // its nodes, beside the enumerated candidates, priced by the same oracle; no pruning rule
@@ -121,9 +124,11 @@ class OptimalSolver {
 
  private:
   struct Enumerated;
-  struct SubgraphPlan;
+  struct PricedSubgraph;
   static Enumerated enumerate_subgraph(const ir::Graph& g, const Subgraph& sg, const OptimalOptions& o);
-  SubgraphPlan solve_subgraph(size_t i, const CostOracle& cost);
+  PricedSubgraph price_subgraph(size_t i, const CostOracle& cost) const;
+  // Appends the subgraph's chosen kernels and statistics under the solve `r` to `res`.
+  void take_solve(PricedSubgraph& ps, const BlpResult& r, bool solved_before, OptimalResult& res) const;
 
   const ir::Graph& g_;
   OptimalOptions options_;

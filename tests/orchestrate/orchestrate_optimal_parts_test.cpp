@@ -229,7 +229,7 @@ TEST(Blp, ItemsThatCanNeverRunAreRemoved) {
   EXPECT_FALSE(solve_blp(p, {}).feasible);
 }
 
-TEST(Optimal, SameGraphSamePlanAndNodeLimitReportsABound) {
+TEST(Optimal, SameGraphSamePlanOnAnyJobsAndNodeLimitReportsABound) {
   testlib::RandomGraphOptions opts;
   opts.max_nodes = 40;
   opts.min_nodes = 30;
@@ -237,8 +237,12 @@ TEST(Optimal, SameGraphSamePlanAndNodeLimitReportsABound) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     ir::Graph g = testlib::random_graph(seed, opts);
     CostOracle cost = roofline_cost(g, target::cuda_preset("h200"));
-    OptimalOptions o;
-    OptimalResult a = orchestrate_optimal(g, cost, o), b = orchestrate_optimal(g, cost, o);
+    OptimalOptions o, one_job, four_jobs;
+    o.partition.max_states = 64;  // several subgraphs, solved at once
+    one_job.partition.max_states = four_jobs.partition.max_states = 64;
+    one_job.solve_jobs = 1, four_jobs.solve_jobs = 4;
+    OptimalResult a = orchestrate_optimal(g, cost, one_job), b = orchestrate_optimal(g, cost, four_jobs);
+    EXPECT_GT(a.subgraphs.size(), 1u);
     ASSERT_EQ(a.kernels.size(), b.kernels.size());
     for (size_t k = 0; k < a.kernels.size(); ++k) {
       EXPECT_EQ(a.kernels[k].nodes, b.kernels[k].nodes);
