@@ -139,17 +139,21 @@ TEST(Partition, CutsWhereFewestValuesCross) {
   EXPECT_EQ(partition_graph(g, {48, 1000}).subgraphs.size(), 1u);
 }
 
-TEST(Partition, StateBudgetSplitsWideRuns) {
-  // Eight independent chains of two: 3^8 states as one run.
+// `chains` independent chains of two primitives (exp, then neg) over one input.
+ir::Graph wide_chains(int chains) {
   std::string text = "graph @wide {\n  input %x : f32[4]\n";
   std::string outs;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < chains; ++i) {
     std::string a = "a" + std::to_string(i), b = "b" + std::to_string(i);
     text += "  %" + a + " : f32[4] = elementwise(%x) { exp(%x[i0]) }\n";
     text += "  %" + b + " : f32[4] = elementwise(%" + a + ") { neg(%" + a + "[i0]) }\n";
     outs += (outs.empty() ? "%" : ", %") + b;
   }
-  ir::Graph g = ir::parse_graph(text + "  output " + outs + "\n}\n");
+  return ir::parse_graph(text + "  output " + outs + "\n}\n");
+}
+
+TEST(Partition, StateBudgetSplitsWideRuns) {
+  ir::Graph g = wide_chains(8);  // 3^8 states as one run
   Partition p = partition_graph(g, {48, 100});
   EXPECT_GT(p.subgraphs.size(), 1u);
   for (const Subgraph& sg : p.subgraphs)
@@ -261,15 +265,7 @@ TEST(Optimal, SameGraphSamePlanOnAnyJobsAndNodeLimitReportsABound) {
 // same subgraph at the same prices, or a chain numbered like another) is not solved again;
 // every candidate lies in the subgraph subgraph_of names.
 TEST(Optimal, SolverSolvesEachProblemOnce) {
-  std::string text = "graph @wide {\n  input %x : f32[4]\n";
-  std::string outs;
-  for (int i = 0; i < 24; ++i) {
-    std::string a = "a" + std::to_string(i), b = "b" + std::to_string(i);
-    text += "  %" + a + " : f32[4] = elementwise(%x) { exp(%x[i0]) }\n";
-    text += "  %" + b + " : f32[4] = elementwise(%" + a + ") { neg(%" + a + "[i0]) }\n";
-    outs += (outs.empty() ? "%" : ", %") + b;
-  }
-  ir::Graph g = ir::parse_graph(text + "  output " + outs + "\n}\n");
+  ir::Graph g = wide_chains(24);
   OptimalOptions o;
   o.partition.max_states = 100;
   OptimalSolver solver(g, o);
