@@ -134,16 +134,18 @@ std::string kernel_label(const ir::Graph& g, const tile::Kernel& k) {
 constexpr int kWholePlanRounds = 9;
 
 // The plan an earlier compile of g kept (the database's decision under `key`), where there is
-// one and it is a plan of g.
-std::optional<OptimalPlan> decided_plan(const ir::Graph& g, const MeasureOptions& m, const std::string& key) {
+// one, it is a plan of g, and — kept without timing whole — it holds for `beat_seconds`.
+std::optional<OptimalPlan> decided_plan(const ir::Graph& g, const MeasureOptions& m, const std::string& key,
+                                        double beat_seconds) {
   auto d = m.db->decision(m.target, key);
   if (!d) return std::nullopt;
   std::optional<PlanDecision> kept = parse_plan_decision(g, d->first, d->second.median_ns * 1e-9);
-  if (!kept) return std::nullopt;
+  if (!kept || (kept->untimed_below > 0 && beat_seconds > kept->untimed_below)) return std::nullopt;
   OptimalPlan p;
   p.kernels = std::move(kept->kernels);
   p.greedy_kept = kept->greedy_kept;
   p.measured_seconds = kept->measured_seconds;
+  p.untimed_below = kept->untimed_below;
   p.notes.push_back("optimal: the plan an earlier compile of this graph settled on (tuning database), " +
                     std::to_string(p.kernels.size()) + " kernels" +
                     (p.greedy_kept ? ", greedy's plan, which measured faster whole" : ""));
@@ -154,7 +156,7 @@ std::optional<OptimalPlan> decided_plan(const ir::Graph& g, const MeasureOptions
 // measurement, which a later compile may not repeat, decides nothing).
 void record_decision(const MeasureOptions& m, const std::string& key, const OptimalPlan& p) {
   if (!std::isfinite(p.measured_seconds)) return;
-  m.db->decide(m.target, key, plan_decision_text({p.kernels, p.greedy_kept, p.measured_seconds}),
+  m.db->decide(m.target, key, plan_decision_text({p.kernels, p.greedy_kept, p.measured_seconds, p.untimed_below}),
                {p.measured_seconds * 1e9, 0, p.rounds, ""});
 }
 
@@ -268,7 +270,8 @@ std::string CostCalibration::describe() const {
 }
 
 SettledSubgraphs::SettledSubgraphs(size_t subgraphs, double gain, int patience)
-    : gain_(gain), patience_(patience), settled_(subgraphs, false), best_(subgraphs, INFINITY), stale_(subgraphs, 0) {}
+    : gain_(gain), patience_(patience), settled_(subgraphs, false), best_(subgraphs, INFINITY),
+      best_plans_(subgraphs), stale_(subgraphs, 0) {}
 
 bool SettledSubgraphs::settled(int32_t subgraph) const {
   return subgraph >= 0 && static_cast<size_t>(subgraph) < settled_.size() && settled_[static_cast<size_t>(subgraph)];
@@ -282,10 +285,14 @@ void SettledSubgraphs::observe(const orchestrate::OptimalResult& r,
                                                       << settled_.size();
   size_t next = 0;
   for (size_t i = 0; i < settled_.size(); ++i) {
+    size_t first = next;
     double measured = 0;
     for (int32_t k = 0; k < r.subgraphs[i].kernels; ++k) measured += seconds(r.kernels[next++]);
     bool cheaper = !std::isfinite(best_[i]) ? std::isfinite(measured) : measured < (1 - gain_ / 4) * best_[i];
-    best_[i] = std::min(best_[i], measured);
+    if (measured < best_[i]) {
+      best_[i] = measured;
+      best_plans_[i].assign(r.kernels.begin() + static_cast<ptrdiff_t>(first), r.kernels.begin() + static_cast<ptrdiff_t>(next));
+    }
     if (settled_[i]) continue;
     stale_[i] = cheaper ? 0 : stale_[i] + 1;
     bool settles = r.subgraphs[i].cost >= (1 - gain_) * best_[i] || stale_[i] >= patience_;
@@ -362,7 +369,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   const bool decides = measuring && measure.db != nullptr && !measure.tuned;
   const std::string decision_key = decides ? plan_decision_key(g, site_kernels, build, measure, max_rounds) : "";
   if (decides)
-    if (std::optional<OptimalPlan> earlier = decided_plan(g, measure, decision_key)) return *earlier;
+    if (std::optional<OptimalPlan> earlier = decided_plan(g, measure, decision_key, beat_seconds)) return *earlier;
   OptimalPlan p;
   // Measures the plan's kernels not measured yet, each calibrating its class; how many were
   // new. In the BLP's plans, sites are μGraphs with their times already measured.
@@ -397,7 +404,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     return measured.at(id);
   };
   for (p.rounds = 1;; ++p.rounds) {
-    p.last = solver.solve(settled_cost);
+    p.last = solver.solve(settled_cost, settled.best_plans());
     p.solve_seconds += p.last.seconds;
     if (!measuring) break;
     size_t fresh = measure_calibrating(p.last.kernels, true);
@@ -406,9 +413,10 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     if (fresh == 0 || p.rounds >= max_rounds) break;
   }
   // The plan: the cheapest of the measured candidates (every subgraph settled), which the last
-  // round's plan, measured whole, bounds.
-  if (measuring && !settled.all() && settled.settle_all()) {
-    p.last = solver.solve(settled_cost);
+  // round's plan, measured whole, bounds. Where nothing changed since the last solve, it is
+  // that solve again.
+  if (measuring && settled.settle_all()) {
+    p.last = solver.solve(settled_cost, settled.best_plans());
     p.solve_seconds += p.last.seconds;
   }
   p.kernels = p.last.kernels;
@@ -437,12 +445,13 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     if (decides) record_decision(measure, decision_key, p);
     return p;
   }
-  if (std::min(t_opt, t_greedy) >= beat_seconds) {
+  if (std::isfinite(beat_seconds) && std::min(t_opt, t_greedy) >= beat_seconds) {
     p.notes.push_back("whole plans not timed: neither plan's kernels sum to less than the " +
                       fmt("%.4f", beat_seconds * 1e3) + " ms to beat → greedy's kept");
     p.kernels = greedy;
     p.measured_seconds = t_greedy;
     p.greedy_kept = true;
+    p.untimed_below = std::min(t_opt, t_greedy);
     if (decides) record_decision(measure, decision_key, p);
     return p;
   }

@@ -33,6 +33,7 @@ struct OptimalPlan {
   double solve_seconds = 0;         // the solves of all rounds (OptimalSolver, its enumeration not included)
   double measured_seconds = 0;      // the kept plan's kernels timed alone, summed (0: nothing measured)
   bool greedy_kept = false;         // greedy's plan measured faster whole: it has no μGraph sites
+  double untimed_below = 0;         // PlanDecision::untimed_below
   std::vector<std::string> notes;   // for the report
   std::vector<std::string> round_notes;  // one line per round of the cost loop (SettledSubgraphs)
 };
@@ -97,12 +98,16 @@ class SettledSubgraphs {
   // S of T subgraphs settled".
   std::string round_line(int round, size_t measured, const orchestrate::OptimalResult& r) const;
   double best_seconds() const;           // Σ of the subgraphs' cheapest measured plans
+  // Per subgraph, its cheapest measured plan that ran (empty before one): OptimalSolver's
+  // fallbacks, where a solve finds nothing.
+  const std::vector<std::vector<tile::Kernel>>& best_plans() const { return best_plans_; }
 
  private:
   double gain_;
   int patience_;
   std::vector<bool> settled_;
   std::vector<double> best_;  // per subgraph, seconds
+  std::vector<std::vector<tile::Kernel>> best_plans_;
   std::vector<int> stale_;    // per subgraph: rounds in a row without a cheaper plan
 };
 

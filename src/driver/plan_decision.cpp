@@ -2,6 +2,7 @@
 #include "driver/plan_decision.h"
 
 #include <charconv>
+#include <cstdio>
 #include <string_view>
 
 #include "ir/canonical.h"
@@ -57,6 +58,11 @@ std::string plan_decision_key(const ir::Graph& g, const std::vector<tile::Kernel
 
 std::string plan_decision_text(const PlanDecision& d) {
   std::string out = d.greedy_kept ? "greedy" : "optimal";
+  if (d.untimed_below > 0) {
+    char limit[40];
+    std::snprintf(limit, sizeof limit, " untimed %.17g", d.untimed_below);
+    out += limit;
+  }
   for (const tile::Kernel& k : d.kernels) out += ";" + kernel_text(k);
   return out;
 }
@@ -67,6 +73,13 @@ std::optional<PlanDecision> parse_plan_decision(const ir::Graph& g, const std::s
   std::string_view rest = text;
   size_t semi = rest.find(';');
   std::string_view head = rest.substr(0, semi);
+  constexpr std::string_view kUntimed = "greedy untimed ";
+  if (head.starts_with(kUntimed)) {
+    std::string_view limit = head.substr(kUntimed.size());
+    auto [end, ec] = std::from_chars(limit.data(), limit.data() + limit.size(), d.untimed_below);
+    if (ec != std::errc() || end != limit.data() + limit.size() || !(d.untimed_below > 0)) return std::nullopt;
+    head = "greedy";
+  }
   if (head != "greedy" && head != "optimal") return std::nullopt;
   d.greedy_kept = head == "greedy";
   while (semi != std::string_view::npos) {

@@ -20,6 +20,10 @@ struct PlanDecision {
   std::vector<tile::Kernel> kernels;  // in execution order
   bool greedy_kept = false;           // greedy's plan measured faster whole
   double measured_seconds = 0;        // the kept plan's kernels timed alone, summed
+  // > 0: greedy's plan was kept without timing the plans whole, neither plan's kernels summing
+  // under the caller's plan to beat (orchestrate_measured's beat_seconds); this is the lesser
+  // sum, and the decision holds only for a plan to beat at or under it.
+  double untimed_below = 0;
 };
 
 // Bump when the orchestration would choose otherwise from the same times (its candidates,
@@ -34,7 +38,8 @@ constexpr int kPlanDecisionVersion = 3;
 std::string plan_decision_key(const ir::Graph& g, const std::vector<tile::Kernel>& sites, const BuildOptions& build,
                               const MeasureOptions& measure, int max_rounds);
 
-// "optimal" or "greedy", then per kernel ";n1,n2,..|v1,v2,...": what the database keeps.
+// "optimal", "greedy" or "greedy untimed <seconds>", then per kernel ";n1,n2,..|v1,v2,...":
+// what the database keeps.
 std::string plan_decision_text(const PlanDecision& d);
 
 // The decision read back for g; none where the text does not parse or is not a plan of g

@@ -183,7 +183,8 @@ std::optional<Solve> decoded(const std::string& bytes) {
 // CBC's preprocessing), which must cost a solve, not the compile. The child runs the solver
 // alone and ends with _exit. A forked child holds the forking thread only; the solver takes
 // no lock another thread of the parent may hold (glibc resets malloc's at fork, and the
-// callers that solve on several threads at once, OptimalSolver, run nothing else meanwhile).
+// callers that solve on several threads at once, OptimalSolver, run nothing else meanwhile),
+// and it closes the descriptors it inherited from other threads' solves.
 // None where the child did not finish with a whole solve.
 std::optional<Solve> run_cbc_in_child(const Reduced& r, const std::vector<Row>& rows, const BlpOptions& o,
                                       bool preprocess) {
@@ -196,7 +197,10 @@ std::optional<Solve> run_cbc_in_child(const Reduced& r, const std::vector<Row>& 
     return std::nullopt;
   }
   if (pid == 0) {
-    ::close(fds[0]);
+    // Descriptors other than stdio and this solve's write end are closed: another thread's
+    // pipe inherited here would keep its reader waiting for this child to end.
+    ::close_range(3, static_cast<unsigned>(fds[1]) - 1, 0);
+    ::close_range(static_cast<unsigned>(fds[1]) + 1, ~0U, 0);
     bool sent = write_all(fds[1], encoded(run_cbc(r, rows, o, preprocess)));
     ::_exit(sent ? 0 : 1);
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "ir/stats.h"
@@ -169,7 +170,28 @@ struct OptimalSolver::PricedSubgraph {
   std::vector<PruneRow> pruning;
 };
 
-OptimalSolver::PricedSubgraph OptimalSolver::price_subgraph(size_t i, const CostOracle& cost) const {
+namespace {
+
+// The candidates' indices of a plan of the subgraph, sorted; none where one of its kernels is
+// not a priced candidate.
+std::optional<std::vector<int32_t>> candidate_indices(const Priced& pr, const std::vector<tile::Kernel>& plan) {
+  std::vector<int32_t> out;
+  for (const tile::Kernel& k : plan) {
+    auto it = std::lower_bound(pr.candidates.begin(), pr.candidates.end(), k, [](const Candidate& c, const tile::Kernel& x) {
+      if (c.kernel.nodes != x.nodes) return c.kernel.nodes < x.nodes;
+      return c.kernel.outputs < x.outputs;
+    });
+    if (it == pr.candidates.end() || it->kernel.nodes != k.nodes || it->kernel.outputs != k.outputs) return std::nullopt;
+    out.push_back(static_cast<int32_t>(it - pr.candidates.begin()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+OptimalSolver::PricedSubgraph OptimalSolver::price_subgraph(size_t i, const CostOracle& cost,
+                                                            const std::vector<tile::Kernel>* fallback) const {
   auto start = std::chrono::steady_clock::now();
   const Enumerated& e = *enumerated_[i];
   PricedSubgraph ps;
@@ -177,6 +199,8 @@ OptimalSolver::PricedSubgraph OptimalSolver::price_subgraph(size_t i, const Cost
   ps.pruning = e.pruning;
   PruneRow finite{"finite-cost", "the cost oracle can price the kernel", 0, 0};
   ps.pr = price(e.lg, partition_.subgraphs[i], e.cs, cost, finite);
+  if (fallback != nullptr && !fallback->empty())
+    if (std::optional<std::vector<int32_t>> plan = candidate_indices(ps.pr, *fallback)) ps.pr.problem.fallback = *plan;
   ps.pruning.push_back(finite);
   ps.stats.candidates = static_cast<int64_t>(ps.pr.candidates.size());
   ps.key = problem_key(ps.pr.problem);
@@ -193,8 +217,8 @@ void OptimalSolver::take_solve(PricedSubgraph& ps, const BlpResult& r, bool solv
     res.kernel_costs.push_back(ps.pr.costs[static_cast<size_t>(k)]);
     res.cost += ps.pr.costs[static_cast<size_t>(k)];
   }
-  st.columns = r.columns, st.rows = r.rows, st.rounds = r.rounds, st.cycle_cuts = r.cycle_cuts;
-  st.solver_failures = r.solver_failures;
+  st.columns = r.columns, st.rows = r.rows;
+  if (!solved_before) st.rounds = r.rounds, st.cycle_cuts = r.cycle_cuts, st.solver_failures = r.solver_failures;
   st.kernels = static_cast<int32_t>(r.order.size());
   st.cost = r.objective, st.bound = r.bound, st.optimal = r.optimal, st.used_fallback = r.used_fallback;
   st.solved_before = solved_before;
@@ -223,12 +247,13 @@ int32_t OptimalSolver::subgraph_of(const tile::Kernel& k) const {
   return n < subgraph_of_.size() ? subgraph_of_[n] : -1;
 }
 
-OptimalResult OptimalSolver::solve(const CostOracle& cost) {
+OptimalResult OptimalSolver::solve(const CostOracle& cost, const std::vector<std::vector<tile::Kernel>>& fallbacks) {
   auto start = std::chrono::steady_clock::now();
   // Priced one after another (the oracle need not be thread-safe), the problems not met
   // before solved at once (each solve_blp in child processes of its own), then taken in order.
   std::vector<PricedSubgraph> priced;
-  for (size_t i = 0; i < partition_.subgraphs.size(); ++i) priced.push_back(price_subgraph(i, cost));
+  for (size_t i = 0; i < partition_.subgraphs.size(); ++i)
+    priced.push_back(price_subgraph(i, cost, i < fallbacks.size() ? &fallbacks[i] : nullptr));
   std::vector<size_t> fresh;  // the first subgraph of each problem not solved before
   std::set<std::string> keys;
   for (size_t i = 0; i < priced.size(); ++i)
@@ -236,14 +261,20 @@ OptimalResult OptimalSolver::solve(const CostOracle& cost) {
   std::vector<BlpResult> results(fresh.size());
   parallel_for(fresh.size(), options_.solve_jobs,
                [&](size_t j) { results[j] = solve_blp(priced[fresh[j]].pr.problem, options_.blp); });
-  for (size_t j = 0; j < fresh.size(); ++j) solved_.emplace(priced[fresh[j]].key, std::move(results[j]));
+  // A solve whose solver stopped its process is not kept: the next solve tries again.
+  std::map<std::string, const BlpResult*> now;
+  for (size_t j = 0; j < fresh.size(); ++j) {
+    const std::string& key = priced[fresh[j]].key;
+    now[key] = results[j].solver_failures > 0 ? &results[j] : &solved_.emplace(key, results[j]).first->second;
+  }
   OptimalResult res;
   res.cuts = partition_.cuts;
   res.optimal = true;
   for (size_t i = 0, next = 0; i < priced.size(); ++i) {
     bool solved_here = next < fresh.size() && fresh[next] == i;
     next += solved_here;
-    take_solve(priced[i], solved_.at(priced[i].key), !solved_here, res);
+    auto it = now.find(priced[i].key);
+    take_solve(priced[i], it != now.end() ? *it->second : solved_.at(priced[i].key), !solved_here, res);
   }
   res.extra_left_out += static_cast<int32_t>(options_.extra.size());
   check_plan(g_, res.kernels);

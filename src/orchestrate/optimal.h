@@ -120,13 +120,16 @@ class OptimalSolver {
   // orchestrate_optimal's result under `cost`. A subgraph whose BLP (its candidates, their
   // prices) this solver has solved before — the same subgraph at unchanged prices, or a
   // repeated block numbered alike — takes that solve's result (SubgraphStats::solved_before).
-  OptimalResult solve(const CostOracle& cost);
+  // `fallbacks` (per subgraph, or empty): a plan of it to take where the solver finds none
+  // (BlpProblem::fallback), used where each of its kernels is a candidate the oracle prices;
+  // otherwise one kernel per primitive is, where the oracle prices them.
+  OptimalResult solve(const CostOracle& cost, const std::vector<std::vector<tile::Kernel>>& fallbacks = {});
 
  private:
   struct Enumerated;
   struct PricedSubgraph;
   static Enumerated enumerate_subgraph(const ir::Graph& g, const Subgraph& sg, const OptimalOptions& o);
-  PricedSubgraph price_subgraph(size_t i, const CostOracle& cost) const;
+  PricedSubgraph price_subgraph(size_t i, const CostOracle& cost, const std::vector<tile::Kernel>* fallback) const;
   // Appends the subgraph's chosen kernels and statistics under the solve `r` to `res`.
   void take_solve(PricedSubgraph& ps, const BlpResult& r, bool solved_before, OptimalResult& res) const;
 

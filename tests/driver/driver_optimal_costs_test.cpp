@@ -92,6 +92,10 @@ TEST(OptimalCosts, SubgraphsSettleWhereTheirPlansPromiseLessThanTheGain) {
   EXPECT_FALSE(s.settled(1));  // 1.0 against 1.3
   EXPECT_FALSE(s.all());
   EXPECT_NEAR(s.best_seconds(), 2.31, 1e-12);
+  ASSERT_EQ(s.best_plans().size(), 2u);
+  EXPECT_EQ(s.best_plans()[0].size(), 1u);  // kernel 0
+  ASSERT_EQ(s.best_plans()[1].size(), 2u);  // kernels 1 and 2
+  EXPECT_EQ(s.best_plans()[1][1].nodes, std::vector<ir::NodeId>{ir::NodeId(2)});
   EXPECT_EQ(s.round_line(1, 3, r),
             "round 1: 3 kernels measured; the plan at its prices 2000.0000 ms, the cheapest measured 2310.0000 ms; "
             "1 of 2 subgraphs settled");
@@ -282,6 +286,15 @@ TEST(PlanDecision, ReadsBackAPlanOfTheGraphAndNothingElse) {
     EXPECT_EQ(back->kernels[i].nodes, plan[i].nodes);
     EXPECT_EQ(back->kernels[i].outputs, plan[i].outputs);
   }
+  EXPECT_EQ(back->untimed_below, 0);
+  // Kept without timing whole: the lesser sum read back exactly.
+  PlanDecision untimed{plan, true, 0.5, 0.1 + 0.2};
+  std::optional<PlanDecision> u = parse_plan_decision(g, plan_decision_text(untimed), 0.5);
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(u->greedy_kept);
+  EXPECT_EQ(u->untimed_below, 0.1 + 0.2);
+  EXPECT_FALSE(parse_plan_decision(g, "greedy untimed x;0|1", 0));           // not a number
+  EXPECT_FALSE(parse_plan_decision(g, "greedy untimed 0;0|1", 0));           // not positive
   EXPECT_FALSE(parse_plan_decision(g, "optimal", 0));                        // no kernel
   EXPECT_FALSE(parse_plan_decision(g, "fastest;0|1", 0));                    // no such head
   EXPECT_FALSE(parse_plan_decision(g, "optimal;0,x|1", 0));                  // not a number

@@ -187,6 +187,27 @@ TEST(SuperoptKernels, PlansThatCannotBeatTheCallersAreNotTimedWhole) {
   EXPECT_TRUE(p.greedy_kept);
   EXPECT_TRUE(same_plan(p.kernels, orchestrate::orchestrate(g, orchestrate::Strategy::Greedy)));
   EXPECT_GT(p.measured_seconds, 1e-12);
+  EXPECT_GT(p.untimed_below, 1e-12);
+
+  // Kept in the tuning database, that decision holds for a plan to beat as fast or faster, and
+  // not for a slower one, which the plans might beat: they are then orchestrated and timed.
+  tune::TuningDb db(dir.file("tuning.db"));
+  MeasureOptions m = quick_measure(dir);
+  m.db = &db;
+  m.target = "test-target";
+  auto compile = [&](double beat) {
+    return orchestrate_measured(g, testlib::toy_cpu_target(), ugraph_build_options(), m, 12, {site}, beat);
+  };
+  OptimalPlan first = compile(1e-12);
+  ASSERT_GT(first.untimed_below, 0);
+  OptimalPlan again = compile(first.untimed_below / 2);
+  EXPECT_NE(again.notes[0].find("the plan an earlier compile of this graph settled on"), std::string::npos) << again.notes[0];
+  EXPECT_TRUE(again.greedy_kept);
+  OptimalPlan slower_beat = compile(first.untimed_below * 2);
+  EXPECT_EQ(slower_beat.notes[0].find("the plan an earlier compile of this graph settled on"), std::string::npos);
+  std::string slower_notes;
+  for (const std::string& n : slower_beat.notes) slower_notes += n + "\n";
+  EXPECT_NE(slower_notes.find("whole plans, "), std::string::npos) << slower_notes;
 }
 
 std::string read_text(const fs::path& p) {

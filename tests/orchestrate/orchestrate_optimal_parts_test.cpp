@@ -303,6 +303,19 @@ TEST(Optimal, SolverSolvesEachProblemOnce) {
     EXPECT_TRUE(b.subgraphs[s].solved_before);
     EXPECT_EQ(b.subgraphs[s].kernels, a.subgraphs[s].kernels);
   }
+  // Where no solve runs (no round left), each subgraph takes the fallback plan given, else
+  // one kernel per primitive.
+  OptimalOptions none = o;
+  none.blp.max_rounds = 0;
+  OptimalSolver unsolved(g, none);
+  std::vector<std::vector<Kernel>> fallbacks(n);
+  for (size_t s = 0, next = 0; s < n; ++s)
+    for (int32_t k = 0; k < a.subgraphs[s].kernels; ++k) fallbacks[s].push_back(a.kernels[next++]);
+  OptimalResult given = unsolved.solve(fused, fallbacks);
+  ASSERT_EQ(given.kernels.size(), a.kernels.size());
+  for (size_t k = 0; k < a.kernels.size(); ++k) EXPECT_EQ(given.kernels[k].nodes, a.kernels[k].nodes);
+  for (const SubgraphStats& s : given.subgraphs) EXPECT_TRUE(s.used_fallback);
+  EXPECT_EQ(unsolved.solve(fused).kernels.size(), 2 * a.kernels.size());
 }
 
 }  // namespace
