@@ -30,7 +30,7 @@ struct OptimalPlan {
   orchestrate::OptimalResult last;  // the last solve
   int rounds = 0;
   int measured = 0;                 // kernels measured (or found in the tuning database)
-  double solve_seconds = 0;         // the solves of all rounds (OptimalSolver, its enumeration not included)
+  double solve_seconds = 0;         // the solves of all rounds, pricing included (OptimalSolver::solve)
   double measured_seconds = 0;      // the kept plan's kernels timed alone, summed (0: nothing measured)
   bool greedy_kept = false;         // greedy's plan measured faster whole: it has no μGraph sites
   double untimed_below = 0;         // PlanDecision::untimed_below

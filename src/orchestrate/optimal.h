@@ -95,7 +95,7 @@ struct OptimalResult {
   std::vector<SubgraphStats> subgraphs;
   std::vector<PruneRow> pruning;      // summed over subgraphs; "finite-cost" last
   int32_t extra_left_out = 0;         // OptimalOptions::extra candidates in no single subgraph
-  double seconds = 0;                 // the whole orchestration
+  double seconds = 0;                 // the whole orchestration (OptimalSolver::solve: its pricing and solves)
 };
 
 // Orchestrates g (a verified primitive graph). Throws InternalError if no plan exists (a
