@@ -92,7 +92,8 @@ TimedArtifact candidate_item(const ir::Graph& g, const StepChoice& s, const Buil
 }  // namespace
 
 std::string candidate_impl(const ir::Graph& g, const StepChoice& s, const MeasureOptions& o, int cores) {
-  return impl_under(s.kind, tuned_schedule(g, s, o, cores));
+  std::string impl = impl_under(s.kind, tuned_schedule(g, s, o, cores));
+  return o.flush_bytes > 0 ? impl + " flush=" + std::to_string(o.flush_bytes) : impl;
 }
 
 ScheduleComparison compare_candidates(const ir::Graph& g, const StepChoice& a, const StepChoice& b,

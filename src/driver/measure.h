@@ -36,6 +36,10 @@ struct MeasureOptions {
   tune::TuningDb* db = nullptr;     // optional cache
   std::string target;               // fingerprint for the cache key
   int threads = 0;                  // threads the helper runs with; 0: its default
+  // Bytes each helper thread writes before every timed run (`--flush-bytes`, untimed), so that
+  // a step timed alone reads its inputs from where a whole run leaves them, not from its
+  // core's L2. Part of a time's implementation key where > 0. 0: none (the compile's default).
+  int64_t flush_bytes = 0;
   double min_seconds = 0.05;
   int min_runs = 5;
   // Rounds in which the candidates of one choice are measured in turn (A B A B ..., each

@@ -50,6 +50,7 @@ std::string plan_decision_key(const ir::Graph& g, const std::vector<tile::Kernel
   for (const tile::Kernel& k : sites) text += " " + kernel_text(tile::sorted(k));
   text += "\nlayouts: " + std::to_string(build.layouts) + "\nthreads: " + std::to_string(measure.threads) +
           "\nmin_seconds: " + std::to_string(measure.min_seconds) + "\nmin_runs: " + std::to_string(measure.min_runs) +
+          (measure.flush_bytes > 0 ? "\nflush_bytes: " + std::to_string(measure.flush_bytes) : std::string()) +
           "\nrounds: " + std::to_string(measure.rounds) + "\ntuned: " + std::to_string(measure.tuned) +
           "\nmax_rounds: " + std::to_string(max_rounds) + "\nversions: " + std::to_string(kPlanDecisionVersion) + " " +
           measured_versions();

@@ -42,6 +42,7 @@ std::vector<std::string> helper_argv(const MeasureOptions& o, std::vector<std::s
   command.insert(command.begin(), o.orchid_exe);
   command.insert(command.end(), {"--min-time", std::to_string(o.min_seconds), "--min-runs", std::to_string(o.min_runs)});
   if (o.threads > 0) command.insert(command.end(), {"--threads", std::to_string(o.threads)});
+  if (o.flush_bytes > 0) command.insert(command.end(), {"--flush-bytes", std::to_string(o.flush_bytes)});
   return command;
 }
 

@@ -114,6 +114,17 @@ void Session::bind(std::span<const void* const> inputs, std::span<void* const> o
   }
 }
 
+void Session::evict_caches(int64_t bytes) {
+  if (bytes <= 0) return;
+  if (eviction_.size() < bytes * threads_) eviction_ = AlignedBuffer(bytes * threads_);
+  std::byte* base = eviction_.data();
+#pragma omp parallel num_threads(threads_)
+  {
+    std::byte* mine = base + bytes * omp_get_thread_num();
+    for (int64_t i = 0; i < bytes; i += 64) mine[i] = static_cast<std::byte>(static_cast<unsigned>(mine[i]) + 1);
+  }
+}
+
 void Session::run_generated(const orchid_kernel_desc& k, void* const* args, int64_t count) {
   kernel_error_[0] = kernel_error_[1] = 0;
   orchid_args a{args, count, kernel_error_};

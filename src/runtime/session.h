@@ -59,6 +59,10 @@ class Session {
   // undefined. With `spans`, it receives one entry per step.
   void run(std::span<const void* const> inputs, std::span<void* const> outputs,
            std::vector<StepSpan>* spans = nullptr);
+  // Writes `bytes` of a buffer of the session's own on each of its threads, so that the next
+  // run finds little of the last one's data in the cores' private caches: a step then reads
+  // its inputs from where a whole run leaves them (timing steps alone, `--flush-bytes`).
+  void evict_caches(int64_t bytes);
   // Inputs by name (each of exactly its plan type; UserErrors name a missing, unknown or
   // mistyped input); the outputs in plan order.
   std::vector<ir::Tensor> run(const std::map<std::string, ir::Tensor, std::less<>>& inputs);
@@ -78,6 +82,7 @@ class Session {
   MemoryPlan memory_;
   AlignedBuffer arena_;
   AlignedBuffer scratch_;
+  AlignedBuffer eviction_;           // evict_caches: per thread, back to back
   int64_t scratch_stride_ = 0;
   std::vector<void*> ptrs_;          // per buffer, for the current run
   std::vector<void*> args_;          // every step's argument pointers, back to back

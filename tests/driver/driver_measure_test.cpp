@@ -106,6 +106,20 @@ TEST(Measure, CandidatesOfOneKeyAreWrittenAndTimedOnceInOneProcessAndRecorded) {
   }
 }
 
+// MeasureOptions::flush_bytes reaches the helper as --flush-bytes.
+TEST(Measure, TheHelperFlushesWhereTheOptionsAsk) {
+  Timing t;
+  std::string log = t.dir.file("arguments.txt");
+  std::string script = t.dir.file("orchid-args", "#!/bin/sh\necho \"$*\" >> '" + log + "'\nexec '" +
+                                                     std::string(ORCHID_BIN) + "' \"$@\"\n");
+  fs::permissions(script, fs::perms::owner_all);
+  t.measure.orchid_exe = script;
+  t.measure.flush_bytes = 65536;
+  std::vector<CandidateTime> times = time_alternating({t.item(t.small, "a"), t.item(t.larger, "b")}, t.measure, 1);
+  for (const CandidateTime& c : times) EXPECT_TRUE(c.ms) << c.failure;
+  EXPECT_NE(read_text(log).find(" --flush-bytes 65536"), std::string::npos) << read_text(log);
+}
+
 TEST(Measure, ACandidateThatCannotBeLoadedFailsAlone) {
   Timing t;
   TimedArtifact broken{"broken", "impl", [](const fs::path& out) {

@@ -309,6 +309,9 @@ TEST(PlanDecision, ReadsBackAPlanOfTheGraphAndNothingElse) {
   EXPECT_NE(key, plan_decision_key(other, {}, build, measure, 12));
   EXPECT_NE(key, plan_decision_key(g, {plan[0]}, build, measure, 12));
   EXPECT_NE(key, plan_decision_key(g, {}, build, measure, 3));
+  MeasureOptions flushed = measure;
+  flushed.flush_bytes = 1 << 22;
+  EXPECT_NE(key, plan_decision_key(g, {}, build, flushed, 12));
   BuildOptions plain = build;
   plain.layouts = false;
   EXPECT_NE(key, plan_decision_key(g, {}, plain, measure, 12));

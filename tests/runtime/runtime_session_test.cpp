@@ -79,6 +79,23 @@ TEST(RuntimeSession, RunsWithOneAndTwoThreads) {
   }
 }
 
+// Evicting the caches between runs (timing steps alone as a whole run sees them) changes no
+// result, on one thread and two; a count of 0 writes nothing.
+TEST(RuntimeSession, EvictingCachesBetweenRunsChangesNoResult) {
+  testlib::TempDir dir;
+  auto model = load_sample(dir);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    Session session(model, SessionOptions{threads});
+    run_and_check(session, false);
+    session.evict_caches(1 << 20);
+    run_and_check(session, false);
+    session.evict_caches(0);
+    session.evict_caches(4096);
+    run_and_check(session, true);
+  }
+}
+
 TEST(RuntimeSession, DefaultThreadsIsOpenMPs) {
   testlib::TempDir dir;
   Session session(load_sample(dir));

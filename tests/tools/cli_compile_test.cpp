@@ -301,6 +301,27 @@ TEST(CliCompile, TimeArtifactsTimesEachInRoundsAndReportsOneThatFails) {
   EXPECT_TRUE(l[1].at("rounds_ms").empty());
 }
 
+// --flush-bytes: each run after the threads wrote that much (untimed), in `time-artifacts` and
+// `run --bench` alike; a negative count is refused.
+TEST(CliCompile, TimingWithFlushedCachesRunsAndRefusesANegativeCount) {
+  TempDir dir("orchid_cli_flush");
+  std::string out = dir.file("art");
+  compile_no_measure(write_model(dir), out);
+  auto r = orchid_cli({"time-artifacts", out, out, "--json", "--rounds", "2", "--min-time", "0.01", "--min-runs", "2",
+                       "--flush-bytes", "4194304"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output).at("artifacts");
+  ASSERT_EQ(j.size(), 2u);
+  for (const auto& a : j) {
+    EXPECT_EQ(a.at("error"), "");
+    ASSERT_EQ(a.at("rounds_ms").size(), 2u);
+  }
+  auto run = orchid_cli({"run", out, "--bench", "--json", "--min-time", "0.01", "--min-runs", "3", "--flush-bytes", "65536"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_GE(nlohmann::json::parse(run.output).at("times_ms").size(), 3u);
+  EXPECT_NE(orchid_cli({"time-artifacts", out, "--flush-bytes", "-1"}).exit_code, 0);
+}
+
 TEST(CliCompile, VerifyAndBisectATamperedGraph) {
   TempDir dir("orchid_cli_verify");
   std::string out = dir.file("art");

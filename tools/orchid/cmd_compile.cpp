@@ -38,6 +38,7 @@ struct CompileFlags {
   std::string precision = "fp32";
   std::string gpu;  // a CUDA preset; empty: the GPU present, or h100
   double measure_seconds = 0.2;
+  int64_t flush_bytes = 0;
   double tune_minutes = 0;  // 0: no tuning
   int tune_budget = driver::TuneOptions{}.budget;
   bool superopt = false;
@@ -68,6 +69,7 @@ int compile(const CompileFlags& f) {
   o.build.precision = *runtime::parse_plan_precision(f.precision);
   if (!std::isnan(f.tolerance)) o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
+  o.measure.flush_bytes = f.flush_bytes;
   if (f.tune_minutes > 0) {
     ORCHID_USER_CHECK(!cuda) << "--tune-minutes tunes CPU kernels; --target cuda schedules are not tuned yet";
     ORCHID_USER_CHECK(f.measure) << "--tune-minutes measures kernels: it cannot go with --no-measure";
@@ -138,6 +140,10 @@ Command add_compile(CLI::App& app) {
                       "); default: the GPU present, its bandwidth and f32 rate measured, else h100")
       ->transform(CLI::IsMember(presets, CLI::ignore_case));
   cmd->add_option("--measure-time", f->measure_seconds, "seconds spent timing steps for the report (0: none)");
+  cmd->add_option("--flush-bytes", f->flush_bytes,
+                  "kernels and plans timed while compiling: before each run, this many bytes written on each thread "
+                  "(not timed), so that a kernel timed alone finds its inputs where a whole run leaves them (default 0)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--tune-minutes", f->tune_minutes,
                   "tune the schedules of generated kernels for up to this many minutes, the time going where "
                   "it shortens the model most; decisions are kept in the tuning database and reused (default "

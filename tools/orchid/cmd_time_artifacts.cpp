@@ -67,7 +67,7 @@ void print(const std::vector<std::string>& dirs, const std::vector<Timed>& timed
 double fastest_ms(const std::string& dir, const BenchOptions& bench) {
   if (runtime::read_plan(dir).device != runtime::PlanDevice::Cpu) throw std::runtime_error(dir + ": not a CPU artifact");
   CpuArtifactRun run(dir, RunIo{}, bench.threads);
-  std::vector<double> ms = bench_times([&] { return run.run_ms(); }, bench);
+  std::vector<double> ms = bench_times([&] { return run.run_ms(bench.flush_bytes); }, bench);
   return *std::min_element(ms.begin(), ms.end());
 }
 
@@ -153,6 +153,10 @@ Command add_time_artifacts(CLI::App& app) {
   cmd->add_option("--min-time", o->bench.min_time, "seconds of runs per artifact and round (default 1)");
   cmd->add_option("--min-runs", o->bench.min_runs, "runs per artifact and round at least (default 10)");
   cmd->add_option("--threads", o->bench.threads, "threads (default: all the process may use)");
+  cmd->add_option("--flush-bytes", o->bench.flush_bytes,
+                  "before each run, write this many bytes on each thread (not timed), so that the run finds its data "
+                  "in the shared cache or memory, as a step of a whole model does (default 0)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--timeout", o->timeout_s,
                   "seconds an artifact may take in one round; past them it is reported as timed out and the "
                   "process ends with what it has (default: no limit)")

@@ -24,9 +24,10 @@ struct BenchOptions {
   bool json = false;
   std::string profile;  // Chrome trace path
   int threads = 0;
+  int64_t flush_bytes = 0;  // CPU: Session::evict_caches before each timed run (not timed)
 };
 
-// Registers --bench, --min-time, --min-runs, --json, --profile and --threads.
+// Registers --bench, --min-time, --min-runs, --json, --profile, --threads and --flush-bytes.
 void add_bench_options(CLI::App* cmd, BenchOptions& b);
 
 int run_artifact(const std::string& dir, const RunIo& io, const BenchOptions& b);
@@ -42,7 +43,7 @@ class CpuArtifactRun {
   CpuArtifactRun(const std::string& dir, const RunIo& io, int threads);
   ~CpuArtifactRun();
   void run(std::vector<runtime::StepSpan>* spans = nullptr);
-  double run_ms();  // one run, timed
+  double run_ms(int64_t flush_bytes = 0);  // one run, timed (after evict_caches, untimed, where > 0)
   const runtime::Plan& plan() const { return model_->plan(); }
   const ir::Graph& graph() const { return graph_; }
   const std::vector<ir::Tensor>& outputs();  // of the last run
