@@ -2,25 +2,26 @@
 #include "driver/optimal_costs.h"
 
 #include <algorithm>
-#include <memory>
-#include <string_view>
-#include <unordered_map>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "codegen/cpu/schedule.h"
 #include "driver/implement.h"
 #include "driver/plan_decision.h"
 #include "ir/canonical.h"
 #include "ir/subgraph.h"
-#include "support/error.h"
-#include "support/sha256.h"
 #include "orchestrate/strategies.h"
 #include "runtime/profile.h"
+#include "support/error.h"
+#include "support/sha256.h"
 #include "tune/estimate.h"
 
 namespace orchid::driver {
@@ -355,13 +356,6 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
     return it->second;
   };
   CostCalibration calibration;
-  orchestrate::CostOracle cost = [&](const tile::Kernel& k) {
-    std::string id = identity(k);
-    if (auto it = site_seconds.find(id); it != site_seconds.end()) return it->second;
-    if (auto it = measured.find(id); it != measured.end()) return it->second;
-    const Estimate& e = estimate(k, id);
-    return e.seconds * calibration.scale(e.cls);
-  };
   // The plan kept is the database's decision for this graph. Not after tuning: there the BLP
   // solves again with the tuned kernels' times, which a compile may have changed since.
   std::vector<tile::Kernel> site_kernels;
@@ -393,18 +387,24 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   measure_calibrating(greedy, false);
   orchestrate::OptimalSolver solver(g, options);
   SettledSubgraphs settled(solver.partition().subgraphs.size(), kSettleGain, kSettlePatience);
-  orchestrate::CostOracle settled_cost = [&](const tile::Kernel& k) {
+  // A kernel's price: a site's or a measured time; else, in a subgraph not settled, its
+  // analytic cost scaled by its class.
+  orchestrate::CostOracle cost = [&](const tile::Kernel& k) {
     std::string id = identity(k);
-    bool open = !settled.settled(solver.subgraph_of(k)) || site_seconds.count(id) || measured.count(id);
-    return open ? cost(k) : INFINITY;
+    if (auto it = site_seconds.find(id); it != site_seconds.end()) return it->second;
+    if (auto it = measured.find(id); it != measured.end()) return it->second;
+    if (settled.settled(solver.subgraph_of(k))) return std::numeric_limits<double>::infinity();
+    const Estimate& e = estimate(k, id);
+    return e.seconds * calibration.scale(e.cls);
   };
+  // A kernel of a measured plan (sites as μGraphs).
   auto kernel_seconds = [&](const tile::Kernel& k) {
     std::string id = identity(k);
     if (auto it = site_seconds.find(id); it != site_seconds.end()) return it->second;
     return measured.at(id);
   };
   for (p.rounds = 1;; ++p.rounds) {
-    p.last = solver.solve(settled_cost, settled.best_plans());
+    p.last = solver.solve(cost, settled.best_plans());
     p.solve_seconds += p.last.seconds;
     if (!measuring) break;
     size_t fresh = measure_calibrating(p.last.kernels, true);
@@ -416,7 +416,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   // round's plan, measured whole, bounds. Where nothing changed since the last solve, it is
   // that solve again.
   if (measuring && settled.settle_all()) {
-    p.last = solver.solve(settled_cost, settled.best_plans());
+    p.last = solver.solve(cost, settled.best_plans());
     p.solve_seconds += p.last.seconds;
   }
   p.kernels = p.last.kernels;
@@ -428,17 +428,12 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   if (!calibration.empty()) p.notes.push_back("analytic costs scaled by the median measured/analytic of their class (kernels measured): " + calibration.describe());
   if (!measuring) return p;
   // The BLP's plan at its own prices (sites as μGraphs), greedy's as measured.
-  auto optimal_seconds = [&](const tile::Kernel& k) {
-    std::string id = identity(k);
-    auto site = site_seconds.find(id);
-    return site != site_seconds.end() ? site->second : measured.at(id);
-  };
   double t_opt = 0;
-  for (const tile::Kernel& k : p.kernels) t_opt += optimal_seconds(k);
+  for (const tile::Kernel& k : p.kernels) t_opt += kernel_seconds(k);
   double t_greedy = measured_cost(greedy, measured);
   p.notes.push_back("kernels measured alone: optimal's plan " + fmt("%.4f", t_opt * 1e3) + " ms in all, greedy's " +
                     fmt("%.4f", t_greedy * 1e3) + " ms");
-  std::vector<std::string> differences = plan_differences(g, p.kernels, greedy, optimal_seconds);
+  std::vector<std::string> differences = plan_differences(g, p.kernels, greedy, kernel_seconds);
   p.notes.insert(p.notes.end(), differences.begin(), differences.end());
   p.measured_seconds = t_opt;
   if (same_plan(p.kernels, greedy)) {
@@ -457,8 +452,7 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   }
   // Kernels timed alone find their inputs in cache and run no neighbours: the plans are
   // decided whole, built with the steps implement() makes (under their tuned schedules where
-  // the options use them) and timed in alternating rounds. The rounds may also have stopped
-  // before every chosen kernel had a measured cost. The BLP's plan is kept only where it is
+  // the options use them) and timed in alternating rounds. The BLP's plan is kept only where it is
   // faster with significance (Welch's test over the rounds, as the tuner decides): where the
   // two cannot be told apart (or one failed), greedy's plan stays.
   std::vector<StepChoice> ours = joined(implement_placed(g, mark_ugraph_kernels(p.kernels, sites)));
