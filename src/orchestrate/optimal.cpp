@@ -261,21 +261,18 @@ OptimalResult OptimalSolver::solve(const CostOracle& cost, const std::vector<std
   std::vector<BlpResult> results(fresh.size());
   parallel_for(fresh.size(), options_.solve_jobs,
                [&](size_t j) { results[j] = solve_blp(priced[fresh[j]].pr.problem, options_.blp); });
-  // A solve whose solver stopped its process is not kept: the next solve tries again.
-  std::map<std::string, const BlpResult*> now;
-  for (size_t j = 0; j < fresh.size(); ++j) {
-    const std::string& key = priced[fresh[j]].key;
-    now[key] = results[j].solver_failures > 0 ? &results[j] : &solved_.emplace(key, results[j]).first->second;
-  }
+  for (size_t j = 0; j < fresh.size(); ++j) solved_.emplace(priced[fresh[j]].key, std::move(results[j]));
   OptimalResult res;
   res.cuts = partition_.cuts;
   res.optimal = true;
   for (size_t i = 0, next = 0; i < priced.size(); ++i) {
     bool solved_here = next < fresh.size() && fresh[next] == i;
     next += solved_here;
-    auto it = now.find(priced[i].key);
-    take_solve(priced[i], it != now.end() ? *it->second : solved_.at(priced[i].key), !solved_here, res);
+    take_solve(priced[i], solved_.at(priced[i].key), !solved_here, res);
   }
+  // A solve whose solver stopped its process is not kept: the next solve tries again.
+  for (size_t i : fresh)
+    if (solved_.at(priced[i].key).solver_failures > 0) solved_.erase(priced[i].key);
   res.extra_left_out += static_cast<int32_t>(options_.extra.size());
   check_plan(g_, res.kernels);
   res.seconds = seconds_since(start);
