@@ -57,14 +57,17 @@ std::vector<int32_t> per_primitive_choice(const Priced& pr, int32_t num_nodes) {
   return out;
 }
 
-Priced price(const LocalGraph& lg, const Subgraph& sg, CandidateSet cs, const CostOracle& cost, PruneRow& finite) {
-  std::sort(cs.candidates.begin(), cs.candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.kernel.nodes != b.kernel.nodes) return a.kernel.nodes < b.kernel.nodes;
-    return a.kernel.outputs < b.kernel.outputs;
-  });
+// The order of a subgraph's candidates: by nodes, then outputs.
+bool kernel_before(const tile::Kernel& a, const tile::Kernel& b) {
+  if (a.nodes != b.nodes) return a.nodes < b.nodes;
+  return a.outputs < b.outputs;
+}
+
+// `cs`: in kernel_before's order.
+Priced price(const LocalGraph& lg, const Subgraph& sg, const CandidateSet& cs, const CostOracle& cost, PruneRow& finite) {
   Priced pr;
   pr.problem.num_values = static_cast<int32_t>(lg.values.size());
-  for (Candidate& c : cs.candidates) {
+  for (const Candidate& c : cs.candidates) {
     ++finite.before;
     double seconds = cost(c.kernel);
     ORCHID_CHECK(!std::isnan(seconds) && seconds >= 0) << "cost oracle gave " << seconds << " seconds";
@@ -75,7 +78,7 @@ Priced price(const LocalGraph& lg, const Subgraph& sg, CandidateSet cs, const Co
     for (ir::ValueId v : c.kernel.outputs) item.writes.push_back(local_value(lg, v));
     pr.problem.items.push_back(std::move(item));
     pr.costs.push_back(seconds);
-    pr.candidates.push_back(std::move(c));
+    pr.candidates.push_back(c);
   }
   for (ir::ValueId v : sg.required) pr.problem.required.push_back(local_value(lg, v));
   pr.problem.fallback = per_primitive_choice(pr, lg.size());
@@ -158,6 +161,8 @@ OptimalSolver::Enumerated OptimalSolver::enumerate_subgraph(const ir::Graph& g, 
   std::vector<Candidate> extra = extra_candidates(g, e.lg, o.extra);
   st.extra = static_cast<int32_t>(extra.size());
   for (Candidate& c : extra) e.cs.candidates.push_back(std::move(c));
+  std::sort(e.cs.candidates.begin(), e.cs.candidates.end(),
+            [](const Candidate& a, const Candidate& b) { return kernel_before(a.kernel, b.kernel); });
   st.enumerate_seconds = seconds_since(start);
   return e;
 }
@@ -177,10 +182,8 @@ namespace {
 std::optional<std::vector<int32_t>> candidate_indices(const Priced& pr, const std::vector<tile::Kernel>& plan) {
   std::vector<int32_t> out;
   for (const tile::Kernel& k : plan) {
-    auto it = std::lower_bound(pr.candidates.begin(), pr.candidates.end(), k, [](const Candidate& c, const tile::Kernel& x) {
-      if (c.kernel.nodes != x.nodes) return c.kernel.nodes < x.nodes;
-      return c.kernel.outputs < x.outputs;
-    });
+    auto it = std::lower_bound(pr.candidates.begin(), pr.candidates.end(), k,
+                               [](const Candidate& c, const tile::Kernel& x) { return kernel_before(c.kernel, x); });
     if (it == pr.candidates.end() || it->kernel.nodes != k.nodes || it->kernel.outputs != k.outputs) return std::nullopt;
     out.push_back(static_cast<int32_t>(it - pr.candidates.begin()));
   }
