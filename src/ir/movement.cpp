@@ -83,6 +83,24 @@ std::vector<ReshapeGroup> reshape_groups(const Dims& from, const Dims& to) {
   return out;
 }
 
+Dims broadcast_before_reshape(const Dims& dims, const Dims& from, const Dims& to) {
+  if (dims.size() != to.size() || numel(from) != numel(to) || numel(from) == 0) return {};
+  for (size_t k = 0; k < to.size(); ++k)
+    if (dims[k] != 1 && dims[k] != to[k]) return {};
+  Dims out(from.size(), 1);
+  for (const ReshapeGroup& grp : reshape_groups(from, to)) {
+    bool all = true, none = true;
+    for (size_t k : grp.to) {
+      all = all && dims[k] == to[k];
+      none = none && dims[k] == 1;
+    }
+    if (!all && !none) return {};
+    if (all)
+      for (size_t k : grp.from) out[k] = from[k];
+  }
+  return out;
+}
+
 std::optional<Dims> reshaped_strides(const Dims& from, const Dims& from_strides, const Dims& to) {
   if (numel(from) != numel(to) || numel(from) == 0) return std::nullopt;
   // Each `from` group must be contiguous, and its `to` dims then step through it in row-major

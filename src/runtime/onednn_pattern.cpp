@@ -204,9 +204,9 @@ struct Walk {
   bool half = false;  // f16 and bf16 steps too (GPU libraries), not only f32
   std::vector<std::optional<Operand>> leaves;  // by value id: data of an input or constant
   std::optional<LinearPattern> pattern;
-  std::vector<ir::ValueId> chain;  // linear output, post-op results, trailing views
-  std::vector<ir::NodeId> trailing;  // the views and permutations after the post-ops (then no
-                                     // further post-op)
+  std::vector<ir::ValueId> chain;  // linear output, post-op results, views of them
+  std::vector<ir::NodeId> moves;   // the views and permutations among the links, in order
+  bool permuted = false;           // one of them permutes: no further post-op
 };
 
 std::string node_str(const ir::Graph& g, ir::NodeId n) {
@@ -312,17 +312,24 @@ std::optional<Expr> computed_in_f32(const Expr& body, ir::DType dtype) {
 std::string add_post_op(Walk& w, ir::NodeId n) {
   const ir::Primitive& p = w.g.node(n);
   if (!w.pattern) return node_str(w.g, n) + " comes before the linear primitive";
-  if (!w.trailing.empty()) return node_str(w.g, n) + " follows a view of the result";
+  if (w.permuted) return node_str(w.g, n) + " follows a permutation of the result";
   const ir::DType dtype = w.pattern->dtype;
   if (p.outputs.size() != 1 || p.bodies.size() != 1 || w.g.type(p.outputs[0]).dtype != dtype)
     return node_str(w.g, n) + " is not one " + std::string(ir::dtype_name(dtype)) + " output";
-  if (p.domain != w.pattern->out) return node_str(w.g, n) + " has domain " + ir::dims_str(p.domain);
+  const ir::Dims& shape = w.g.type(w.chain.back()).shape;  // the linear output, or a reshape of it
+  if (p.domain != shape) return node_str(w.g, n) + " has domain " + ir::dims_str(p.domain);
   BodyContext c;
   if (std::string why = body_context(w, n, c); !why.empty()) return why;
   std::optional<Expr> body = computed_in_f32(p.bodies[0], dtype);
   if (!body) return node_str(w.g, n) + " does not compute in f32 from " + std::string(ir::dtype_name(dtype)) + " values";
   for (Matcher m : kMatchers) {
     if (auto op = m(*body, c)) {
+      if (auto* b = std::get_if<BinaryPostOp>(&*op); b && shape != w.pattern->out) {
+        b->dims = ir::broadcast_before_reshape(b->dims, w.pattern->out, shape);
+        if (b->dims.empty())
+          return node_str(w.g, n) + " reads an operand whose broadcast over " + ir::dims_str(shape) +
+                 " is none over the linear result " + ir::dims_str(w.pattern->out);
+      }
       w.pattern->post_ops.push_back(*op);
       w.chain.push_back(p.outputs[0]);
       return "";
@@ -352,17 +359,18 @@ std::string step_node(Walk& w, ir::NodeId n) {
   if (p.op == ir::PrimOp::Elementwise) return add_post_op(w, n);
   if (movement && w.pattern && p.inputs[0] == w.chain.back()) {
     w.chain.push_back(p.outputs[0]);
-    w.trailing.push_back(n);
+    w.moves.push_back(n);
+    w.permuted = w.permuted || p.op != ir::PrimOp::View;
     return "";
   }
   return node_str(w.g, n) + " is not a linear primitive, a post-op, a view or a permutation";
 }
 
 // The strides the linear result is written at: the output's row-major strides taken back
-// through the trailing views and permutations.
+// through the views and permutations of the chain.
 std::string output_strides(Walk& w) {
   ir::Dims strides = ir::row_major_strides(w.g.type(w.chain.back()).shape);
-  for (auto it = w.trailing.rbegin(); it != w.trailing.rend(); ++it) {
+  for (auto it = w.moves.rbegin(); it != w.moves.rend(); ++it) {
     std::optional<ir::Dims> st = ir::write_strides(w.g, *it, strides);
     if (!st) return node_str(w.g, *it) + " reshapes the permuted result beyond what strides express";
     strides = *st;
@@ -498,7 +506,7 @@ const char* alg_name(EltwiseAlg a) {
 ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
 
 PatternMatch match_linear_pattern(const ir::Graph& g, StepDtypes dtypes) {
-  Walk w{g, dtypes == StepDtypes::F32AndHalf, input_leaves(g), std::nullopt, {}, {}};
+  Walk w{g, dtypes == StepDtypes::F32AndHalf, input_leaves(g), std::nullopt, {}, {}, false};
   if (std::string why = walk(w); !why.empty()) return {std::nullopt, "onednn: " + why};
   merge_linear_post_ops(w.pattern->post_ops);
   if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())

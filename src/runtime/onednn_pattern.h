@@ -10,11 +10,14 @@
 //    need strides other than dense row-major ones: weights, bias and post-op operands are
 //    dense);
 //  - then a chain of elementwise primitives, each reading the previous result at the
-//    identity index (the linear output's shape is the domain) and at most one other leaf,
-//    read numpy-broadcast; each intermediate result is read only by the next link;
+//    identity index (the previous result's shape is the domain) and at most one other leaf,
+//    read numpy-broadcast; views (reshapes) of the previous result may come between links,
+//    where each operand's broadcast is one over the linear output (ir::
+//    broadcast_before_reshape: a bias over the last dim or a residual of the whole shape after
+//    fission's [M, N] -> [1, M, N]); each intermediate result is read only by the next link;
 //  - then optionally views and permuting layout primitives of the chain's result (the
-//    primitive then writes the output through strides); the last value is the one graph
-//    output.
+//    primitive then writes the output through strides; no link after a permutation); the
+//    last value is the one graph output.
 //
 // Post-op bodies recognised (X: the previous result at [i0..], T: the other operand, c: an
 // f32 constant):

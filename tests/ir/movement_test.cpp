@@ -84,5 +84,59 @@ TEST(Movement, ReshapedStridesAddressTheSameElements) {
   EXPECT_EQ(reshaped_strides({4, 6}, {1, 4}, {24}), std::nullopt);
 }
 
+// The dense offset of flat element e (row-major over `shape`) in an operand broadcast over
+// `shape` as `dims`.
+int64_t broadcast_offset(const Dims& shape, const Dims& dims, int64_t e) {
+  int64_t offset = 0, stride = 1;
+  for (size_t k = shape.size(); k-- > 0;) {
+    int64_t i = e % shape[k];
+    e /= shape[k];
+    if (dims[k] != 1) offset += i * stride;
+    stride *= dims[k];
+  }
+  return offset;
+}
+
+// Every element reads the same operand element over the reshape's source as over the
+// reshape, wherever a broadcast is found; the cases fission makes are found, and an operand
+// spanning part of a merged group is refused.
+TEST(Movement, BroadcastsAreCarriedBackThroughReshapes) {
+  Rng rng(424242);
+  int found = 0, refused = 0;
+  for (int t = 0; t < 400; ++t) {
+    Dims from;
+    for (int64_t r = rng.range(1, 5); r > 0; --r) from.push_back(rng.coin(0.25) ? 1 : rng.range(2, 6));
+    int64_t rest = numel(from);
+    Dims to;
+    while (rest > 1 && to.size() < 5) {
+      int64_t f = rng.range(1, rest + 1);
+      if (rest % f != 0) continue;
+      to.push_back(f);
+      rest /= f;
+    }
+    to.push_back(rest);
+    Dims dims;
+    for (int64_t d : to) dims.push_back(rng.coin(0.4) ? 1 : d);
+    Dims back = broadcast_before_reshape(dims, from, to);
+    if (back.empty()) {
+      ++refused;
+      continue;
+    }
+    ++found;
+    ASSERT_EQ(back.size(), from.size());
+    for (int64_t e = 0; e < numel(to); ++e)
+      ASSERT_EQ(broadcast_offset(from, back, e), broadcast_offset(to, dims, e))
+          << dims_str(dims) << " over " << dims_str(to) << " as " << dims_str(back) << " over " << dims_str(from);
+  }
+  EXPECT_GE(found, 150);
+  EXPECT_GE(refused, 20);
+  EXPECT_EQ(broadcast_before_reshape({1, 1, 128}, {16384, 128}, {1, 16384, 128}), (Dims{1, 128}));  // a bias
+  EXPECT_EQ(broadcast_before_reshape({8, 4, 6}, {32, 6}, {8, 4, 6}), (Dims{32, 6}));                 // a residual
+  EXPECT_EQ(broadcast_before_reshape({8, 4, 1}, {32, 6}, {8, 4, 6}), (Dims{32, 1}));                 // per row
+  EXPECT_EQ(broadcast_before_reshape({1, 4, 6}, {32, 6}, {8, 4, 6}), Dims{});  // one batch's positions
+  EXPECT_EQ(broadcast_before_reshape({1, 1}, {3, 4}, {4, 3}), (Dims{1, 1}));   // a scalar
+  EXPECT_EQ(broadcast_before_reshape({4, 1}, {12}, {4, 3}), Dims{});
+}
+
 }  // namespace
 }  // namespace orchid::ir

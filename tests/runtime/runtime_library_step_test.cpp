@@ -621,6 +621,43 @@ TEST(OnednnStep, MatMulWithoutBatchInB) {
   check_onednn(trans.graph(), 36, 16, {false, true});
 }
 
+// Fission writes a linear layer on [B, S, K] as a matmul of [B·S, K] viewed back as
+// [B, S, N]: the post-ops after the view are the primitive's, their operands' broadcasts
+// carried back through it (a bias, a residual, per row); one broadcast only over part of the
+// merged dims (positions repeated per batch) has none, and the step says so.
+TEST(OnednnStep, PostOpsAfterAViewOfTheResult) {
+  auto layer = [](const std::string& extra_input, const std::string& extra_link) {
+    return ir::parse_graph(R"(graph @step {
+  input %a : f32[12,8]
+  input %b : f32[8,5]
+  input %bias : f32[5]
+  input %res : f32[3,4,5]
+  )" + extra_input + R"(
+  %y0 : f32[12,5] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  %v : f32[3,4,5] = view(%y0)
+  %y1 : f32[3,4,5] = elementwise(%v, %bias) { add(%v[i0, i1, i2], %bias[i2]) }
+  %y2 : f32[3,4,5] = elementwise(%y1, %res) { add(%res[i0, i1, i2], %y1[i0, i1, i2]) }
+  %y3 : f32[3,4,5] = elementwise(%y2) { max(%y2[i0, i1, i2], 0:f32) }
+  )" + extra_link + R"(
+  %z : f32[1,60] = view(%y4)
+  output %z
+})");
+  };
+  ir::Graph rows = layer("input %scale : f32[3,4,1]",
+                         "%y4 : f32[3,4,5] = elementwise(%y3, %scale) { mul(%y3[i0, i1, i2], %scale[i0, i1, 0]) }");
+  EXPECT_EQ(post_op_names(rows), (std::vector<std::string>{"bias", "sum", "relu", "binary mul [12,1]"}));
+  ir::Graph cols = layer("input %scale : f32[5]",
+                         "%y4 : f32[3,4,5] = elementwise(%y3, %scale) { mul(%y3[i0, i1, i2], %scale[i2]) }");
+  EXPECT_EQ(post_op_names(cols), (std::vector<std::string>{"bias", "sum", "relu", "binary mul [1,5]"}));
+  check_onednn(cols, 37, 8, {false, true});
+  ir::Graph positions = layer("input %pos : f32[4,5]",
+                              "%y4 : f32[3,4,5] = elementwise(%y3, %pos) { add(%y3[i0, i1, i2], %pos[i1, i2]) }");
+  EXPECT_NE(library_step_unsupported("onednn", positions).find("reads an operand whose broadcast over [3,4,5] is none "
+                                                                "over the linear result [12,5]"),
+            std::string::npos)
+      << library_step_unsupported("onednn", positions);
+}
+
 // oneDNN 2.6's brgconv (which channel-blocked layouts select) crashes when some output reads
 // only padding and a sum post-op is followed by an eltwise one: such convs keep plain layouts.
 TEST(OnednnStep, ConvWithPaddingOnlyOutputsAndSumThenEltwise) {
