@@ -3,8 +3,10 @@
 // body gives its post-op.
 #include "runtime/onednn_pattern.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <tuple>
 
@@ -193,9 +195,46 @@ std::optional<PostOp> match_hardswish(const Expr& e, const BodyContext& c) {
   return std::nullopt;
 }
 
+// The factors of a product (mul and division by constants flattened), the constants
+// multiplied into `scale`.
+void product_factors(const Expr& e, std::vector<Expr>& out, double& scale) {
+  if (e.op() == ExprOp::Mul) {
+    product_factors(e.arg(0), out, scale);
+    product_factors(e.arg(1), out, scale);
+  } else if (auto c = as_const(e)) {
+    scale *= *c;
+  } else if (auto d = e.op() == ExprOp::Div ? as_const(e.arg(1)) : std::nullopt; d && *d != 0) {
+    product_factors(e.arg(0), out, scale);
+    scale /= *d;
+  } else {
+    out.push_back(e);
+  }
+}
+
+// Equal up to the rounding of an f32 constant.
+bool near(double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); }
+
+// X·(1 + erf(X/√2))/2, its factors in any order and grouping (ONNX Gelu, and the Div, Erf,
+// Add, Mul, Mul that exporters write, composed): oneDNN's gelu_erf.
+std::optional<PostOp> match_gelu_erf(const Expr& e, const BodyContext& c) {
+  std::vector<Expr> factors;
+  double half = 1;
+  product_factors(e, factors, half);
+  if (factors.size() != 2 || !near(half, 0.5)) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    auto one = split_const(factors[1 - side], ExprOp::Add);
+    if (!is_x(factors[side], c) || !one || one->second != 1 || one->first.op() != ExprOp::Erf) continue;
+    std::vector<Expr> inner;
+    double scale = 1;
+    product_factors(one->first.arg(0), inner, scale);
+    if (inner.size() == 1 && is_x(inner[0], c) && near(scale, M_SQRT1_2)) return eltwise(EltwiseAlg::GeluErf);
+  }
+  return std::nullopt;
+}
+
 using Matcher = std::optional<PostOp> (*)(const Expr&, const BodyContext&);
 constexpr Matcher kMatchers[] = {match_binary, match_relu_clip, match_leaky_relu, match_linear,
-                                 match_unary,  match_swish,     match_hardswish};
+                                 match_unary,  match_swish,     match_hardswish,  match_gelu_erf};
 
 // ---- The graph walk ----
 
@@ -206,7 +245,9 @@ struct Walk {
   std::optional<LinearPattern> pattern;
   std::vector<ir::ValueId> chain;  // linear output, post-op results, views of them
   std::vector<ir::NodeId> moves;   // the views and permutations among the links, in order
-  bool permuted = false;           // one of them permutes: no further post-op
+  bool permuted = false;           // one of them permutes: no further binary post-op
+  std::map<size_t, size_t> reads;  // links (by chain index) that a composed post-op reads more than once
+  int32_t next = 0;                // the next node to walk (a composed post-op takes several)
 };
 
 std::string node_str(const ir::Graph& g, ir::NodeId n) {
@@ -309,10 +350,92 @@ std::optional<Expr> computed_in_f32(const Expr& body, ir::DType dtype) {
   return e;
 }
 
+// Appends a matched post-op: a binary one's operand carried back through the views before it,
+// none after a permutation (elementwise functions of the result alone commute with one).
+std::string push_post_op(Walk& w, ir::NodeId n, PostOp op) {
+  const ir::Dims& shape = w.g.type(w.chain.back()).shape;
+  if (auto* b = std::get_if<BinaryPostOp>(&op)) {
+    if (w.permuted) return node_str(w.g, n) + " reads an operand after a permutation of the result";
+    if (shape != w.pattern->out) {
+      b->dims = ir::broadcast_before_reshape(b->dims, w.pattern->out, shape);
+      if (b->dims.empty())
+        return node_str(w.g, n) + " reads an operand whose broadcast over " + ir::dims_str(shape) +
+               " is none over the linear result " + ir::dims_str(w.pattern->out);
+    }
+  }
+  w.pattern->post_ops.push_back(op);
+  return "";
+}
+
+// Nodes first.. first+count-1 as one body of the previous result X (slot 0), in f32: each an
+// f32 elementwise primitive over X's shape reading X, constants and results of the nodes
+// before it in the group, at the identity index; the results but the last read only inside
+// the group. Sets `x_reads` to the number of the group's nodes reading X.
+std::optional<Expr> composed_body(const Walk& w, int32_t first, int32_t count, size_t& x_reads) {
+  const ir::Graph& g = w.g;
+  const ir::Dims& shape = g.type(w.chain.back()).shape;
+  if (w.pattern->dtype != ir::DType::F32 || first + count > g.num_nodes()) return std::nullopt;
+  std::vector<Expr> x_index;
+  for (size_t k = 0; k < shape.size(); ++k) x_index.push_back(ir::dvar(static_cast<int32_t>(k)));
+  const Expr x = ir::load(0, ir::DType::F32, x_index);
+  std::map<int32_t, Expr> results;  // by value id
+  auto users = g.users();
+  x_reads = 0;
+  for (int32_t j = first; j < first + count; ++j) {
+    const ir::Primitive& p = g.node(ir::NodeId(j));
+    if (p.op != ir::PrimOp::Elementwise || p.outputs.size() != 1 || p.bodies.size() != 1 || p.domain != shape ||
+        g.type(p.outputs[0]).dtype != ir::DType::F32)
+      return std::nullopt;
+    bool ok = true, reads_x = false;
+    Expr body = ir::map_post(p.bodies[0], [&](const Expr& e) {
+      if (e.op() != ExprOp::Load) return e;
+      ir::ValueId v = p.inputs[static_cast<size_t>(e->index)];
+      auto it = results.find(v.v);
+      ok = ok && ir::is_identity_load(e, e->index, shape.size()) && (v == w.chain.back() || it != results.end());
+      if (!ok) return e;
+      reads_x = reads_x || v == w.chain.back();
+      return v == w.chain.back() ? x : it->second;
+    });
+    if (!ok) return std::nullopt;
+    x_reads += reads_x ? 1 : 0;
+    ir::ValueId out = p.outputs[0];
+    if (j + 1 < first + count) {  // read by later nodes of the group only
+      for (ir::NodeId u : users[static_cast<size_t>(out.v)]) ok = ok && u.v > j && u.v < first + count;
+      ok = ok && std::find(g.outputs().begin(), g.outputs().end(), out) == g.outputs().end();
+    }
+    if (!ok) return std::nullopt;
+    results.emplace(out.v, body);
+  }
+  return results.at(g.node(ir::NodeId(first + count - 1)).outputs[0].v);
+}
+
+// A post-op that several nodes from n on compute together (GELU as its exporters write it,
+// swish as sigmoid then mul), tried before n alone: the largest group whose composed body
+// a matcher takes. Returns the number of nodes taken (0: none).
+int32_t add_composed_post_op(Walk& w, ir::NodeId n) {
+  constexpr int32_t kMaxNodes = 5;
+  for (int32_t count = kMaxNodes; count >= 2; --count) {
+    size_t x_reads = 0;
+    std::optional<Expr> body = composed_body(w, n.v, count, x_reads);
+    if (!body) continue;
+    BodyContext c{0, w.g.type(w.chain.back()).shape, {std::nullopt}};
+    for (Matcher m : kMatchers)
+      if (auto op = m(*body, c); op && push_post_op(w, n, *op).empty()) {
+        if (x_reads != 1) w.reads[w.chain.size() - 1] = x_reads;
+        w.chain.push_back(w.g.node(ir::NodeId(n.v + count - 1)).outputs[0]);
+        return count;
+      }
+  }
+  return 0;
+}
+
 std::string add_post_op(Walk& w, ir::NodeId n) {
   const ir::Primitive& p = w.g.node(n);
   if (!w.pattern) return node_str(w.g, n) + " comes before the linear primitive";
-  if (w.permuted) return node_str(w.g, n) + " follows a permutation of the result";
+  if (int32_t taken = add_composed_post_op(w, n); taken > 0) {
+    w.next = n.v + taken;
+    return "";
+  }
   const ir::DType dtype = w.pattern->dtype;
   if (p.outputs.size() != 1 || p.bodies.size() != 1 || w.g.type(p.outputs[0]).dtype != dtype)
     return node_str(w.g, n) + " is not one " + std::string(ir::dtype_name(dtype)) + " output";
@@ -324,13 +447,7 @@ std::string add_post_op(Walk& w, ir::NodeId n) {
   if (!body) return node_str(w.g, n) + " does not compute in f32 from " + std::string(ir::dtype_name(dtype)) + " values";
   for (Matcher m : kMatchers) {
     if (auto op = m(*body, c)) {
-      if (auto* b = std::get_if<BinaryPostOp>(&*op); b && shape != w.pattern->out) {
-        b->dims = ir::broadcast_before_reshape(b->dims, w.pattern->out, shape);
-        if (b->dims.empty())
-          return node_str(w.g, n) + " reads an operand whose broadcast over " + ir::dims_str(shape) +
-                 " is none over the linear result " + ir::dims_str(w.pattern->out);
-      }
-      w.pattern->post_ops.push_back(*op);
+      if (std::string why = push_post_op(w, n, *op); !why.empty()) return why;
       w.chain.push_back(p.outputs[0]);
       return "";
     }
@@ -403,14 +520,17 @@ std::string check_chain_uses(const Walk& w) {
   for (size_t k = 0; k < w.chain.size(); ++k) {
     size_t uses = users[static_cast<size_t>(w.chain[k].v)].size();
     bool last = k + 1 == w.chain.size();
-    if (uses != (last ? 0u : 1u)) return ir::print_value_name(w.g.value(w.chain[k]).name) + " is read outside the chain";
+    auto reads = w.reads.find(k);
+    if (uses != (last ? 0u : reads == w.reads.end() ? 1u : reads->second)) return ir::print_value_name(w.g.value(w.chain[k]).name) + " is read outside the chain";
   }
   return "";
 }
 
 std::string walk(Walk& w) {
-  for (int32_t n = 0; n < w.g.num_nodes(); ++n)
-    if (std::string why = step_node(w, ir::NodeId(n)); !why.empty()) return why;
+  while (w.next < w.g.num_nodes()) {
+    ir::NodeId n(w.next++);
+    if (std::string why = step_node(w, n); !why.empty()) return why;
+  }
   if (std::string why = check_chain_uses(w); !why.empty()) return why;
   return output_strides(w);
 }
@@ -497,6 +617,7 @@ const char* alg_name(EltwiseAlg a) {
     case EltwiseAlg::Sqrt: return "sqrt";
     case EltwiseAlg::Swish: return "swish";
     case EltwiseAlg::Hardswish: return "hardswish";
+    case EltwiseAlg::GeluErf: return "gelu_erf";
   }
   return "?";
 }
@@ -506,7 +627,7 @@ const char* alg_name(EltwiseAlg a) {
 ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
 
 PatternMatch match_linear_pattern(const ir::Graph& g, StepDtypes dtypes) {
-  Walk w{g, dtypes == StepDtypes::F32AndHalf, input_leaves(g), std::nullopt, {}, {}, false};
+  Walk w{g, dtypes == StepDtypes::F32AndHalf, input_leaves(g), std::nullopt, {}, {}, false, {}, 0};
   if (std::string why = walk(w); !why.empty()) return {std::nullopt, "onednn: " + why};
   merge_linear_post_ops(w.pattern->post_ops);
   if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())

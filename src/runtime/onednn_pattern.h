@@ -16,8 +16,8 @@
 //    broadcast_before_reshape: a bias over the last dim or a residual of the whole shape after
 //    fission's [M, N] -> [1, M, N]); each intermediate result is read only by the next link;
 //  - then optionally views and permuting layout primitives of the chain's result (the
-//    primitive then writes the output through strides; no link after a permutation); the
-//    last value is the one graph output.
+//    primitive then writes the output through strides; after a permutation, only post-ops
+//    of X alone, which commute with it); the last value is the one graph output.
 //
 // Post-op bodies recognised (X: the previous result at [i0..], T: the other operand, c: an
 // f32 constant):
@@ -28,8 +28,12 @@
 //   add/sub/mul/div of X and c, neg(X)                               → linear (αx + β)
 //   sigmoid, tanh, exp, log, abs, sqrt of X                          → eltwise of that name
 //   mul(X, sigmoid(X)), mul(sigmoid(X), X)                           → swish
-// erf-based GELU is not recognised (fission writes it as several primitives that read x
-// twice, which is not a chain).
+//   X·(1 + erf(X/√2))/2, its factors in any order and grouping          → gelu_erf
+// A post-op may span up to five consecutive elementwise primitives that read nothing but X,
+// constants and each other's results (those read only inside the group): their bodies are
+// composed into one and matched as above, the largest such group first. So GELU as exporters
+// write it (div, erf, add, mul by X, mul by 0.5: X is read twice) is one post-op, as is swish
+// written as a sigmoid and a mul. f32 steps only (a 16-bit step rounds each node's result).
 //
 // Two adds become parts of the primitive itself rather than binary post-ops (oneDNN 2.6's
 // gemm-based convolution runs binary post-ops at a fraction of its speed: a 3×3 64→64 56×56
@@ -67,7 +71,7 @@ struct Operand {
 ir::Dims strides_of(const Operand& o);
 
 enum class BinaryAlg : uint8_t { Add, Sub, Mul, Div, Max, Min };
-enum class EltwiseAlg : uint8_t { Relu, Clip, Linear, Logistic, Tanh, Exp, Log, Abs, Sqrt, Swish, Hardswish };
+enum class EltwiseAlg : uint8_t { Relu, Clip, Linear, Logistic, Tanh, Exp, Log, Abs, Sqrt, Swish, Hardswish, GeluErf };
 
 // dst = dst (alg) operand, the operand read in `dims`: its shape right-aligned to the output's
 // rank, padded with leading 1s (a dim of 1 broadcasts).

@@ -79,6 +79,7 @@ dnnl::algorithm eltwise_algorithm(EltwiseAlg a) {
     case EltwiseAlg::Sqrt: return dnnl::algorithm::eltwise_sqrt;
     case EltwiseAlg::Swish: return dnnl::algorithm::eltwise_swish;
     case EltwiseAlg::Hardswish: return dnnl::algorithm::eltwise_hardswish;
+    case EltwiseAlg::GeluErf: return dnnl::algorithm::eltwise_gelu_erf;
   }
   ORCHID_CHECK(false) << "unknown eltwise post-op";
   return dnnl::algorithm::undef;

@@ -713,6 +713,77 @@ TEST(OnednnStep, FissionedGemmAndVectorMatMul) {
   check_onednn(v, 7, 9, {false, true});
 }
 
+// GELU as exporters write it, scalars inlined as the clean-up leaves them: x·(1 + erf(x/√2))·c
+// in five nodes reading %x of `shape` (indices `idx`), x read twice; the result %y.
+std::string gelu_text(const std::string& shape, const std::string& idx, const std::string& c) {
+  auto at = [&](const std::string& v) { return "%" + v + "[" + idx + "]"; };
+  std::string t = " : f32" + shape + " = elementwise(";
+  return "  %d" + t + "%x) { div(" + at("x") + ", 1.4142135:f32) }\n" +  //
+         "  %e" + t + "%d) { erf(" + at("d") + ") }\n" +                  //
+         "  %p" + t + "%e) { add(" + at("e") + ", 1:f32) }\n" +           //
+         "  %m" + t + "%x, %p) { mul(" + at("x") + ", " + at("p") + ") }\n" +
+         "  %y" + t + "%m) { mul(" + c + ":f32, " + at("m") + ") }\n";
+}
+
+// A linear layer on a sequence, then GELU: the bias through fission's view of the result, the
+// five GELU nodes one post-op (oneDNN's gelu_erf). With another constant than 1/2 it is no
+// GELU, and the step says which node it cannot take.
+TEST(OnednnStep, GeluAsExportersWriteItIsOnePostOp) {
+  for (std::string half : {"0.5", "0.6"}) {
+    ir::Graph g = ir::parse_graph(R"(graph @step {
+  input %a : f32[23,16]
+  input %b : f32[16,40]
+  input %bias : f32[40]
+  %y0 : f32[23,40] = matmul(%a, %b) {trans_a=false, trans_b=false}
+  %v : f32[1,23,40] = view(%y0)
+  %x : f32[1,23,40] = elementwise(%bias, %v) { add(%bias[i2], %v[i0, i1, i2]) }
+)" + gelu_text("[1,23,40]", "i0, i1, i2", half) + "  output %y\n}\n");
+    if (half != "0.5") {
+      EXPECT_NE(library_step_unsupported("onednn", g).find("%e = elementwise) is not a supported post-op"), std::string::npos)
+          << library_step_unsupported("onednn", g);
+      continue;
+    }
+    EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"bias", "gelu_erf"}));
+    check_onednn(g, 13, 16, {false, true});
+  }
+}
+
+// A depthwise convolution between permutations (a transformer's tokens as NCHW and back, as
+// Segformer's feed-forward has it), then GELU: post-ops of the result alone go on after a
+// permutation, as the conv writes channels-last; one reading another tensor does not. Swish
+// written as two nodes is one post-op too.
+TEST(OnednnStep, EltwisePostOpsAfterAPermutation) {
+  const std::string head = R"(graph @step {
+  input %t : f32[1,49,8]
+  input %w : f32[8,1,3,3]
+  input %bias : f32[8,1,1]
+  input %r : f32[1,49,8]
+  %tt : f32[1,8,49] = layout(%t) { %t[i0, i2, i1] }
+  %img : f32[1,8,7,7] = view(%tt)
+  %c : f32[1,8,7,7] = conv(%img, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=8}
+  %cb : f32[1,8,7,7] = elementwise(%c, %bias) { add(%c[i0, i1, i2, i3], %bias[i1, 0, 0]) }
+  %ct : f32[1,8,49] = view(%cb)
+  %x : f32[1,49,8] = layout(%ct) { %ct[i0, i2, i1] }
+)";
+  const std::string ew = " : f32[1,49,8] = elementwise(";
+  const std::string tails[] = {
+      gelu_text("[1,49,8]", "i0, i1, i2", "0.5"),
+      "  %s" + ew + "%x) { sigmoid(%x[i0, i1, i2]) }\n  %y" + ew + "%s, %x) { mul(%s[i0, i1, i2], %x[i0, i1, i2]) }\n",
+      "  %y" + ew + "%x, %r) { add(%x[i0, i1, i2], %r[i0, i1, i2]) }\n"};
+  for (int variant = 0; variant < 3; ++variant) {
+    ir::Graph g = ir::parse_graph(head + tails[variant] + "  output %y\n}\n");
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    if (variant == 2) {
+      EXPECT_NE(library_step_unsupported("onednn", g).find("reads an operand after a permutation of the result"),
+                std::string::npos)
+          << library_step_unsupported("onednn", g);
+      continue;
+    }
+    EXPECT_EQ(post_op_names(g), (std::vector<std::string>{"bias", variant == 0 ? "gelu_erf" : "swish(1, 0)"}));
+    check_onednn(g, 17 + static_cast<uint64_t>(variant), 9, {false, true, true});
+  }
+}
+
 ChainText small_matmul() {
   ChainText c;
   c.input("a", {6, 10});
