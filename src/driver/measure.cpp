@@ -121,44 +121,97 @@ bool constant_conv_weights(const ir::Graph& g, const StepChoice& s) {
 
 }  // namespace
 
+std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<std::vector<std::vector<StepChoice>>>& choices,
+                                        const BuildOptions& build, const MeasureOptions& o) {
+  std::vector<TimedChoice> out(choices.size());
+  std::vector<TimedArtifact> fresh;                    // the undecided choices' steps, timed together
+  std::vector<std::vector<std::vector<size_t>>> at(choices.size());  // per choice, option: steps in `fresh`
+  std::vector<std::string> keys;
+  for (size_t c = 0; c < choices.size(); ++c) {
+    std::vector<std::vector<TimedArtifact>> items;
+    std::string key = "choice";
+    for (const std::vector<StepChoice>& option : choices[c]) {
+      std::vector<TimedArtifact>& steps = items.emplace_back();
+      for (const StepChoice& step : option) {
+        steps.push_back(candidate_item(g, step, build, o));
+        key += (&step == &option.front() ? " | " : " + ") + steps.back().key + " " + steps.back().impl;
+      }
+    }
+    keys.push_back(key);
+    std::optional<std::pair<std::string, tune::Measurement>> d = o.db ? o.db->decision(o.target, key) : std::nullopt;
+    if (d && std::stoul(d->first) < items.size()) {
+      out[c] = {std::stoul(d->first), {}, true};
+      for (const std::vector<TimedArtifact>& steps : items) {
+        CandidateTime& t = out[c].times.emplace_back(CandidateTime{0.0, true, ""});
+        for (const TimedArtifact& step : steps)
+          if (std::optional<tune::Measurement> m = o.db->lookup(o.target, step.key, step.impl); m && t.ms) {
+            *t.ms += m->median_ns * 1e-6;
+          } else {
+            t = {std::nullopt, true, "not in the database"};
+          }
+      }
+      continue;
+    }
+    for (std::vector<TimedArtifact>& steps : items) {
+      std::vector<size_t>& where = at[c].emplace_back();
+      for (TimedArtifact& step : steps) {
+        where.push_back(fresh.size());
+        fresh.push_back(std::move(step));
+      }
+    }
+  }
+  if (fresh.empty()) return out;
+  fs::create_directories(o.work_dir);
+  std::vector<CandidateTime> t = time_alternating(fresh, o, o.rounds, false);
+  for (size_t c = 0; c < choices.size(); ++c) {
+    if (out[c].decided_before) continue;
+    for (const std::vector<size_t>& where : at[c]) {
+      CandidateTime& sum = out[c].times.emplace_back(CandidateTime{0.0, false, ""});
+      for (size_t i : where)
+        if (!t[i].ms) {
+          sum = t[i];
+          break;
+        } else {
+          *sum.ms += *t[i].ms;
+        }
+    }
+    out[c].best = fastest(out[c].times);
+    if (const std::optional<double>& ms = out[c].times[out[c].best].ms; ms && o.db)
+      o.db->decide(o.target, keys[c], std::to_string(out[c].best), {*ms * 1e6, 0, o.rounds, ""});
+  }
+  return out;
+}
+
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
                          const MeasureOptions& o, std::vector<std::string>* notes) {
   if (o.orchid_exe.empty()) return;
-  fs::create_directories(o.work_dir);
-  // Per oneDNN step, its candidates: oneDNN (direct), generated code, and oneDNN's Winograd
-  // where it runs the kernel (a convolution by constant weights). All steps' candidates are
-  // timed together, in the same alternating rounds.
-  std::vector<size_t> chosen;                   // the steps with a choice
-  std::vector<std::vector<StepChoice>> choices;  // their candidates
-  std::vector<StepChoice> all;
+  // Per oneDNN step, its options: oneDNN (direct), generated code, and oneDNN's Winograd
+  // where it runs the kernel (a convolution by constant weights).
+  std::vector<size_t> chosen;                                 // the steps with a choice
+  std::vector<std::vector<std::vector<StepChoice>>> choices;  // their options, one step each
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].kind != StepKind::OneDnn) continue;
-    std::vector<StepChoice> candidates(2, steps[i]);
-    candidates[1].kind = StepKind::Generated;
+    std::vector<std::vector<StepChoice>> options(2, {steps[i]});
+    options[1][0].kind = StepKind::Generated;
     if (constant_conv_weights(g, steps[i]) &&
         runtime::library_step_unsupported("onednn_winograd", kernel_graph(g, steps[i])).empty()) {
-      candidates.push_back(steps[i]);
-      candidates.back().kind = StepKind::OneDnnWinograd;
+      options.push_back({steps[i]});
+      options.back()[0].kind = StepKind::OneDnnWinograd;
     }
-    all.insert(all.end(), candidates.begin(), candidates.end());
     chosen.push_back(i);
-    choices.push_back(std::move(candidates));
+    choices.push_back(std::move(options));
   }
-  std::vector<CandidateTime> times = measure_alternating(g, all, build, o, o.rounds);
-  size_t at = 0;
+  std::vector<TimedChoice> decided = choose_fastest(g, choices, build, o);
   for (size_t c = 0; c < chosen.size(); ++c) {
     size_t i = chosen[c];
-    std::vector<CandidateTime> t(times.begin() + static_cast<std::ptrdiff_t>(at),
-                                 times.begin() + static_cast<std::ptrdiff_t>(at + choices[c].size()));
-    at += choices[c].size();
-    size_t best = fastest(t);
-    steps[i].kind = choices[c][best].kind;
+    const TimedChoice& d = decided[c];
+    steps[i].kind = choices[c][d.best][0].kind;
     if (notes != nullptr) {
       const std::string& op = g.node(steps[i].kernel.nodes.front()).name;
-      std::string line = "kernel " + std::to_string(i) + " (" + (op.empty() ? "?" : op) + "): oneDNN " + show(t[0]) +
-                         (t.size() > 2 ? ", Winograd " + show(t[2]) : "") + ", generated " + show(t[1]);
+      std::string line = "kernel " + std::to_string(i) + " (" + (op.empty() ? "?" : op) + "): oneDNN " + show(d.times[0]) +
+                         (d.times.size() > 2 ? ", Winograd " + show(d.times[2]) : "") + ", generated " + show(d.times[1]);
       const char* names[] = {"oneDNN", "generated", "Winograd"};
-      notes->push_back(line + " → " + names[best]);
+      notes->push_back(line + " → " + names[d.best] + (d.decided_before ? " (decided before)" : ""));
     }
   }
 }
@@ -193,53 +246,47 @@ std::vector<StepChoice> choose_whole_over_split(const ir::Graph& g, const std::v
                                                 std::vector<StepChoice>& chosen, const BuildOptions& build,
                                                 const MeasureOptions& o, std::vector<std::string>* notes) {
   if (o.orchid_exe.empty()) return joined(each);
-  std::vector<StepChoice> new_before, new_chosen;
-  size_t at = 0;
   ORCHID_CHECK(each.size() == kernels.size()) << "steps of other kernels";
+  // Per kernel: its steps as chosen, and where it is a split matmul, its options: the split's
+  // computed steps, then the kernel whole as one generated step (the split kept on a tie).
+  std::vector<std::vector<StepChoice>> split(kernels.size()), whole(kernels.size());
+  std::vector<size_t> compared;
+  std::vector<std::vector<std::vector<StepChoice>>> choices;
+  size_t at = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
-    const tile::Kernel& k = kernels[i];
     size_t n = each[i].size();
     ORCHID_CHECK(at + n <= chosen.size()) << "steps of other kernels";
-    const std::vector<StepChoice>& split_before = each[i];
-    std::vector<StepChoice> split(chosen.begin() + static_cast<std::ptrdiff_t>(at),
-                                  chosen.begin() + static_cast<std::ptrdiff_t>(at + n));
+    split[i].assign(chosen.begin() + static_cast<std::ptrdiff_t>(at), chosen.begin() + static_cast<std::ptrdiff_t>(at + n));
     at += n;
-    std::vector<StepChoice> whole = implement_generated(g, k);
-    std::vector<StepChoice> whole_computed = computed_steps(whole);
-    bool compare = split_matmul(g, k, split_before) && whole_computed.size() == 1 &&
-                   whole_computed[0].kind == StepKind::Generated;
-    if (!compare) {
-      new_before.insert(new_before.end(), split_before.begin(), split_before.end());
-      new_chosen.insert(new_chosen.end(), split.begin(), split.end());
+    whole[i] = implement_generated(g, kernels[i]);
+    std::vector<StepChoice> whole_computed = computed_steps(whole[i]);
+    if (!split_matmul(g, kernels[i], each[i]) || whole_computed.size() != 1 ||
+        whole_computed[0].kind != StepKind::Generated)
       continue;
-    }
-    std::vector<StepChoice> candidates = whole_computed, parts = computed_steps(split);
-    candidates.insert(candidates.end(), parts.begin(), parts.end());
-    fs::create_directories(o.work_dir);
-    std::vector<CandidateTime> t = measure_alternating(g, candidates, build, o, o.rounds);
-    std::optional<double> split_ms = 0.0;  // none where a step failed
-    for (size_t i = 1; i < t.size(); ++i) {
-      if (!t[i].ms) {
-        split_ms.reset();
-        break;
-      }
-      *split_ms += *t[i].ms;
-    }
-    bool use_whole = t[0].ms && (!split_ms || *t[0].ms < *split_ms);
-    const std::vector<StepChoice>& keep_before = use_whole ? whole : split_before;
-    const std::vector<StepChoice>& keep = use_whole ? whole : split;
-    new_before.insert(new_before.end(), keep_before.begin(), keep_before.end());
-    new_chosen.insert(new_chosen.end(), keep.begin(), keep.end());
-    if (notes == nullptr) continue;
-    CandidateTime split_time;
-    split_time.ms = split_ms;
-    split_time.failure = "a step failed";
-    const std::string& op = g.node(k.nodes.front()).name;
-    notes->push_back("kernel of " + (op.empty() ? std::string("?") : op) + ": split into " +
-                     std::to_string(parts.size()) + " steps " + show(split_time) + ", whole generated " + show(t[0]) +
-                     " → " + (use_whole ? "whole" : "split"));
+    compared.push_back(i);
+    choices.push_back({computed_steps(split[i]), whole_computed});
   }
   ORCHID_CHECK(at == chosen.size()) << "steps of other kernels";
+  std::vector<TimedChoice> decided = choose_fastest(g, choices, build, o);
+  std::vector<bool> use_whole(kernels.size(), false);
+  for (size_t c = 0; c < compared.size(); ++c) {
+    size_t i = compared[c];
+    const TimedChoice& d = decided[c];
+    use_whole[i] = d.best == 1;
+    if (notes == nullptr) continue;
+    const std::string& op = g.node(kernels[i].nodes.front()).name;
+    notes->push_back("kernel of " + (op.empty() ? std::string("?") : op) + ": split into " +
+                     std::to_string(choices[c][0].size()) + " steps " + show(d.times[0]) + ", whole generated " +
+                     show(d.times[1]) + " → " + (use_whole[i] ? "whole" : "split") +
+                     (d.decided_before ? " (decided before)" : ""));
+  }
+  std::vector<StepChoice> new_before, new_chosen;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::vector<StepChoice>& keep_before = use_whole[i] ? whole[i] : each[i];
+    const std::vector<StepChoice>& keep = use_whole[i] ? whole[i] : split[i];
+    new_before.insert(new_before.end(), keep_before.begin(), keep_before.end());
+    new_chosen.insert(new_chosen.end(), keep.begin(), keep.end());
+  }
   chosen = std::move(new_chosen);
   return new_before;
 }

@@ -102,8 +102,9 @@ struct TimedArtifact {
 // The times of the items: from the database where it has them; the others (items of one key
 // and impl once) written once each under the work directory and timed in `rounds`
 // alternating rounds, keeping the fastest run, then recorded, and their directories removed.
+// With `use_cache` false every item is timed, and what the database had is replaced.
 std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& items, const MeasureOptions& options,
-                                            int rounds);
+                                            int rounds, bool use_cache = true);
 
 // The items written once each (under the work directory) and timed in `rounds` alternating
 // rounds: per item, the fastest run of each round (fewer where a round failed: `failure` gets
@@ -154,10 +155,24 @@ CandidateTime faster(const CandidateTime& a, const CandidateTime& b);
 // The index of the fastest measurement (the first of equals; 0 where all failed).
 size_t fastest(const std::vector<CandidateTime>& times);
 
+// Choices among options, each option one or more steps (its time the sum of theirs), decided
+// on times taken side by side. A time in the database may come from another moment (a round
+// of the cost loop, one round in a batch of other kernels) and would decide against one
+// taken now: the options of the choices not decided before are timed afresh, all together in
+// `options.rounds` alternating rounds, their times recorded, and each choice kept in the
+// database as a decision, which a later compile reads back (with the database's times).
+struct TimedChoice {
+  size_t best = 0;                   // the fastest option (the first of equals; 0 where all failed)
+  std::vector<CandidateTime> times;  // per option
+  bool decided_before = false;
+};
+std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<std::vector<std::vector<StepChoice>>>& choices,
+                                        const BuildOptions& build, const MeasureOptions& options);
+
 // A matmul kernel that implement() split around a oneDNN step (the product with the post-ops
 // oneDNN takes, then the rest generated: a product and its GELU) is measured whole as well,
-// as one generated kernel, against the split's steps as chosen (measured alternately, the
-// split's time the sum of its steps'). Where the whole kernel is faster it replaces the split
+// as one generated kernel, against the split's steps as chosen (choose_fastest, the split's
+// time the sum of its steps'). Where the whole kernel is faster it replaces the split
 // in `chosen` (the steps of `kernels` in order, as choose_by_measuring left those of `each`,
 // implement_each's). Returns the steps as implemented before any choice, aligned with the new
 // `chosen`: joined(each), with the whole kernels in place of the splits they replaced.
@@ -170,7 +185,8 @@ std::vector<StepChoice> choose_whole_over_split(const ir::Graph& g, const std::v
 
 // Where the choice between implementations can be measured (a linear kernel oneDNN can run),
 // measures oneDNN, generated code and, for a convolution oneDNN can run by Winograd's
-// algorithm, that too, in alternating rounds, and keeps the fastest; `notes` receives one line
+// algorithm, that too, in alternating rounds, and keeps the fastest (choose_fastest: timed
+// afresh side by side, the choice a decision in the database); `notes` receives one line
 // per decision. Without measuring, oneDNN (direct) is kept.
 void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, const BuildOptions& build,
                          const MeasureOptions& options, std::vector<std::string>* notes);

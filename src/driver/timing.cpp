@@ -114,13 +114,14 @@ std::vector<std::vector<CandidateTime>> timed_in_rounds(const std::vector<const 
 }  // namespace
 
 std::vector<CandidateTime> time_alternating(const std::vector<TimedArtifact>& items, const MeasureOptions& o,
-                                            int rounds) {
+                                            int rounds, bool use_cache) {
   std::vector<CandidateTime> t(items.size());
   std::vector<const TimedArtifact*> timed;  // those not in the database, each (key, impl) once
   std::map<std::pair<std::string, std::string>, size_t> first;  // (key, impl) -> its entry in `timed`
   std::vector<size_t> timed_as(items.size(), SIZE_MAX);
   for (size_t i = 0; i < items.size(); ++i) {
-    std::optional<tune::Measurement> m = o.db ? o.db->lookup(o.target, items[i].key, items[i].impl) : std::nullopt;
+    std::optional<tune::Measurement> m =
+        o.db && use_cache ? o.db->lookup(o.target, items[i].key, items[i].impl) : std::nullopt;
     if (m) {
       t[i].ms = m->median_ns * 1e-6;
       t[i].cached = true;

@@ -208,6 +208,41 @@ TEST(MeasurePlans, ASplitProductIsMeasuredAgainstTheKernelWhole) {
   EXPECT_EQ(decided[0], decided[1]);
 }
 
+// A time the database holds from another moment (a cost-loop round, say) does not decide a
+// choice between implementations: the options are timed afresh, side by side, the stale time
+// replaced, and the choice kept as a decision that a recompile reads back.
+TEST(MeasurePlans, ImplementationsAreChosenOnTimesTakenTogether) {
+  testlib::TempDir dir("orchid_measure_together");
+  Case s = make_case(kFfn, dir);
+  tune::TuningDb db(dir.file("tuning.db"));
+  s.measure.db = &db;
+  s.measure.target = "test-target";
+  std::vector<size_t> dnn = onednn_steps(s.before);
+  ASSERT_EQ(dnn.size(), 1u);
+  std::vector<CandidateTime> once = measure_alternating(s.g, {s.before[dnn[0]]}, s.build, s.measure, 1);
+  ASSERT_TRUE(once[0].ms.has_value()) << once[0].failure;
+  std::vector<tune::TuningDb::Row> rows = db.measurements();
+  ASSERT_EQ(rows.size(), 1u);
+  db.record(rows[0].target, rows[0].kernel, rows[0].schedule, {1e9, 0, 1, ""});  // 1000 ms: stale
+  std::vector<std::string> decided;
+  for (int compile = 0; compile < 2; ++compile) {
+    SCOPED_TRACE(compile == 0 ? "timed" : "read back");
+    std::vector<StepChoice> steps = s.before;
+    std::vector<std::string> notes;
+    choose_by_measuring(s.g, steps, s.build, s.measure, &notes);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].find("1000.0000 ms"), std::string::npos) << notes[0];
+    EXPECT_EQ(notes[0].find("(cached)") != std::string::npos, compile == 1) << notes[0];
+    EXPECT_EQ(notes[0].find("(decided before)") != std::string::npos, compile == 1) << notes[0];
+    decided.push_back(std::string(step_kind_name(steps[dnn[0]].kind)));
+  }
+  EXPECT_EQ(decided[0], decided[1]);
+  std::optional<tune::Measurement> now = db.lookup(rows[0].target, rows[0].kernel, rows[0].schedule);
+  ASSERT_TRUE(now.has_value());
+  EXPECT_LT(now->median_ns, 1e9);
+  EXPECT_EQ(db.decisions().size(), 1u);
+}
+
 // Without the program that times candidates nothing is measured and the split stays.
 TEST(MeasurePlans, NothingIsJoinedWithoutMeasuring) {
   testlib::TempDir dir("orchid_measure_split_off");
