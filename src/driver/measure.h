@@ -170,8 +170,9 @@ std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<st
                                         const BuildOptions& build, const MeasureOptions& options);
 
 // A matmul kernel that implement() split around a oneDNN step (the product with the post-ops
-// oneDNN takes, then the rest generated: a product and an activation oneDNN has no post-op for) is measured whole as well,
-// as one generated kernel, against the split's steps as chosen (choose_fastest, the split's
+// oneDNN takes, then the rest generated: a product and an activation oneDNN has no post-op
+// for) is measured whole as well, as one generated kernel, against the split's steps as
+// chosen (choose_fastest, the split's
 // time the sum of its steps'). Where the whole kernel is faster it replaces the split
 // in `chosen` (the steps of `kernels` in order, as choose_by_measuring left those of `each`,
 // implement_each's). Returns the steps as implemented before any choice, aligned with the new
