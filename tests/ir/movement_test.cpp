@@ -27,6 +27,21 @@ TEST(Movement, PermutationsAreRecognised) {
   EXPECT_EQ(permuted_strides({12, 4, 1}, {2, 0, 1}), (Dims{4, 1, 12}));
 }
 
+// A random reshape of `count` elements: the count split into random factors (at most six),
+// with a dim of 1 after a factor at `unit_chance`.
+Dims random_reshape(int64_t count, Rng& rng, double unit_chance) {
+  Dims to;
+  while (count > 1 && to.size() < 5) {
+    int64_t f = rng.range(1, count + 1);
+    if (count % f != 0) continue;
+    to.push_back(f);
+    count /= f;
+    if (unit_chance > 0 && rng.coin(unit_chance)) to.push_back(1);
+  }
+  to.push_back(count);
+  return to;
+}
+
 // The offset of every element of `shape` at `strides`, in row-major order of the elements.
 std::vector<int64_t> offsets(const Dims& shape, const Dims& strides) {
   std::vector<int64_t> out;
@@ -58,17 +73,7 @@ TEST(Movement, ReshapedStridesAddressTheSameElements) {
     for (size_t k = r; k > 1; --k) std::swap(q[k - 1], q[static_cast<size_t>(rng.range(0, static_cast<int64_t>(k)))]);
     Dims shape(r), strides = permuted_strides(row_major_strides(base), q);
     for (size_t k = 0; k < r; ++k) shape[static_cast<size_t>(q[k])] = base[k];
-    // a random reshape: split the elements' count into random factors
-    int64_t rest = numel(shape);
-    Dims to;
-    while (rest > 1 && to.size() < 5) {
-      int64_t f = rng.range(1, rest + 1);
-      if (rest % f != 0) continue;
-      to.push_back(f);
-      rest /= f;
-      if (rng.coin(0.2)) to.push_back(1);
-    }
-    to.push_back(rest);
+    Dims to = random_reshape(numel(shape), rng, 0.2);
     std::optional<Dims> st = reshaped_strides(shape, strides, to);
     if (!st) {
       ++refused;
@@ -106,15 +111,7 @@ TEST(Movement, BroadcastsAreCarriedBackThroughReshapes) {
   for (int t = 0; t < 400; ++t) {
     Dims from;
     for (int64_t r = rng.range(1, 5); r > 0; --r) from.push_back(rng.coin(0.25) ? 1 : rng.range(2, 6));
-    int64_t rest = numel(from);
-    Dims to;
-    while (rest > 1 && to.size() < 5) {
-      int64_t f = rng.range(1, rest + 1);
-      if (rest % f != 0) continue;
-      to.push_back(f);
-      rest /= f;
-    }
-    to.push_back(rest);
+    Dims to = random_reshape(numel(from), rng, 0);
     Dims dims;
     for (int64_t d : to) dims.push_back(rng.coin(0.4) ? 1 : d);
     Dims back = broadcast_before_reshape(dims, from, to);
