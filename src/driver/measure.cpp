@@ -2,6 +2,8 @@
 // them (measure.h); timing.cpp runs the helper processes.
 #include "driver/measure.h"
 
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <optional>
 
@@ -139,8 +141,14 @@ std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<st
     }
     keys.push_back(key);
     std::optional<std::pair<std::string, tune::Measurement>> d = o.db ? o.db->decision(o.target, key) : std::nullopt;
-    if (d && std::stoul(d->first) < items.size()) {
-      out[c] = {std::stoul(d->first), {}, true};
+    size_t best = items.size();  // the decision's option; items.size(): none (or not a valid one)
+    if (d) {
+      const std::string& text = d->first;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), best);
+      if (ec != std::errc() || end != text.data() + text.size()) best = items.size();
+    }
+    if (best < items.size()) {
+      out[c] = {best, {}, true};
       for (const std::vector<TimedArtifact>& steps : items) {
         CandidateTime& t = out[c].times.emplace_back(CandidateTime{0.0, true, ""});
         for (const TimedArtifact& step : steps)
@@ -176,8 +184,9 @@ std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<st
         }
     }
     out[c].best = fastest(out[c].times);
-    if (const std::optional<double>& ms = out[c].times[out[c].best].ms; ms && o.db)
-      o.db->decide(o.target, keys[c], std::to_string(out[c].best), {*ms * 1e6, 0, o.rounds, ""});
+    bool all_ran = std::all_of(out[c].times.begin(), out[c].times.end(), [](const CandidateTime& t) { return t.ms; });
+    if (all_ran && o.db)
+      o.db->decide(o.target, keys[c], std::to_string(out[c].best), {*out[c].times[out[c].best].ms * 1e6, 0, o.rounds, ""});
   }
   return out;
 }

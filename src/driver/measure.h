@@ -87,8 +87,8 @@ std::vector<std::optional<codegen::cpu::Schedule>> tuned_schedules(const ir::Gra
                                                                     const std::vector<StepChoice>& steps,
                                                                     const MeasureOptions& options, int cores);
 
-// The times of candidates for one choice: those not in the database measured in `rounds`
-// alternating rounds (MeasureOptions::rounds), the fastest of each kept and recorded.
+// The times of candidates (the cost loop's kernels): those not in the database measured in
+// `rounds` alternating rounds, the fastest of each kept and recorded.
 std::vector<CandidateTime> measure_alternating(const ir::Graph& g, const std::vector<StepChoice>& candidates,
                                                const BuildOptions& build, const MeasureOptions& options, int rounds);
 
@@ -159,8 +159,9 @@ size_t fastest(const std::vector<CandidateTime>& times);
 // on times taken side by side. A time in the database may come from another moment (a round
 // of the cost loop, one round in a batch of other kernels) and would decide against one
 // taken now: the options of the choices not decided before are timed afresh, all together in
-// `options.rounds` alternating rounds, their times recorded, and each choice kept in the
-// database as a decision, which a later compile reads back (with the database's times).
+// `options.rounds` alternating rounds, their times recorded, and each choice whose options
+// all ran kept in the database as a decision (a failure may pass), which a later compile
+// reads back (with the database's times).
 struct TimedChoice {
   size_t best = 0;                   // the fastest option (the first of equals; 0 where all failed)
   std::vector<CandidateTime> times;  // per option

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <sstream>
 #include <tuple>
 
@@ -227,7 +228,7 @@ std::optional<PostOp> match_gelu_erf(const Expr& e, const BodyContext& c) {
     std::vector<Expr> inner;
     double scale = 1;
     product_factors(one->first.arg(0), inner, scale);
-    if (inner.size() == 1 && is_x(inner[0], c) && near(scale, M_SQRT1_2)) return eltwise(EltwiseAlg::GeluErf);
+    if (inner.size() == 1 && is_x(inner[0], c) && near(scale, 1 / std::numbers::sqrt2)) return eltwise(EltwiseAlg::GeluErf);
   }
   return std::nullopt;
 }
@@ -361,6 +362,7 @@ std::string push_post_op(Walk& w, ir::NodeId n, PostOp op) {
       if (b->dims.empty())
         return node_str(w.g, n) + " reads an operand whose broadcast over " + ir::dims_str(shape) +
                " is none over the linear result " + ir::dims_str(w.pattern->out);
+      b->operand.shape = b->dims;  // the same dense bytes
     }
   }
   w.pattern->post_ops.push_back(op);
@@ -510,8 +512,9 @@ std::string strided_role_problem(const LinearPattern& p) {
   return "";
 }
 
-// Every link but the last is read once, by the next link, and is no graph output; the last
-// is the one graph output and read by no node.
+// Every link but the last is read once, by the next link (or as often as the composed
+// post-op after it reads it: Walk::reads), and is no graph output; the last is the one graph
+// output and read by no node.
 std::string check_chain_uses(const Walk& w) {
   if (!w.pattern) return "no matmul or conv primitive";
   if (w.g.outputs().size() != 1 || w.g.outputs()[0] != w.chain.back())
@@ -589,7 +592,13 @@ void fold_bias_and_sum(LinearPattern& p) {
     p.bias = std::get<BinaryPostOp>(ops[0]).operand;
     ops.erase(ops.begin());
   }
-  if (!ops.empty() && is_full_add(ops[0], p)) ops[0] = SumPostOp{std::get<BinaryPostOp>(ops[0]).operand};
+  if (!ops.empty() && is_full_add(ops[0], p)) {
+    // The residual's bytes in the output's shape: it may be stored with fewer leading 1s, or
+    // in the shape of a view of the result that the add came after.
+    Operand residual = std::get<BinaryPostOp>(ops[0]).operand;
+    residual.shape = p.out;
+    ops[0] = SumPostOp{residual};
+  }
 }
 
 const char* alg_name(BinaryAlg a) {

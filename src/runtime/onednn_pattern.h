@@ -14,7 +14,8 @@
 //    read numpy-broadcast; views (reshapes) of the previous result may come between links,
 //    where each operand's broadcast is one over the linear output (ir::
 //    broadcast_before_reshape: a bias over the last dim or a residual of the whole shape after
-//    fission's [M, N] -> [1, M, N]); each intermediate result is read only by the next link;
+//    fission's [M, N] -> [1, M, N]); each intermediate result is read only by the next link
+//    (by the nodes of a composed post-op, below, reading it);
 //  - then optionally views and permuting layout primitives of the chain's result (the
 //    primitive then writes the output through strides; after a permutation, only post-ops
 //    of X alone, which commute with it); the last value is the one graph output.

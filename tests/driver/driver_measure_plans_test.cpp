@@ -243,6 +243,34 @@ TEST(MeasurePlans, ImplementationsAreChosenOnTimesTakenTogether) {
   EXPECT_EQ(db.decisions().size(), 1u);
 }
 
+// A choice with an option that failed is not kept as a decision (a failure may pass): the
+// option that ran is taken now, and a later compile times the choice again.
+TEST(MeasurePlans, AChoiceWithAFailedOptionIsNotADecision) {
+  testlib::TempDir dir("orchid_measure_failed_option");
+  Case s = make_case(R"(graph @add {
+  input %x : f32[64,32]
+  %y : f32[64,32] = elementwise(%x) { add(%x[i0, i1], 1:f32) }
+  output %y
+})",
+                     dir);
+  tune::TuningDb db(dir.file("tuning.db"));
+  s.measure.db = &db;
+  s.measure.target = "test-target";
+  ASSERT_EQ(s.before.size(), 1u);
+  StepChoice library = s.before[0];
+  library.kind = StepKind::OneDnn;  // no linear primitive: the step cannot be made
+  for (int compile = 0; compile < 2; ++compile) {
+    std::vector<TimedChoice> d = choose_fastest(s.g, {{{library}, {s.before[0]}}}, s.build, s.measure);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_FALSE(d[0].decided_before);
+    EXPECT_EQ(d[0].best, 1u);
+    ASSERT_EQ(d[0].times.size(), 2u);
+    EXPECT_FALSE(d[0].times[0].ms.has_value());
+    EXPECT_TRUE(d[0].times[1].ms.has_value()) << d[0].times[1].failure;
+    EXPECT_TRUE(db.decisions().empty());
+  }
+}
+
 // Without the program that times candidates nothing is measured and the split stays.
 TEST(MeasurePlans, NothingIsJoinedWithoutMeasuring) {
   testlib::TempDir dir("orchid_measure_split_off");

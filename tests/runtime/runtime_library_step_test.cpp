@@ -650,6 +650,19 @@ TEST(OnednnStep, PostOpsAfterAViewOfTheResult) {
                          "%y4 : f32[3,4,5] = elementwise(%y3, %scale) { mul(%y3[i0, i1, i2], %scale[i2]) }");
   EXPECT_EQ(post_op_names(cols), (std::vector<std::string>{"bias", "sum", "relu", "binary mul [1,5]"}));
   check_onednn(cols, 37, 8, {false, true});
+  // A conv's result viewed as tokens, then its residual: oneDNN's sum post-op, the residual
+  // read in the conv's output shape.
+  ir::Graph conv = ir::parse_graph(R"(graph @step {
+  input %x : f32[1,3,6,6]
+  input %w : f32[8,3,3,3]
+  input %r : f32[1,8,36]
+  %c : f32[1,8,6,6] = conv(%x, %w) {strides=[1,1], dilations=[1,1], pads_begin=[1,1], pads_end=[1,1], groups=1}
+  %v : f32[1,8,36] = view(%c)
+  %y : f32[1,8,36] = elementwise(%v, %r) { add(%v[i0, i1, i2], %r[i0, i1, i2]) }
+  output %y
+})");
+  EXPECT_EQ(post_op_names(conv), (std::vector<std::string>{"sum"}));
+  for (bool constant_w : {false, true}) check_onednn(conv, 38, 27, {false, constant_w});
   ir::Graph positions = layer("input %pos : f32[4,5]",
                               "%y4 : f32[3,4,5] = elementwise(%y3, %pos) { add(%y3[i0, i1, i2], %pos[i1, i2]) }");
   EXPECT_NE(library_step_unsupported("onednn", positions).find("reads an operand whose broadcast over [3,4,5] is none "
