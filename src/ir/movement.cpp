@@ -83,10 +83,10 @@ std::vector<ReshapeGroup> reshape_groups(const Dims& from, const Dims& to) {
   return out;
 }
 
-Dims broadcast_before_reshape(const Dims& dims, const Dims& from, const Dims& to) {
-  if (dims.size() != to.size() || numel(from) != numel(to) || numel(from) == 0) return {};
+std::optional<Dims> broadcast_before_reshape(const Dims& dims, const Dims& from, const Dims& to) {
+  if (dims.size() != to.size() || numel(from) != numel(to) || numel(from) == 0) return std::nullopt;
   for (size_t k = 0; k < to.size(); ++k)
-    if (dims[k] != 1 && dims[k] != to[k]) return {};
+    if (dims[k] != 1 && dims[k] != to[k]) return std::nullopt;
   Dims out(from.size(), 1);
   for (const ReshapeGroup& grp : reshape_groups(from, to)) {
     bool all = true, none = true;
@@ -94,7 +94,7 @@ Dims broadcast_before_reshape(const Dims& dims, const Dims& from, const Dims& to
       all = all && dims[k] == to[k];
       none = none && dims[k] == 1;
     }
-    if (!all && !none) return {};
+    if (!all && !none) return std::nullopt;
     if (all)
       for (size_t k : grp.from) out[k] = from[k];
   }

@@ -39,9 +39,9 @@ std::vector<ReshapeGroup> reshape_groups(const Dims& from, const Dims& to);
 
 // An operand broadcast over `to` (dims: to's rank, each dim 1 or to's) as the same dense data
 // broadcast over `from`, of which `to` is a reshape: per reshape group, the operand spans all
-// of the group's dims or none of them. Empty where it spans part of a group (a [1, S, N]
+// of the group's dims or none of them. Nullopt where it spans part of a group (a [1, S, N]
 // operand over [B, S, N] seen as [B·S, N] with B > 1).
-Dims broadcast_before_reshape(const Dims& dims, const Dims& from, const Dims& to);
+std::optional<Dims> broadcast_before_reshape(const Dims& dims, const Dims& from, const Dims& to);
 
 // The strides at which `to` (a reshape of a tensor of shape `from` read at `from_strides`,
 // elements in row-major order) reads the same memory, or nullopt where no strides can (a

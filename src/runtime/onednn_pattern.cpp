@@ -358,11 +358,12 @@ std::string push_post_op(Walk& w, ir::NodeId n, PostOp op) {
   if (auto* b = std::get_if<BinaryPostOp>(&op)) {
     if (w.permuted) return node_str(w.g, n) + " reads an operand after a permutation of the result";
     if (shape != w.pattern->out) {
-      b->dims = ir::broadcast_before_reshape(b->dims, w.pattern->out, shape);
-      if (b->dims.empty())
+      std::optional<ir::Dims> dims = ir::broadcast_before_reshape(b->dims, w.pattern->out, shape);
+      if (!dims)
         return node_str(w.g, n) + " reads an operand whose broadcast over " + ir::dims_str(shape) +
                " is none over the linear result " + ir::dims_str(w.pattern->out);
-      b->operand.shape = b->dims;  // the same dense bytes
+      b->dims = *dims;
+      b->operand.shape = *dims;  // the same dense bytes
     }
   }
   w.pattern->post_ops.push_back(op);
