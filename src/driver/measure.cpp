@@ -121,6 +121,16 @@ bool constant_conv_weights(const ir::Graph& g, const StepChoice& s) {
   return false;
 }
 
+// An option's time: the sum of its steps' times, or the first failure among them.
+CandidateTime summed(const std::vector<CandidateTime>& steps) {
+  CandidateTime sum{0.0, !steps.empty() && steps.front().cached, ""};
+  for (const CandidateTime& t : steps) {
+    if (!t.ms) return t;
+    *sum.ms += *t.ms;
+  }
+  return sum;
+}
+
 }  // namespace
 
 std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<std::vector<std::vector<StepChoice>>>& choices,
@@ -150,13 +160,13 @@ std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<st
     if (best < items.size()) {
       out[c] = {best, {}, true};
       for (const std::vector<TimedArtifact>& steps : items) {
-        CandidateTime& t = out[c].times.emplace_back(CandidateTime{0.0, true, ""});
-        for (const TimedArtifact& step : steps)
-          if (std::optional<tune::Measurement> m = o.db->lookup(o.target, step.key, step.impl); m && t.ms) {
-            *t.ms += m->median_ns * 1e-6;
-          } else {
-            t = {std::nullopt, true, "not in the database"};
-          }
+        std::vector<CandidateTime> stored;
+        for (const TimedArtifact& step : steps) {
+          std::optional<tune::Measurement> m = o.db->lookup(o.target, step.key, step.impl);
+          stored.push_back(m ? CandidateTime{m->median_ns * 1e-6, true, ""}
+                             : CandidateTime{std::nullopt, true, "not in the database"});
+        }
+        out[c].times.push_back(summed(stored));
       }
       continue;
     }
@@ -174,14 +184,9 @@ std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<st
   for (size_t c = 0; c < choices.size(); ++c) {
     if (out[c].decided_before) continue;
     for (const std::vector<size_t>& where : at[c]) {
-      CandidateTime& sum = out[c].times.emplace_back(CandidateTime{0.0, false, ""});
-      for (size_t i : where)
-        if (!t[i].ms) {
-          sum = t[i];
-          break;
-        } else {
-          *sum.ms += *t[i].ms;
-        }
+      std::vector<CandidateTime> steps;
+      for (size_t i : where) steps.push_back(t[i]);
+      out[c].times.push_back(summed(steps));
     }
     out[c].best = fastest(out[c].times);
     bool all_ran = std::all_of(out[c].times.begin(), out[c].times.end(), [](const CandidateTime& t) { return t.ms; });

@@ -173,11 +173,11 @@ std::vector<TimedChoice> choose_fastest(const ir::Graph& g, const std::vector<st
 // A matmul kernel that implement() split around a oneDNN step (the product with the post-ops
 // oneDNN takes, then the rest generated: a product and an activation oneDNN has no post-op
 // for) is measured whole as well, as one generated kernel, against the split's steps as
-// chosen (choose_fastest, the split's
-// time the sum of its steps'). Where the whole kernel is faster it replaces the split
-// in `chosen` (the steps of `kernels` in order, as choose_by_measuring left those of `each`,
-// implement_each's). Returns the steps as implemented before any choice, aligned with the new
-// `chosen`: joined(each), with the whole kernels in place of the splits they replaced.
+// chosen (choose_fastest, the split's time the sum of its steps'). Where the whole kernel is
+// faster it replaces the split in `chosen` (the steps of `kernels` in order, as
+// choose_by_measuring left those of `each`, implement_each's). Returns the steps as
+// implemented before any choice, aligned with the new `chosen`: joined(each), with the whole
+// kernels in place of the splits they replaced.
 // Convolution kernels are left split: their oneDNN steps may keep layout chains that a kernel
 // measured alone does not see.
 std::vector<StepChoice> choose_whole_over_split(const ir::Graph& g, const std::vector<tile::Kernel>& kernels,

@@ -228,7 +228,8 @@ std::optional<PostOp> match_gelu_erf(const Expr& e, const BodyContext& c) {
     std::vector<Expr> inner;
     double scale = 1;
     product_factors(one->first.arg(0), inner, scale);
-    if (inner.size() == 1 && is_x(inner[0], c) && near(scale, 1 / std::numbers::sqrt2)) return eltwise(EltwiseAlg::GeluErf);
+    if (inner.size() == 1 && is_x(inner[0], c) && near(scale, 1 / std::numbers::sqrt2))
+      return eltwise(EltwiseAlg::GeluErf);
   }
   return std::nullopt;
 }
@@ -249,6 +250,7 @@ struct Walk {
   bool permuted = false;           // one of them permutes: no further binary post-op
   std::map<size_t, size_t> reads;  // links (by chain index) that a composed post-op reads more than once
   int32_t next = 0;                // the next node to walk (a composed post-op takes several)
+  std::vector<std::vector<ir::NodeId>> users;  // by value id (Graph::users)
 };
 
 std::string node_str(const ir::Graph& g, ir::NodeId n) {
@@ -370,25 +372,32 @@ std::string push_post_op(Walk& w, ir::NodeId n, PostOp op) {
   return "";
 }
 
-// Nodes first.. first+count-1 as one body of the previous result X (slot 0), in f32: each an
-// f32 elementwise primitive over X's shape reading X, constants and results of the nodes
-// before it in the group, at the identity index; the results but the last read only inside
-// the group. Sets `x_reads` to the number of the group's nodes reading X.
-std::optional<Expr> composed_body(const Walk& w, int32_t first, int32_t count, size_t& x_reads) {
+// The most nodes a composed post-op spans.
+constexpr int32_t kMaxComposed = 5;
+
+// The bodies of nodes first, first + 1, .. (at most kMaxComposed) over the previous result X
+// (slot 0), in f32, for as long as each is an f32 elementwise primitive over X's shape that
+// reads X, constants and the results of the nodes before it at the identity index: body k is
+// node first + k's with those results' bodies in place of their loads. x_reads[k]: how many
+// of the nodes first.. first + k read X.
+struct ComposedBodies {
+  std::vector<Expr> bodies;
+  std::vector<size_t> x_reads;
+};
+ComposedBodies composed_bodies(const Walk& w, int32_t first) {
+  ComposedBodies out;
   const ir::Graph& g = w.g;
   const ir::Dims& shape = g.type(w.chain.back()).shape;
-  if (w.pattern->dtype != ir::DType::F32 || first + count > g.num_nodes()) return std::nullopt;
+  if (w.pattern->dtype != ir::DType::F32) return out;
   std::vector<Expr> x_index;
   for (size_t k = 0; k < shape.size(); ++k) x_index.push_back(ir::dvar(static_cast<int32_t>(k)));
   const Expr x = ir::load(0, ir::DType::F32, x_index);
   std::map<int32_t, Expr> results;  // by value id
-  auto users = g.users();
-  x_reads = 0;
-  for (int32_t j = first; j < first + count; ++j) {
+  for (int32_t j = first; j < first + kMaxComposed && j < g.num_nodes(); ++j) {
     const ir::Primitive& p = g.node(ir::NodeId(j));
     if (p.op != ir::PrimOp::Elementwise || p.outputs.size() != 1 || p.bodies.size() != 1 || p.domain != shape ||
         g.type(p.outputs[0]).dtype != ir::DType::F32)
-      return std::nullopt;
+      break;
     bool ok = true, reads_x = false;
     Expr body = ir::map_post(p.bodies[0], [&](const Expr& e) {
       if (e.op() != ExprOp::Load) return e;
@@ -399,31 +408,38 @@ std::optional<Expr> composed_body(const Walk& w, int32_t first, int32_t count, s
       reads_x = reads_x || v == w.chain.back();
       return v == w.chain.back() ? x : it->second;
     });
-    if (!ok) return std::nullopt;
-    x_reads += reads_x ? 1 : 0;
-    ir::ValueId out = p.outputs[0];
-    if (j + 1 < first + count) {  // read by later nodes of the group only
-      for (ir::NodeId u : users[static_cast<size_t>(out.v)]) ok = ok && u.v > j && u.v < first + count;
-      ok = ok && std::find(g.outputs().begin(), g.outputs().end(), out) == g.outputs().end();
-    }
-    if (!ok) return std::nullopt;
-    results.emplace(out.v, body);
+    if (!ok) break;
+    results.emplace(p.outputs[0].v, body);
+    out.bodies.push_back(body);
+    out.x_reads.push_back((out.x_reads.empty() ? 0 : out.x_reads.back()) + (reads_x ? 1 : 0));
   }
-  return results.at(g.node(ir::NodeId(first + count - 1)).outputs[0].v);
+  return out;
+}
+
+// Whether the results of nodes first.. first + count - 2 are read by later nodes of the group
+// first.. first + count - 1 only (and are no graph outputs).
+bool read_inside(const Walk& w, int32_t first, int32_t count) {
+  const std::vector<ir::ValueId>& outputs = w.g.outputs();
+  for (int32_t j = first; j + 1 < first + count; ++j) {
+    ir::ValueId v = w.g.node(ir::NodeId(j)).outputs[0];
+    if (std::find(outputs.begin(), outputs.end(), v) != outputs.end()) return false;
+    for (ir::NodeId u : w.users[static_cast<size_t>(v.v)])
+      if (u.v <= j || u.v >= first + count) return false;
+  }
+  return true;
 }
 
 // A post-op that several nodes from n on compute together (GELU as its exporters write it,
 // swish as sigmoid then mul), tried before n alone: the largest group whose composed body
 // a matcher takes. Returns the number of nodes taken (0: none).
 int32_t add_composed_post_op(Walk& w, ir::NodeId n) {
-  constexpr int32_t kMaxNodes = 5;
-  for (int32_t count = kMaxNodes; count >= 2; --count) {
-    size_t x_reads = 0;
-    std::optional<Expr> body = composed_body(w, n.v, count, x_reads);
-    if (!body) continue;
-    BodyContext c{0, w.g.type(w.chain.back()).shape, {std::nullopt}};
+  ComposedBodies c = composed_bodies(w, n.v);
+  BodyContext context{0, w.g.type(w.chain.back()).shape, {std::nullopt}};
+  for (auto count = static_cast<int32_t>(c.bodies.size()); count >= 2; --count) {
+    if (!read_inside(w, n.v, count)) continue;
     for (Matcher m : kMatchers)
-      if (auto op = m(*body, c); op && push_post_op(w, n, *op).empty()) {
+      if (auto op = m(c.bodies[static_cast<size_t>(count - 1)], context); op && push_post_op(w, n, *op).empty()) {
+        size_t x_reads = c.x_reads[static_cast<size_t>(count - 1)];
         if (x_reads != 1) w.reads[w.chain.size() - 1] = x_reads;
         w.chain.push_back(w.g.node(ir::NodeId(n.v + count - 1)).outputs[0]);
         return count;
@@ -520,12 +536,11 @@ std::string check_chain_uses(const Walk& w) {
   if (!w.pattern) return "no matmul or conv primitive";
   if (w.g.outputs().size() != 1 || w.g.outputs()[0] != w.chain.back())
     return "the graph's outputs are not exactly the result of the linear chain";
-  auto users = w.g.users();
   for (size_t k = 0; k < w.chain.size(); ++k) {
-    size_t uses = users[static_cast<size_t>(w.chain[k].v)].size();
-    bool last = k + 1 == w.chain.size();
+    size_t uses = w.users[static_cast<size_t>(w.chain[k].v)].size();
     auto reads = w.reads.find(k);
-    if (uses != (last ? 0u : reads == w.reads.end() ? 1u : reads->second)) return ir::print_value_name(w.g.value(w.chain[k]).name) + " is read outside the chain";
+    size_t expected = k + 1 == w.chain.size() ? 0 : reads == w.reads.end() ? 1 : reads->second;
+    if (uses != expected) return ir::print_value_name(w.g.value(w.chain[k]).name) + " is read outside the chain";
   }
   return "";
 }
@@ -637,7 +652,7 @@ const char* alg_name(EltwiseAlg a) {
 ir::Dims strides_of(const Operand& o) { return o.strides.empty() ? ir::row_major_strides(o.shape) : o.strides; }
 
 PatternMatch match_linear_pattern(const ir::Graph& g, StepDtypes dtypes) {
-  Walk w{g, dtypes == StepDtypes::F32AndHalf, input_leaves(g), std::nullopt, {}, {}, false, {}, 0};
+  Walk w{g, dtypes == StepDtypes::F32AndHalf, input_leaves(g), std::nullopt, {}, {}, false, {}, 0, g.users()};
   if (std::string why = walk(w); !why.empty()) return {std::nullopt, "onednn: " + why};
   merge_linear_post_ops(w.pattern->post_ops);
   if (std::string why = repeated_eltwise_problem(w.pattern->post_ops); !why.empty())
