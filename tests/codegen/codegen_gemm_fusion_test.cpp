@@ -4,7 +4,7 @@
 // layernorm over them, bias + tanh as two primitives, a relu of a matmul that is an output
 // too, a bias read through a view), at the sizes M, N, K = 1, 7, 17, 100 and 1000 in turn, under default
 // and random schedules, match the reference interpreter; row reductions get tasks of whole
-// rows.
+// rows; attention with its projection is one kernel of three products.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -165,6 +165,42 @@ TEST(GemmFusion, RowReductionsGetTasksOfWholeRows) {
   ir::Graph plain = ir::parse_graph(fused_graph(128, 3072, 768, Prologue::Chain, Epilogue::Residual));
   Schedule p = default_schedule(plain, whole_kernel(plain), 2);
   EXPECT_LE(p.tile[2], 512);
+}
+
+// Attention as one kernel, its query projected in it: a 2-D product, then Q Kᵀ over
+// [1, heads, s, t] (the kernel's GEMM anchor is the last product, of another rank than the
+// first), softmax over its rows, and P V. The default schedule takes tasks of whole rows of
+// the scores; it and random schedules match the interpreter.
+std::string attention_graph(int64_t s, int64_t t, int64_t d) {
+  std::string q2 = shape({s, d}), sc = shape({1, 1, s, t}), row = shape({1, 1, s, 1});
+  std::string g = "graph @attention {\n";
+  g += "  input %x : " + q2 + "\n  input %w : " + shape({d, d}) + "\n";
+  g += "  input %k : " + shape({1, 1, t, d}) + "\n  input %v : " + shape({1, 1, t, d}) + "\n";
+  g += "  %q2 : " + q2 + " = matmul(%x, %w) {trans_a=false, trans_b=false}\n";
+  g += "  %q : " + shape({1, 1, s, d}) + " = view(%q2)\n";
+  g += "  %y : " + sc + " = matmul(%q, %k) {trans_a=false, trans_b=true}\n";
+  g += "  %mx : " + row + " = reduce max(%y) over [" + std::to_string(t) + "] { %y[i0, i1, i2, r0] }\n";
+  g += "  %e : " + sc + " = elementwise(%y, %mx) { exp(sub(%y[i0, i1, i2, i3], %mx[i0, i1, i2, 0])) }\n";
+  g += "  %sm : " + row + " = reduce sum(%e) over [" + std::to_string(t) + "] { %e[i0, i1, i2, r0] }\n";
+  g += "  %p : " + sc + " = elementwise(%e, %sm) { div(%e[i0, i1, i2, i3], %sm[i0, i1, i2, 0]) }\n";
+  g += "  %o : " + shape({1, 1, s, d}) + " = matmul(%p, %v) {trans_a=false, trans_b=false}\n";
+  return g + "  output %o\n}\n";
+}
+
+TEST(GemmFusion, AttentionWithItsProjectionIsOneKernel) {
+  ir::Graph g = ir::parse_graph(attention_graph(512, 64, 32));
+  Schedule d = default_schedule(g, whole_kernel(g), 2);
+  ASSERT_EQ(d.tile.size(), 4u);
+  EXPECT_EQ(d.tile[3], 32);  // the output's whole rows: the scores' rows are reduced whole
+  std::vector<Case> cases;
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    auto pick = [seed](const ir::Graph& gr, const tile::Kernel& k, Rng& rng) {
+      return seed == 0 ? default_schedule(gr, k, 2) : random_schedule(gr, k, rng);
+    };
+    cases.push_back(make_case(99900 + seed, attention_graph(seed == 3 ? 37 : 512, seed == 3 ? 23 : 64, 32), pick,
+                              "orc_att" + std::to_string(seed)));
+  }
+  check_cases(cases);
 }
 
 }  // namespace

@@ -226,14 +226,21 @@ ir::Dims gemm_tiles(const ir::Dims& shape, const GemmFactors& f, int cores) {
   return tile;
 }
 
+// A kernel's anchor computed by the GEMM micro-kernel: its primitive and factors.
+struct GemmAnchor {
+  ir::NodeId node;
+  GemmFactors f;
+};
+
 // Whether the tasks of schedule s compute more columns of the kernel's GEMM than their tiles
 // hold: a reduction along its rows in the kernel (a softmax after a matmul) needs whole rows,
 // so every task cutting them would compute the whole rows again.
-bool gemm_recomputes_columns(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, const GemmFactors& f) {
+bool gemm_recomputes_columns(const ir::Graph& g, const tile::Kernel& k, const Schedule& s, const GemmAnchor& a) {
   KernelLowering kl = lower_kernel(g, k, s);
   if (kl.tasks == 0) return false;
   for (const NodeLowering& nl : kl.nodes)
-    if (nl.gemm) return first_task(nl.hi[f.n], kl) - first_task(nl.lo[f.n], kl) > s.tile[f.n];
+    if (nl.node == a.node)
+      return nl.gemm && first_task(nl.hi[a.f.n], kl) - first_task(nl.lo[a.f.n], kl) > s.tile[a.f.n];
   return false;
 }
 
@@ -251,10 +258,12 @@ ir::Dims whole_row_tiles(const ir::Dims& shape, const GemmFactors& f, int cores)
 }
 
 // The primitive computing the kernel's anchor (of `shape`) with the GEMM micro-kernel, if any.
-std::optional<GemmFactors> gemm_anchor(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
+// A kernel may hold other products before it (attention's two), of other shapes and ranks.
+std::optional<GemmAnchor> gemm_anchor(const ir::Graph& g, const tile::Kernel& k, const ir::Dims& shape) {
   for (ir::NodeId n : k.nodes) {
     const ir::Primitive& p = g.node(n);
-    if (p.domain == shape && uses_gemm(g, p, Schedule{})) return gemm_factors(g, p);
+    if (p.domain != shape || !uses_gemm(g, p, Schedule{})) continue;
+    if (std::optional<GemmFactors> f = gemm_factors(g, p)) return GemmAnchor{n, *f};
   }
   return std::nullopt;
 }
@@ -320,9 +329,9 @@ Schedule default_schedule(const ir::Graph& g, const tile::Kernel& k, int cores) 
   int64_t written = 0;
   for (ir::ValueId v : k.outputs) written += g.type(v).numel() * ir::dtype_bytes(g.type(v).dtype);
   s.stream = written >= kStreamBytes;
-  if (std::optional<GemmFactors> f = gemm_anchor(g, k, shape)) {
-    s.tile = gemm_tiles(shape, *f, std::max(1, cores));
-    if (gemm_recomputes_columns(g, k, s, *f)) s.tile = whole_row_tiles(shape, *f, std::max(1, cores));
+  if (std::optional<GemmAnchor> a = gemm_anchor(g, k, shape)) {
+    s.tile = gemm_tiles(shape, a->f, std::max(1, cores));
+    if (gemm_recomputes_columns(g, k, s, *a)) s.tile = whole_row_tiles(shape, a->f, std::max(1, cores));
     return s;
   }
   const double work = work_per_element(g, k, shape);
