@@ -223,10 +223,13 @@ std::vector<std::vector<StepChoice>> implement_each(const ir::Graph& g, const st
   for (const tile::Kernel& k : kernels) {
     StepChoice s = make_choice(g, k, libs);
     if (!cpu && s.kind == StepKind::Reference) refuse_opaque_on_gpu(g, s);
-    bool linear = false;
-    for (ir::NodeId n : s.kernel.nodes) linear |= g.node(n).kind() == ir::PrimKind::Linear;
-    std::vector<StepChoice> parts =
-        libs != Libraries::None && s.kind == StepKind::Generated && linear ? split_linear(g, s, libs) : std::vector{s};
+    int linear = 0;
+    for (ir::NodeId n : s.kernel.nodes) linear += g.node(n).kind() == ir::PrimKind::Linear;
+    // A kernel of several products (orchestrate/chains.h) was proposed to keep what passes
+    // between them in cache: it is generated whole.
+    std::vector<StepChoice> parts = libs != Libraries::None && s.kind == StepKind::Generated && linear == 1
+                                        ? split_linear(g, s, libs)
+                                        : std::vector{s};
     std::vector<StepChoice>& steps = out.emplace_back();
     for (StepChoice& p : parts) {
       std::vector<StepChoice> more =

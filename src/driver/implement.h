@@ -29,8 +29,9 @@ struct StepChoice {
 };
 
 // Linear kernels go to oneDNN where it can run them (one matmul or conv and the post-ops it
-// supports, f32); a linear kernel oneDNN cannot run whole is split into the linear primitive
-// with the post-ops oneDNN takes (oneDNN) and the rest (generated) when that works; kernels
+// supports, f32); a kernel of one product that oneDNN cannot run whole is split into the linear
+// primitive with the post-ops oneDNN takes (oneDNN) and the rest (generated) when that works;
+// a kernel of several products (orchestrate/chains.h) is generated whole; kernels
 // with an opaque primitive go to the interpreter; a lone view whose output has the input's
 // bytes to an alias; all others to generated code. A view a generated kernel would compute as
 // an output (of a value it computes, read by nothing else in it) becomes an alias step after

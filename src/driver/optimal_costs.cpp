@@ -114,6 +114,17 @@ void describe(const ir::Graph& g, const OptimalPlan& p, std::vector<std::string>
                     std::to_string(fallbacks) + " subgraphs left one kernel per primitive)");
   for (const orchestrate::PruneRow& row : r.pruning)
     notes.push_back("pruning rule " + row.rule + ": " + std::to_string(row.before) + " → " + std::to_string(row.after));
+  if (r.chains > 0) {
+    int chosen = 0;
+    for (const tile::Kernel& k : r.kernels) {
+      int products = 0;
+      for (ir::NodeId n : k.nodes) products += g.node(n).kind() == ir::PrimKind::Linear;
+      chosen += products > 1;
+    }
+    notes.push_back("candidates across products (attention's two with the softmax between): " + std::to_string(r.chains) +
+                    " (" + std::to_string(r.chains_left_out) + " across subgraphs, left out), " +
+                    std::to_string(chosen) + " chosen");
+  }
 }
 
 // A kernel named by the model nodes its primitives come from, in graph order, at most three.

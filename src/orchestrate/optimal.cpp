@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ir/stats.h"
+#include "orchestrate/chains.h"
 #include "support/error.h"
 #include "support/parallel.h"
 #include "target/roofline.h"
@@ -112,6 +113,18 @@ std::vector<Candidate> extra_candidates(const ir::Graph& g, const LocalGraph& lg
   return out;
 }
 
+// The partition options with the node range of each extra candidate and chain kept whole.
+PartitionOptions kept_whole(const OptimalOptions& o, const std::vector<tile::Kernel>& chains) {
+  PartitionOptions p = o.partition;
+  for (const std::vector<tile::Kernel>* ks : {&o.extra, &chains})
+    for (const tile::Kernel& k : *ks)
+      if (!k.nodes.empty()) {
+        auto [lo, hi] = std::minmax_element(k.nodes.begin(), k.nodes.end());
+        p.keep_whole.push_back({lo->v, hi->v});
+      }
+  return p;
+}
+
 // The problem's exact text (costs by their bits): equal keys, equal solves.
 std::string problem_key(const BlpProblem& p) {
   std::string key;
@@ -144,7 +157,8 @@ struct OptimalSolver::Enumerated {
 };
 
 OptimalSolver::Enumerated OptimalSolver::enumerate_subgraph(const ir::Graph& g, const Subgraph& sg,
-                                                            const OptimalOptions& o) {
+                                                            const OptimalOptions& o,
+                                                            const std::vector<tile::Kernel>& chains) {
   auto start = std::chrono::steady_clock::now();
   Enumerated e;
   SubgraphStats& st = e.stats;
@@ -161,6 +175,9 @@ OptimalSolver::Enumerated OptimalSolver::enumerate_subgraph(const ir::Graph& g, 
   std::vector<Candidate> extra = extra_candidates(g, e.lg, o.extra);
   st.extra = static_cast<int32_t>(extra.size());
   for (Candidate& c : extra) e.cs.candidates.push_back(std::move(c));
+  std::vector<Candidate> chained = extra_candidates(g, e.lg, chains);
+  st.chains = static_cast<int32_t>(chained.size());
+  for (Candidate& c : chained) e.cs.candidates.push_back(std::move(c));
   std::sort(e.cs.candidates.begin(), e.cs.candidates.end(),
             [](const Candidate& a, const Candidate& b) { return kernel_before(a.kernel, b.kernel); });
   st.enumerate_seconds = seconds_since(start);
@@ -230,15 +247,19 @@ void OptimalSolver::take_solve(PricedSubgraph& ps, const BlpResult& r, bool solv
   res.optimal = res.optimal && st.optimal;
   add_pruning(res.pruning, ps.pruning);
   res.extra_left_out -= st.extra;
+  res.chains_left_out -= st.chains;
   res.subgraphs.push_back(st);
 }
 
 OptimalSolver::OptimalSolver(const ir::Graph& g, OptimalOptions o)
-    : g_(g), options_(std::move(o)), partition_(partition_graph(g, options_.partition)) {
+    : g_(g),
+      options_(std::move(o)),
+      chains_(options_.chains ? linear_chains(g) : std::vector<tile::Kernel>{}),
+      partition_(partition_graph(g, kept_whole(options_, chains_))) {
   subgraph_of_.assign(static_cast<size_t>(g.num_nodes()), -1);
   for (size_t i = 0; i < partition_.subgraphs.size(); ++i) {
     for (ir::NodeId n : partition_.subgraphs[i].nodes) subgraph_of_[static_cast<size_t>(n.v)] = static_cast<int32_t>(i);
-    enumerated_.push_back(std::make_unique<Enumerated>(enumerate_subgraph(g, partition_.subgraphs[i], options_)));
+    enumerated_.push_back(std::make_unique<Enumerated>(enumerate_subgraph(g, partition_.subgraphs[i], options_, chains_)));
   }
 }
 
@@ -277,6 +298,8 @@ OptimalResult OptimalSolver::solve(const CostOracle& cost, const std::vector<std
   for (size_t i : fresh)
     if (solved_.at(priced[i].key).solver_failures > 0) solved_.erase(priced[i].key);
   res.extra_left_out += static_cast<int32_t>(options_.extra.size());
+  res.chains = static_cast<int32_t>(chains_.size());
+  res.chains_left_out += res.chains;
   check_plan(g_, res.kernels);
   res.seconds = seconds_since(start);
   return res;

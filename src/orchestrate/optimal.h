@@ -1,6 +1,7 @@
 // The optimal orchestration strategy (Korch §4; DESIGN.md "orchestrate", "Cost loop"):
 // partition the primitive graph (partition.h), enumerate each subgraph's execution states and
-// candidate kernels with their output sets (states.h), prune them by the rule table, price
+// candidate kernels with their output sets (states.h), prune them by the rule table, add the
+// candidates across linear primitives (chains.h) and other generators' (extra), price
 // each with a cost oracle, and choose the cheapest schedulable cover by binary linear
 // programming (blp.h). Kernels may write several values, and a primitive may be computed in
 // more than one kernel (redundant computation) when that is cheaper.
@@ -54,6 +55,9 @@ struct OptimalOptions {
   // BLPs solved at once (each solve in child processes of its own, solve_blp); the plan does
   // not depend on it.
   int solve_jobs = 2;
+  // Candidates across linear primitives (chains.h: attention's two products with the softmax
+  // between), found in the graph and joined to their subgraph's BLP as the extra ones are.
+  bool chains = true;
   // Candidates that other generators propose (the superoptimizer's μGraph kernels: convex,
   // each output a value its nodes produce). Each joins the BLP of the subgraph that holds all
   // its nodes, beside the enumerated candidates, priced by the same oracle; no pruning rule
@@ -69,6 +73,7 @@ struct SubgraphStats {
   int64_t node_sets = 0;       // convex sets that passed the node-set rules
   int64_t candidates = 0;      // priced candidates (node set + output set): BLP variables
   int32_t extra = 0;           // of them, OptimalOptions::extra ones
+  int32_t chains = 0;          // of them, chains (chains.h)
   int64_t columns = 0;         // variables left after removing those that can never run
   int64_t rows = 0;            // constraints of the last solve
   int rounds = 0;              // solves
@@ -95,6 +100,8 @@ struct OptimalResult {
   std::vector<SubgraphStats> subgraphs;
   std::vector<PruneRow> pruning;      // summed over subgraphs; "finite-cost" last
   int32_t extra_left_out = 0;         // OptimalOptions::extra candidates in no single subgraph
+  int32_t chains = 0;                 // chains found in the graph (chains.h)
+  int32_t chains_left_out = 0;        // of them, those in no single subgraph
   double seconds = 0;                 // the whole orchestration (OptimalSolver::solve: its pricing and solves)
 };
 
@@ -128,13 +135,15 @@ class OptimalSolver {
  private:
   struct Enumerated;
   struct PricedSubgraph;
-  static Enumerated enumerate_subgraph(const ir::Graph& g, const Subgraph& sg, const OptimalOptions& o);
+  static Enumerated enumerate_subgraph(const ir::Graph& g, const Subgraph& sg, const OptimalOptions& o,
+                                       const std::vector<tile::Kernel>& chains);
   PricedSubgraph price_subgraph(size_t i, const CostOracle& cost, const std::vector<tile::Kernel>* fallback) const;
   // Appends the subgraph's chosen kernels and statistics under the solve `r` to `res`.
   void take_solve(PricedSubgraph& ps, const BlpResult& r, bool solved_before, OptimalResult& res) const;
 
   const ir::Graph& g_;
   OptimalOptions options_;
+  std::vector<tile::Kernel> chains_;  // linear_chains(g) where options_.chains
   Partition partition_;
   std::vector<int32_t> subgraph_of_;                   // per node
   std::vector<std::unique_ptr<Enumerated>> enumerated_;  // per subgraph
@@ -149,6 +158,9 @@ class OptimalSolver {
 // Recomputation is allowed: a node may be in several kernels. Kernels' outputs need not be
 // read by anyone (a plan may write more than it must).
 std::vector<std::string> plan_problems(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
+
+// Whether no path leaves the kernel's nodes and re-enters them (each node must exist).
+bool is_convex(const ir::Graph& g, const tile::Kernel& k);
 
 // InternalError listing plan_problems unless there are none.
 void check_plan(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);

@@ -15,9 +15,11 @@ namespace {
 struct Liveness {
   std::vector<int32_t> producer;
   std::vector<int32_t> last_reader;
-  std::vector<int64_t> crossing;  // per position i in [0, n]: values with producer < i <= last reader
+  // Per position i in [0, n]: values with producer < i <= last reader, plus kInsideKept per
+  // keep_whole range around it.
+  std::vector<int64_t> crossing;
 
-  explicit Liveness(const ir::Graph& g)
+  Liveness(const ir::Graph& g, const std::vector<std::pair<int32_t, int32_t>>& keep_whole)
       : producer(static_cast<size_t>(g.num_values()), -1),
         last_reader(static_cast<size_t>(g.num_values()), -1),
         crossing(static_cast<size_t>(g.num_nodes()) + 2, 0) {
@@ -33,7 +35,11 @@ struct Liveness {
     }
     int64_t live = 0;
     for (size_t i = 0; i < crossing.size(); ++i) crossing[i] = live += delta[i];
+    for (auto [first, last] : keep_whole)
+      for (int32_t i = std::max(first + 1, 0); i <= last && i < g.num_nodes(); ++i)
+        crossing[static_cast<size_t>(i)] += kInsideKept;
   }
+  static constexpr int64_t kInsideKept = int64_t{1} << 32;
 };
 
 // Cut positions inside [a, b) (excluding a and b) for runs of at most `len` nodes.
@@ -86,7 +92,7 @@ Partition partition_graph(const ir::Graph& g, const PartitionOptions& o) {
       << "subgraphs of at most " << o.max_nodes << " nodes (1 to " << kMaxSubgraphNodes << ")";
   Partition part;
   if (g.num_nodes() == 0) return part;
-  Liveness lv(g);
+  Liveness lv(g, o.keep_whole);
   std::vector<std::pair<int32_t, int32_t>> runs;
   split(g, lv, 0, g.num_nodes(), o.max_nodes, o, runs);
   std::vector<bool> graph_output(static_cast<size_t>(g.num_values()), false);

@@ -11,10 +11,12 @@
 // max_nodes nodes minimising first the number of values crossing the cuts (a value crossing
 // k cuts counts k times), then the number of runs; ties go to the earliest cut. A run with
 // more than max_states execution states is split again the same way with half its length
-// (down to single nodes, which have two states).
+// (down to single nodes, which have two states). Cuts inside the keep_whole ranges cost as
+// many values as no graph has.
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -24,6 +26,10 @@ namespace orchid::orchestrate {
 struct PartitionOptions {
   int max_nodes = 32;          // nodes per subgraph (at most kMaxSubgraphNodes)
   int64_t max_states = 1500;   // execution states per subgraph
+  // Node ranges [first, last] (ids) that a cut splits only where no other cut can do: those
+  // of candidates other generators propose (optimal.h), which a cut through would leave out.
+  // A cut inside one counts as 2^32 values crossing.
+  std::vector<std::pair<int32_t, int32_t>> keep_whole;
 };
 
 struct Subgraph {
