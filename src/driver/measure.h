@@ -202,6 +202,12 @@ ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoic
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
                                  const MeasureOptions& options, double alpha = 0.05, int rounds = 15,
                                  int more_rounds = 0);
+// Plans of two graphs computing the same function (a graph rewritten and the graph before).
+ScheduleComparison compare_plans(const ir::Graph& ga, const std::vector<StepChoice>& steps_a,
+                                 const std::vector<std::optional<codegen::cpu::Schedule>>& a, const ir::Graph& gb,
+                                 const std::vector<StepChoice>& steps_b,
+                                 const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
+                                 const MeasureOptions& options, double alpha, int rounds, int more_rounds);
 ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepChoice>& steps,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& b,

@@ -72,7 +72,15 @@ ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoic
                                  const std::vector<StepChoice>& steps_b,
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
                                  const MeasureOptions& o, double alpha, int rounds, int more_rounds) {
-  TimedArtifact ia = plan_item(g, steps_a, build, a), ib = plan_item(g, steps_b, build, b);
+  return compare_plans(g, steps_a, a, g, steps_b, b, build, o, alpha, rounds, more_rounds);
+}
+
+ScheduleComparison compare_plans(const ir::Graph& ga, const std::vector<StepChoice>& steps_a,
+                                 const std::vector<std::optional<codegen::cpu::Schedule>>& a, const ir::Graph& gb,
+                                 const std::vector<StepChoice>& steps_b,
+                                 const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
+                                 const MeasureOptions& o, double alpha, int rounds, int more_rounds) {
+  TimedArtifact ia = plan_item(ga, steps_a, build, a), ib = plan_item(gb, steps_b, build, b);
   return compare_timed(ia, ib, plan_impl() + " " + ia.key + " against " + ib.key, o, alpha, rounds, more_rounds);
 }
 

@@ -482,4 +482,23 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
   return p;
 }
 
+bool rewritten_plan_kept(const ir::Graph& rewritten, const OptimalPlan& p, const std::vector<UGraphSite>& sites,
+                         const ir::Graph& original, const OptimalPlan& q, const BuildOptions& build,
+                         const MeasureOptions& measure, std::string* line) {
+  std::vector<StepChoice> ours =
+      joined(implement_placed(rewritten, mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : sites)));
+  std::vector<StepChoice> theirs = implement(original, q.kernels);
+  ScheduleComparison whole =
+      compare_plans(rewritten, ours, tuned_schedules(rewritten, ours, measure, build.cores), original, theirs,
+                    tuned_schedules(original, theirs, measure, build.cores), build, measure, 0.05, kWholePlanRounds,
+                    kWholePlanRounds);
+  bool keep = whole.failure.empty() ? whole.a_faster : p.measured_seconds <= q.measured_seconds;
+  *line = "measured: kernels alone, the rewritten graph's plan " + fmt("%.4f", p.measured_seconds * 1e3) +
+          " ms, without rewrites " + fmt("%.4f", q.measured_seconds * 1e3) + " ms; whole plans" +
+          (whole.rounds > 0 ? ", " + std::to_string(whole.rounds) + " alternating rounds" : "") + ", Welch's test: " +
+          comparison_line(whole, "the rewritten graph's", "without rewrites") + ": " +
+          (keep ? "rewrites kept" : "rewrites dropped");
+  return keep;
+}
+
 }  // namespace orchid::driver

@@ -128,4 +128,16 @@ OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& targe
                                  const MeasureOptions& measure, int max_rounds = 12,
                                  const std::vector<UGraphSite>& sites = {}, double beat_seconds = INFINITY);
 
+// Whether the rewritten graph's plan `p` (with the superoptimizer's `sites`, where the BLP kept
+// it) goes on rather than the plan `q` of the graph without rewrites: both are timed whole in
+// alternating rounds, and the rewritten graph's is kept where it is faster with significance
+// (Welch's test, as the BLP's plan against greedy's). Kernels timed alone cannot decide this:
+// where the rewrite split a kernel into small ones (greedy's plan of attention with the
+// division after P V), their sum came to 35.1 ms against 36.8 ms, and whole runs to 52 ms
+// against 43. Where the two could not be timed, the lesser sum decides. `line` receives the
+// report's line.
+bool rewritten_plan_kept(const ir::Graph& rewritten, const OptimalPlan& p, const std::vector<UGraphSite>& sites,
+                         const ir::Graph& original, const OptimalPlan& q, const BuildOptions& build,
+                         const MeasureOptions& measure, std::string* line);
+
 }  // namespace orchid::driver

@@ -170,10 +170,10 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   }
   // 5. Orchestration: which primitives run together in one kernel — by rules, or the BLP over
   //    every convex candidate with measured costs (optimal), the superoptimizer's sites among
-  //    them. There the graph without rewrites is orchestrated too, and the one whose plan
-  //    measures faster goes on: roofline prices chose the rewrites, measured ones have the
-  //    last word (its plans are timed whole only where their kernels could beat the rewritten
-  //    graph's plan). Under the rules, each site's μGraph replaces its primitives' kernels.
+  //    them. There the graph without rewrites is orchestrated too: roofline prices chose the
+  //    rewrites, measured ones have the last word — the two graphs' plans timed whole, the
+  //    rewritten graph's kept where it is faster with significance. Under the rules, each
+  //    site's μGraph replaces its primitives' kernels.
   PlacedKernels placed = stages.run("orchestrate", [&] {
     if (o.strategy != orchestrate::Strategy::Optimal)
       return place_ugraph_kernels(g, orchestrate::orchestrate(g, o.strategy), found.sites, &result.superopt);
@@ -182,10 +182,8 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
       OptimalPlan q = orchestrate_measured(*unrewritten, o.target, o.build, o.measure, 12, {},
                                            p.measured_seconds > 0 ? p.measured_seconds : INFINITY);
       if (p.measured_seconds > 0 && q.measured_seconds > 0) {
-        bool keep = p.measured_seconds <= q.measured_seconds;
-        char line[160];
-        std::snprintf(line, sizeof line, "measured: the rewritten graph's plan %.4f ms, without rewrites %.4f ms: %s",
-                      p.measured_seconds * 1e3, q.measured_seconds * 1e3, keep ? "rewrites kept" : "rewrites dropped");
+        std::string line;
+        bool keep = rewritten_plan_kept(g, p, found.sites, *unrewritten, q, o.build, o.measure, &line);
         result.rewrites.push_back(line);
         if (!keep) {
           g = std::move(*unrewritten);

@@ -2,7 +2,8 @@
 // choose_whole_over_split), through the built `orchid` binary: a generated step chosen inside a chain of oneDNN convolutions (whose
 // activations the plan keeps in nChw8c or nhwc) has its whole plan measured against the plan without
 // it, the faster kept, and the times recorded so that a recompile decides alike; a generated
-// step that touches no blocked buffer is left as chosen, with nothing measured.
+// step that touches no blocked buffer is left as chosen, with nothing measured; a rewritten
+// graph goes on only where its plan runs faster whole, whatever its kernels sum to alone.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "driver/artifact.h"
 #include "driver/implement.h"
 #include "driver/measure.h"
+#include "driver/optimal_costs.h"
 #include "driver/plan_builder.h"
 #include "ir/parser.h"
 #include "orchestrate/strategies.h"
@@ -284,6 +286,34 @@ TEST(MeasurePlans, NothingIsJoinedWithoutMeasuring) {
   EXPECT_TRUE(notes.empty());
   EXPECT_EQ(chosen.size(), 2u);
   EXPECT_EQ(before.size(), 2u);
+}
+
+// Eight elementwise steps over 4 MiB each against one kernel of them: the plan of eight is the
+// slower whole, so a "rewritten" graph planned so is dropped even where its kernels' sum (here
+// set by hand) says otherwise, and kept where it is the one kernel.
+TEST(MeasurePlans, TheRewrittenGraphGoesOnWhereItsPlanIsFasterWhole) {
+  std::string text = "graph @chain {\n  input %x : f32[1024,1024]\n";
+  std::string last = "x";
+  for (int i = 0; i < 8; ++i) {
+    std::string v = "e" + std::to_string(i);
+    text += "  %" + v + " : f32[1024,1024] = elementwise(%" + last + ") { add(mul(%" + last + "[i0, i1], 0.5:f32), 0.25:f32) }\n";
+    last = v;
+  }
+  text += "  output %" + last + "\n}\n";
+  testlib::TempDir dir("orchid_measure_plans");
+  Case s = make_case(text.c_str(), dir);
+  OptimalPlan split, fused;
+  split.kernels = orchestrate::orchestrate(s.g, orchestrate::Strategy::Primitive);
+  fused.kernels = orchestrate::orchestrate(s.g, orchestrate::Strategy::Greedy);
+  ASSERT_EQ(split.kernels.size(), 8u);
+  ASSERT_EQ(fused.kernels.size(), 1u);
+  split.measured_seconds = 1e-6;  // alone, the split plan "sums" to less
+  fused.measured_seconds = 1.0;
+  std::string line;
+  EXPECT_FALSE(rewritten_plan_kept(s.g, split, {}, s.g, fused, s.build, s.measure, &line)) << line;
+  EXPECT_NE(line.find("rewrites dropped"), std::string::npos) << line;
+  EXPECT_TRUE(rewritten_plan_kept(s.g, fused, {}, s.g, split, s.build, s.measure, &line)) << line;
+  EXPECT_NE(line.find("rewrites kept"), std::string::npos) << line;
 }
 
 }  // namespace
