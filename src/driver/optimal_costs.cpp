@@ -496,7 +496,7 @@ bool rewritten_plan_kept(const ir::Graph& rewritten, const OptimalPlan& p, const
   *line = "measured: kernels alone, the rewritten graph's plan " + fmt("%.4f", p.measured_seconds * 1e3) +
           " ms, without rewrites " + fmt("%.4f", q.measured_seconds * 1e3) + " ms; whole plans" +
           (whole.rounds > 0 ? ", " + std::to_string(whole.rounds) + " alternating rounds" : "") + ", Welch's test: " +
-          comparison_line(whole, "the rewritten graph's", "without rewrites") + ": " +
+          comparison_line(whole, "the rewritten graph's", "without rewrites") + "; " +
           (keep ? "rewrites kept" : "rewrites dropped");
   return keep;
 }
