@@ -61,7 +61,9 @@ struct OptimalOptions {
   // Candidates that other generators propose (the superoptimizer's μGraph kernels: convex,
   // each output a value its nodes produce). Each joins the BLP of the subgraph that holds all
   // its nodes, beside the enumerated candidates, priced by the same oracle; no pruning rule
-  // applies to it. One whose nodes lie in several subgraphs is left out.
+  // applies to it. The partition keeps the node range of each (and of each chain) whole where
+  // it can (PartitionOptions::keep_whole); one whose nodes still lie in several subgraphs is
+  // left out.
   std::vector<tile::Kernel> extra;
 };
 
