@@ -116,9 +116,10 @@ std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& i
 // (time_rounds: the fastest run of each round a sample), Welch's one-sided test at `alpha`.
 // With `more_rounds`, where those rounds leave a's mean below b's without significance, that
 // many more are timed and the test repeated over all of them; each of the two looks then tests
-// at alpha / 2, so that looking twice keeps the chance of a false "faster" under alpha. The
-// answer is kept in the tuning database as a decision under `key` (not where a round failed),
-// and read back from there (`cached`) without timing.
+// at alpha / 2, so that looking twice keeps the chance of a false "faster" under alpha. Each
+// side's slowest `slowest_dropped` fraction of rounds is left out of the test
+// (tune::without_slowest). The answer is kept in the tuning database as a decision under `key`
+// (not where a round failed), and read back from there (`cached`) without timing.
 struct ScheduleComparison {
   bool a_faster = false;
   double a_ms = 0, b_ms = 0;  // median samples; where read back, the kept one's alone
@@ -132,7 +133,8 @@ struct ScheduleComparison {
 std::string comparison_line(const ScheduleComparison& c, const std::string& a, const std::string& b);
 
 ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b, const std::string& key,
-                                 const MeasureOptions& options, double alpha, int rounds, int more_rounds = 0);
+                                 const MeasureOptions& options, double alpha, int rounds, int more_rounds = 0,
+                                 double slowest_dropped = 0);
 
 // Step `a` alone against step `b` alone (the same kernel, other implementations; each under
 // its tuned schedule where the options use decisions): compare_timed, the decision keyed by
@@ -194,7 +196,8 @@ void choose_by_measuring(const ir::Graph& g, std::vector<StepChoice>& steps, con
                          const MeasureOptions& options, std::vector<std::string>* notes);
 
 // Plan `steps_a` with schedules `a` against plan `steps_b` with `b` (per step; none: the
-// default), both built whole: compare_timed, the decision keyed by both plans.
+// default), both built whole: compare_timed with each side's slowest quarter of rounds left
+// out, the decision keyed by both plans.
 // compare_schedules: one plan's steps under two sets of schedules.
 ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoice>& steps_a,
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& a,

@@ -158,7 +158,8 @@ std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& i
 }
 
 ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b, const std::string& key,
-                                 const MeasureOptions& o, double alpha, int rounds, int more_rounds) {
+                                 const MeasureOptions& o, double alpha, int rounds, int more_rounds,
+                                 double slowest_dropped) {
   ScheduleComparison r;
   if (o.db)
     if (auto d = o.db->decision(o.target, key)) {
@@ -171,13 +172,17 @@ ScheduleComparison compare_timed(const TimedArtifact& a, const TimedArtifact& b,
   std::vector<std::vector<double>> t = time_rounds({a, b}, o, rounds, &r.failure);
   if (!r.failure.empty()) return r;  // not recorded: a failure may pass
   const double look = more_rounds > 0 ? alpha / 2 : alpha;
-  tune::Verdict v = tune::faster_verdict(t[0], t[1], look);
+  auto verdict = [&] {
+    return tune::faster_verdict(tune::without_slowest(t[0], slowest_dropped), tune::without_slowest(t[1], slowest_dropped),
+                                look);
+  };
+  tune::Verdict v = verdict();
   r.rounds = rounds;
   if (v == tune::Verdict::Leaning && more_rounds > 0) {
     std::vector<std::vector<double>> more = time_rounds({a, b}, o, more_rounds, &r.failure);
     if (!r.failure.empty()) return r;
     for (size_t i = 0; i < t.size(); ++i) t[i].insert(t[i].end(), more[i].begin(), more[i].end());
-    v = tune::faster_verdict(t[0], t[1], look);
+    v = verdict();
     r.rounds += more_rounds;
   }
   r.a_faster = v == tune::Verdict::Faster;

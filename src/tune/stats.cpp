@@ -86,6 +86,14 @@ Verdict faster_verdict(const std::vector<double>& a, const std::vector<double>& 
   return w.t < 0 ? Verdict::Leaning : Verdict::NotFaster;
 }
 
+std::vector<double> without_slowest(std::vector<double> samples, double fraction) {
+  std::sort(samples.begin(), samples.end());
+  size_t drop = static_cast<size_t>(std::max(0.0, fraction) * static_cast<double>(samples.size()));
+  drop = std::min(drop, samples.size() > 2 ? samples.size() - 2 : size_t{0});
+  samples.resize(samples.size() - drop);
+  return samples;
+}
+
 std::vector<bool> holm_reject(const std::vector<double>& p, double alpha) {
   std::vector<size_t> order(p.size());
   std::iota(order.begin(), order.end(), 0);

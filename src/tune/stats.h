@@ -35,6 +35,11 @@ double p_faster(const std::vector<double>& a, const std::vector<double>& b);
 enum class Verdict { Faster, Leaning, NotFaster };
 Verdict faster_verdict(const std::vector<double>& a, const std::vector<double>& b, double alpha);
 
+// `samples` without the slowest `fraction` of them (the count rounded down, at most all but
+// two), in increasing order. Load from other processes only ever slows a run: a round it hit
+// says nothing of the code timed, and left in, it moves the mean and widens the spread.
+std::vector<double> without_slowest(std::vector<double> samples, double fraction);
+
 // Holm's step-down procedure: which of the hypotheses with p-values `p` are rejected with a
 // family-wise error rate of at most `alpha`.
 std::vector<bool> holm_reject(const std::vector<double>& p, double alpha);
