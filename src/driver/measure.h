@@ -118,7 +118,8 @@ std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& i
 // many more are timed and the test repeated over all of them; each of the two looks then tests
 // at alpha / 2, so that looking twice keeps the chance of a false "faster" under alpha. Each
 // side's slowest `slowest_dropped` fraction of rounds is left out of the test
-// (tune::without_slowest). The answer is kept in the tuning database as a decision under `key`
+// (tune::without_slowest): that narrows the spread the test sees, so a false "faster" is then
+// somewhat more likely than alpha says; rounds slowed by load had hidden real differences. The answer is kept in the tuning database as a decision under `key`
 // (not where a round failed), and read back from there (`cached`) without timing.
 struct ScheduleComparison {
   bool a_faster = false;

@@ -122,8 +122,8 @@ void describe(const ir::Graph& g, const OptimalPlan& p, std::vector<std::string>
       chosen += products > 1;
     }
     notes.push_back("candidates across products (attention's two with the softmax between): " + std::to_string(r.chains) +
-                    " (" + std::to_string(r.chains_left_out) + " across subgraphs, left out), " +
-                    std::to_string(chosen) + " chosen");
+                    " (" + std::to_string(r.chains_left_out) + " across subgraphs, left out); kernels of several "
+                    "products chosen: " + std::to_string(chosen));
   }
 }
 

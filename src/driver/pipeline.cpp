@@ -85,10 +85,11 @@ std::vector<StepChoice> implement_on_cpu(const ir::Graph& g, const PlacedKernels
 // timed whole (Welch's test, as in the orchestration): greedy's replaces the plan where the
 // plan is not faster with significance. On efficientvit_block the orchestration timed the
 // BLP's plan at 4.49 ms against greedy's 4.15, and the two artifacts ran 4.87 and 4.91 ms.
-void keep_plan_if_faster_implemented(const ir::Graph& g, const CompileOptions& o, PlacedKernels& placed,
+// Whether greedy's plan was taken.
+bool keep_plan_if_faster_implemented(const ir::Graph& g, const CompileOptions& o, PlacedKernels& placed,
                                      std::vector<StepChoice>& steps, CompileResult& result) {
   std::vector<tile::Kernel> greedy = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
-  if (same_plan(placed.kernels, greedy)) return;
+  if (same_plan(placed.kernels, greedy)) return false;
   PlacedKernels theirs{greedy, std::vector<std::shared_ptr<const UGraphStep>>(greedy.size()), 0};
   std::vector<std::string> their_choices;
   std::vector<StepChoice> their_steps = implement_on_cpu(g, theirs, o.build, o.measure, &their_choices);
@@ -100,10 +101,11 @@ void keep_plan_if_faster_implemented(const ir::Graph& g, const CompileOptions& o
   result.orchestration.push_back("the plans as implemented (steps chosen by measuring), whole" +
                                  (whole.rounds > 0 ? ", " + std::to_string(whole.rounds) + " alternating rounds" : "") +
                                  ", Welch's test: " + comparison_line(whole, "optimal's", "greedy's"));
-  if (!theirs_kept) return;
+  if (!theirs_kept) return false;
   placed = std::move(theirs);
   steps = std::move(their_steps);
   result.choices = std::move(their_choices);
+  return true;
 }
 
 // `placed`, `steps` and `tuning` are the plan's (its steps as implemented, and as tuned) and
@@ -121,12 +123,16 @@ void solve_again_with_tuned(const ir::Graph& g, const std::vector<UGraphSite>& s
                                    std::to_string(p.kernels.size()) + " kernels (the notes above are the first solve's)");
     placed = mark_ugraph_kernels(p.kernels, p.greedy_kept ? std::vector<UGraphSite>{} : sites);
     steps = implement_on_cpu(g, placed, o.build, o.measure, &result.choices);
+    // As stage 6b: the new plan as implemented against greedy's; where greedy's is taken, it
+    // is tuned and the loop ends (the BLP would propose the same plan again).
+    bool greedy_taken = keep_plan_if_faster_implemented(g, o, placed, steps, result);
     PlanTuneOptions rest = o.tune;
     rest.minutes = std::max(0.0, o.tune.minutes - tuning.seconds / 60);
     result.tuning.push_back("the plan solved again:");
     double seconds = tuning.seconds;
     tuning = tune_steps(g, steps, o.target, o.build, tuned, rest, o.progress, &result.tuning);
     tuning.seconds += seconds;
+    if (greedy_taken) return;
   }
   result.orchestration.push_back("solved again three times with the tuned kernels' times; the last plan kept");
 }
@@ -234,8 +240,7 @@ CompileResult compile_graph(const ir::Graph& reference, const CompileOptions& o,
   //     whole: greedy's where the plan is not faster with significance.
   if (!cuda && o.strategy == orchestrate::Strategy::Optimal && !o.measure.orchid_exe.empty())
     stages.run("plan as implemented, whole", [&] {
-      keep_plan_if_faster_implemented(g, o, placed, steps, result);
-      return 0;
+      return keep_plan_if_faster_implemented(g, o, placed, steps, result);
     });
   // 7. Tuning (with a budget): each distinct generated kernel's schedule searched on this
   //    machine — exploration ranked by the analytic model, then Droplet Search on measured

@@ -20,8 +20,9 @@ std::optional<ir::NodeId> producer(const ir::Graph& g, ir::ValueId v) {
   return val.node;
 }
 
-// X's producers back through non-linear, non-opaque primitives (the middle), where they reach
-// exactly one linear primitive, a MatMul, and include a reduce: the middle and that product.
+// X's producers back through non-linear, non-opaque primitives, where they reach exactly one
+// linear primitive, a MatMul: that product, and as the middle those of them that depend on its
+// result, where X is one of them and they include a reduce.
 struct Middle {
   std::set<int32_t> nodes;
   ir::NodeId product;
@@ -29,7 +30,6 @@ struct Middle {
 std::optional<Middle> middle_of(const ir::Graph& g, ir::ValueId x) {
   Middle m;
   std::set<int32_t> linear;
-  bool reduces = false;
   std::vector<ir::ValueId> work{x};
   while (!work.empty()) {
     ir::ValueId v = work.back();
@@ -43,14 +43,29 @@ std::optional<Middle> middle_of(const ir::Graph& g, ir::ValueId x) {
         if (!is_matmul(prim)) return std::nullopt;
         linear.insert(p->v);
         continue;
-      case ir::PrimKind::Reduce: reduces = true; break;
       default: break;
     }
     m.nodes.insert(p->v);
     work.insert(work.end(), prim.inputs.begin(), prim.inputs.end());
   }
-  if (linear.size() != 1 || !reduces) return std::nullopt;
+  if (linear.size() != 1) return std::nullopt;
   m.product = ir::NodeId(*linear.begin());
+  // Only the primitives that depend on A's result belong to the chain: the others' results
+  // (a mask made from a graph input, which every layer reads) are read as the kernel's
+  // inputs. Taken in, they would join every layer's chain to the layers before it.
+  std::set<int32_t> after_product;
+  for (int32_t n : m.nodes)  // increasing ids: a topological order
+    for (ir::ValueId v : g.node(ir::NodeId(n)).inputs)
+      if (std::optional<ir::NodeId> p = producer(g, v); p && (*p == m.product || after_product.count(p->v))) {
+        after_product.insert(n);
+        break;
+      }
+  std::optional<ir::NodeId> px = producer(g, x);
+  if (!px || !after_product.count(px->v)) return std::nullopt;
+  m.nodes = std::move(after_product);
+  if (!std::any_of(m.nodes.begin(), m.nodes.end(),
+                   [&](int32_t n) { return g.node(ir::NodeId(n)).kind() == ir::PrimKind::Reduce; }))
+    return std::nullopt;
   return m;
 }
 

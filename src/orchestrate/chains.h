@@ -9,10 +9,12 @@
 //
 // A chain, for a MatMul B and one of its operands X:
 //   - X's producers, back through elementwise, reduce and layout primitives (not linear, not
-//     opaque), reach exactly one linear primitive A, a MatMul; those primitives (the middle)
-//     include a reduce;
+//     opaque), reach exactly one linear primitive A, a MatMul; those of them that depend on
+//     A's result (the middle: X's producer among them) include a reduce; the others (a mask
+//     every layer reads) stay outside, their results read as inputs;
 //   - the kernel is A, the middle and B, then the elementwise primitives after B that read its
-//     result (or the last one's) as its only reader, up to max_epilogue;
+//     result (or the last one's) as its only reader, up to max_epilogue, and the primitives on
+//     paths between those (none linear or opaque: the row sums a division after P V reads);
 //   - it must be convex, of at most max_nodes primitives; it writes every value that a node
 //     outside it reads or the graph outputs.
 #pragma once

@@ -1,5 +1,6 @@
 // Candidates across linear primitives (chains.h): attention's two products with the softmax
-// between are one candidate, with the division after P V where a rewrite put it there; values
+// between are one candidate (a mask made from a graph input read, not taken in), with the
+// division after P V where a rewrite put it there; values
 // read outside are written; primitives on paths between its own join it; products joined
 // without a reduce, or through a second product, are not; the partition keeps a chain in one subgraph where it can; the BLP
 // chooses a chain where it is cheapest and never without the option.
@@ -66,6 +67,22 @@ TEST(Chains, AttentionIsOneCandidateWithItsEpilogue) {
   ChainOptions small;
   small.max_nodes = 7;
   EXPECT_TRUE(linear_chains(g, small).empty());
+}
+
+TEST(Chains, AMaskFromAGraphInputStaysOutside) {
+  // The scores plus a mask computed from a graph input: the mask does not depend on Q Kᵀ, so it
+  // is read by the chain, not computed in it.
+  std::string text = attention();
+  text.replace(text.find("  %q2 : "), 0,
+               "  input %mask : f32[1,1,1,32]\n"
+               "  %mk : f32[1,1,1,32] = elementwise(%mask) { mul(sub(1:f32, %mask[i0, i1, i2, i3]), -10000:f32) }\n");
+  text.replace(text.find("{ mul(%y[i0, i1, i2, i3], 0.25:f32) }"), 38,
+               "{ add(mul(%y[i0, i1, i2, i3], 0.25:f32), %mk[i0, i1, 0, i3]) }");
+  text.replace(text.find("elementwise(%y)"), 15, "elementwise(%y, %mk)");
+  ir::Graph g = ir::parse_graph(text);
+  std::vector<tile::Kernel> chains = linear_chains(g);
+  ASSERT_EQ(chains.size(), 1u);
+  EXPECT_EQ(names(g, chains[0].nodes), (std::vector<std::string>{"y", "ys", "mx", "e", "sm", "p", "o", "z"}));
 }
 
 TEST(Chains, DivisionAfterTheProductAndValuesReadOutsideAreWritten) {
