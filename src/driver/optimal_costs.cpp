@@ -121,7 +121,7 @@ void describe(const ir::Graph& g, const OptimalPlan& p, std::vector<std::string>
       for (ir::NodeId n : k.nodes) products += g.node(n).kind() == ir::PrimKind::Linear;
       chosen += products > 1;
     }
-    notes.push_back("candidates across products (attention's two with the softmax between): " + std::to_string(r.chains) +
+    notes.push_back("candidates across products (two products with a row reduction between: attention's softmax, a layernorm): " + std::to_string(r.chains) +
                     " (" + std::to_string(r.chains_left_out) + " across subgraphs, left out); kernels of several "
                     "products chosen: " + std::to_string(chosen));
   }

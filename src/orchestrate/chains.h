@@ -2,7 +2,8 @@
 // intermediate kept in the fast memory a task uses). The enumerator's pruning table allows one
 // linear primitive per kernel; these candidates join a matrix product to the product that
 // reads its result through a row reduction — attention's scores Q Kᵀ, their softmax and
-// P V — so that the scores never reach main memory: a task computes a block of rows of the
+// P V; an output projection, its residual add, a layernorm and the next product — so that
+// what passes between them never reaches main memory: a task computes a block of rows of the
 // scores, reduces them, and multiplies them by V while they are in its cache. They join the
 // BLP beside the enumerated candidates (optimal.h), priced by the same oracle; no pruning rule
 // applies to them, and the cost loop measures one before the plan keeps it.
