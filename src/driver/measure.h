@@ -119,8 +119,9 @@ std::vector<std::vector<double>> time_rounds(const std::vector<TimedArtifact>& i
 // at alpha / 2, so that looking twice keeps the chance of a false "faster" under alpha. Each
 // side's slowest `slowest_dropped` fraction of rounds is left out of the test
 // (tune::without_slowest): that narrows the spread the test sees, so a false "faster" is then
-// somewhat more likely than alpha says; rounds slowed by load had hidden real differences. The answer is kept in the tuning database as a decision under `key`
-// (not where a round failed), and read back from there (`cached`) without timing.
+// somewhat more likely than alpha says; rounds slowed by load had hidden real differences.
+// The answer is kept in the tuning database as a decision under `key` (not where a round
+// failed), and read back from there (`cached`) without timing.
 struct ScheduleComparison {
   bool a_faster = false;
   double a_ms = 0, b_ms = 0;  // median samples; where read back, the kept one's alone
@@ -206,12 +207,12 @@ ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoic
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
                                  const MeasureOptions& options, double alpha = 0.05, int rounds = 15,
                                  int more_rounds = 0);
-// Plans of two graphs computing the same function (a graph rewritten and the graph before).
-ScheduleComparison compare_plans(const ir::Graph& ga, const std::vector<StepChoice>& steps_a,
-                                 const std::vector<std::optional<codegen::cpu::Schedule>>& a, const ir::Graph& gb,
-                                 const std::vector<StepChoice>& steps_b,
-                                 const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
-                                 const MeasureOptions& options, double alpha, int rounds, int more_rounds);
+// Plans of two graphs computing the same function (a graph rewritten and the graph before, or
+// one graph twice), each step under its tuned schedule (tuned_schedules): as compare_plans.
+ScheduleComparison compare_tuned_plans(const ir::Graph& ga, const std::vector<StepChoice>& steps_a,
+                                       const ir::Graph& gb, const std::vector<StepChoice>& steps_b,
+                                       const BuildOptions& build, const MeasureOptions& options, double alpha,
+                                       int rounds, int more_rounds);
 ScheduleComparison compare_schedules(const ir::Graph& g, const std::vector<StepChoice>& steps,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& a,
                                      const std::vector<std::optional<codegen::cpu::Schedule>>& b,

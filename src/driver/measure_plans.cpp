@@ -1,6 +1,7 @@
 // Choices by measuring, checked on whole plans where layouts make them interact (measure.h).
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <filesystem>
 
@@ -44,7 +45,15 @@ std::string plan_key(const ir::Graph& g, const std::vector<StepChoice>& steps,
 constexpr double kPlanRoundsDropped = 0.25;
 
 std::string plan_impl() {
-  return "plan slowest_dropped=0.25 " + measured_versions();
+  char dropped[32];
+  std::snprintf(dropped, sizeof dropped, "%g", kPlanRoundsDropped);
+  return "plan slowest_dropped=" + std::string(dropped) + " " + measured_versions();
+}
+
+ScheduleComparison compare_items(const TimedArtifact& a, const TimedArtifact& b, const MeasureOptions& o, double alpha,
+                                 int rounds, int more_rounds) {
+  return compare_timed(a, b, plan_impl() + " " + a.key + " against " + b.key, o, alpha, rounds, more_rounds,
+                       kPlanRoundsDropped);
 }
 
 // The whole plan with these steps and schedules, timed like a candidate (time_alternating).
@@ -76,17 +85,15 @@ ScheduleComparison compare_plans(const ir::Graph& g, const std::vector<StepChoic
                                  const std::vector<StepChoice>& steps_b,
                                  const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
                                  const MeasureOptions& o, double alpha, int rounds, int more_rounds) {
-  return compare_plans(g, steps_a, a, g, steps_b, b, build, o, alpha, rounds, more_rounds);
+  return compare_items(plan_item(g, steps_a, build, a), plan_item(g, steps_b, build, b), o, alpha, rounds, more_rounds);
 }
 
-ScheduleComparison compare_plans(const ir::Graph& ga, const std::vector<StepChoice>& steps_a,
-                                 const std::vector<std::optional<codegen::cpu::Schedule>>& a, const ir::Graph& gb,
-                                 const std::vector<StepChoice>& steps_b,
-                                 const std::vector<std::optional<codegen::cpu::Schedule>>& b, const BuildOptions& build,
-                                 const MeasureOptions& o, double alpha, int rounds, int more_rounds) {
-  TimedArtifact ia = plan_item(ga, steps_a, build, a), ib = plan_item(gb, steps_b, build, b);
-  return compare_timed(ia, ib, plan_impl() + " " + ia.key + " against " + ib.key, o, alpha, rounds, more_rounds,
-                       kPlanRoundsDropped);
+ScheduleComparison compare_tuned_plans(const ir::Graph& ga, const std::vector<StepChoice>& steps_a,
+                                       const ir::Graph& gb, const std::vector<StepChoice>& steps_b,
+                                       const BuildOptions& build, const MeasureOptions& o, double alpha, int rounds,
+                                       int more_rounds) {
+  return compare_items(plan_item(ga, steps_a, build, o), plan_item(gb, steps_b, build, o), o, alpha, rounds,
+                       more_rounds);
 }
 
 void check_choices_on_plans(const ir::Graph& g, const std::vector<StepChoice>& before, std::vector<StepChoice>& steps,

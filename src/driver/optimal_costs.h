@@ -25,11 +25,6 @@
 
 namespace orchid::driver {
 
-// Alternating rounds in which the BLP's plan and greedy's are timed whole; as many again where
-// the BLP's is faster on average but not yet significantly (segformer_b0's plans, 50.8 against
-// 53.5 ms, were not told apart in 9 rounds).
-constexpr int kWholePlanRounds = 9;
-
 struct OptimalPlan {
   std::vector<tile::Kernel> kernels;
   orchestrate::OptimalResult last;  // the last solve
@@ -132,6 +127,13 @@ bool same_plan(const std::vector<tile::Kernel>& a, const std::vector<tile::Kerne
 OptimalPlan orchestrate_measured(const ir::Graph& g, const target::Target& target, const BuildOptions& build,
                                  const MeasureOptions& measure, int max_rounds = 12,
                                  const std::vector<UGraphSite>& sites = {}, double beat_seconds = INFINITY);
+
+// The BLP's plan `ours` against greedy's plan `greedy` (steps of g, under their tuned
+// schedules), both built whole and timed in alternating rounds: ours faster with significance
+// (compare_tuned_plans at α = 0.05, more rounds where ours leads without significance).
+ScheduleComparison compare_with_greedy(const ir::Graph& g, const std::vector<StepChoice>& ours,
+                                       const std::vector<StepChoice>& greedy, const BuildOptions& build,
+                                       const MeasureOptions& measure);
 
 // Whether the rewritten graph's plan `p` (with the superoptimizer's `sites`, where the BLP kept
 // it) goes on rather than the plan `q` of the graph without rewrites: both are timed whole in

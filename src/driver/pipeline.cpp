@@ -85,7 +85,7 @@ std::vector<StepChoice> implement_on_cpu(const ir::Graph& g, const PlacedKernels
 // timed whole (Welch's test, as in the orchestration): greedy's replaces the plan where the
 // plan is not faster with significance. On efficientvit_block the orchestration timed the
 // BLP's plan at 4.49 ms against greedy's 4.15, and the two artifacts ran 4.87 and 4.91 ms.
-// Whether greedy's plan was taken.
+// Returns whether greedy's plan was taken.
 bool keep_plan_if_faster_implemented(const ir::Graph& g, const CompileOptions& o, PlacedKernels& placed,
                                      std::vector<StepChoice>& steps, CompileResult& result) {
   std::vector<tile::Kernel> greedy = orchestrate::orchestrate(g, orchestrate::Strategy::Greedy);
@@ -93,10 +93,7 @@ bool keep_plan_if_faster_implemented(const ir::Graph& g, const CompileOptions& o
   PlacedKernels theirs{greedy, std::vector<std::shared_ptr<const UGraphStep>>(greedy.size()), 0};
   std::vector<std::string> their_choices;
   std::vector<StepChoice> their_steps = implement_on_cpu(g, theirs, o.build, o.measure, &their_choices);
-  ScheduleComparison whole =
-      compare_plans(g, steps, tuned_schedules(g, steps, o.measure, o.build.cores), their_steps,
-                    tuned_schedules(g, their_steps, o.measure, o.build.cores), o.build, o.measure, 0.05,
-                    kWholePlanRounds, kWholePlanRounds);
+  ScheduleComparison whole = compare_with_greedy(g, steps, their_steps, o.build, o.measure);
   bool theirs_kept = whole.failure.empty() && !whole.a_faster;
   result.orchestration.push_back("the plans as implemented (steps chosen by measuring), whole" +
                                  (whole.rounds > 0 ? ", " + std::to_string(whole.rounds) + " alternating rounds" : "") +

@@ -5,8 +5,6 @@
 #include <optional>
 #include <set>
 
-#include "orchestrate/optimal.h"
-
 namespace orchid::orchestrate {
 
 namespace {
@@ -28,14 +26,13 @@ struct Middle {
   ir::NodeId product;
 };
 std::optional<Middle> middle_of(const ir::Graph& g, ir::ValueId x) {
-  Middle m;
-  std::set<int32_t> linear;
+  std::set<int32_t> reached, linear;
   std::vector<ir::ValueId> work{x};
   while (!work.empty()) {
     ir::ValueId v = work.back();
     work.pop_back();
     std::optional<ir::NodeId> p = producer(g, v);
-    if (!p || m.nodes.count(p->v) || linear.count(p->v)) continue;
+    if (!p || reached.count(p->v) || linear.count(p->v)) continue;
     const ir::Primitive& prim = g.node(*p);
     switch (prim.kind()) {
       case ir::PrimKind::Opaque: return std::nullopt;
@@ -45,24 +42,22 @@ std::optional<Middle> middle_of(const ir::Graph& g, ir::ValueId x) {
         continue;
       default: break;
     }
-    m.nodes.insert(p->v);
+    reached.insert(p->v);
     work.insert(work.end(), prim.inputs.begin(), prim.inputs.end());
   }
   if (linear.size() != 1) return std::nullopt;
-  m.product = ir::NodeId(*linear.begin());
+  Middle m{{}, ir::NodeId(*linear.begin())};
   // Only the primitives that depend on A's result belong to the chain: the others' results
   // (a mask made from a graph input, which every layer reads) are read as the kernel's
   // inputs. Taken in, they would join every layer's chain to the layers before it.
-  std::set<int32_t> after_product;
-  for (int32_t n : m.nodes)  // increasing ids: a topological order
+  for (int32_t n : reached)  // increasing ids: a topological order
     for (ir::ValueId v : g.node(ir::NodeId(n)).inputs)
-      if (std::optional<ir::NodeId> p = producer(g, v); p && (*p == m.product || after_product.count(p->v))) {
-        after_product.insert(n);
+      if (std::optional<ir::NodeId> p = producer(g, v); p && (*p == m.product || m.nodes.count(p->v))) {
+        m.nodes.insert(n);
         break;
       }
   std::optional<ir::NodeId> px = producer(g, x);
-  if (!px || !after_product.count(px->v)) return std::nullopt;
-  m.nodes = std::move(after_product);
+  if (!px || !m.nodes.count(px->v)) return std::nullopt;
   if (!std::any_of(m.nodes.begin(), m.nodes.end(),
                    [&](int32_t n) { return g.node(ir::NodeId(n)).kind() == ir::PrimKind::Reduce; }))
     return std::nullopt;
@@ -150,12 +145,13 @@ std::vector<tile::Kernel> linear_chains(const ir::Graph& g, const ChainOptions& 
       nodes.insert(m->product.v);
       nodes.insert(b);
       for (ir::NodeId e : epilogue(g, users, graph_output, ir::NodeId(b), o.max_epilogue)) nodes.insert(e.v);
+      // Closed over its paths, the set is convex.
       if (!close_paths(g, nodes) || static_cast<int>(nodes.size()) > o.max_nodes) continue;
       tile::Kernel k;
       for (int32_t n : nodes) k.nodes.push_back(ir::NodeId(n));
       k.outputs = written(g, users, graph_output, nodes);
       std::vector<int32_t> key(nodes.begin(), nodes.end());
-      if (k.outputs.empty() || !is_convex(g, k) || !seen.insert(key).second) continue;
+      if (k.outputs.empty() || !seen.insert(key).second) continue;
       out.push_back(tile::sorted(std::move(k)));
     }
   }

@@ -16,8 +16,8 @@
 //   - the kernel is A, the middle and B, then the elementwise primitives after B that read its
 //     result (or the last one's) as its only reader, up to max_epilogue, and the primitives on
 //     paths between those (none linear or opaque: the row sums a division after P V reads);
-//   - it must be convex, of at most max_nodes primitives; it writes every value that a node
-//     outside it reads or the graph outputs.
+//   - closing it over those paths makes it convex; it has at most max_nodes primitives, and
+//     writes every value that a node outside it reads or the graph outputs.
 #pragma once
 
 #include <vector>

@@ -161,9 +161,6 @@ class OptimalSolver {
 // read by anyone (a plan may write more than it must).
 std::vector<std::string> plan_problems(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
 
-// Whether no path leaves the kernel's nodes and re-enters them (each node must exist).
-bool is_convex(const ir::Graph& g, const tile::Kernel& k);
-
 // InternalError listing plan_problems unless there are none.
 void check_plan(const ir::Graph& g, const std::vector<tile::Kernel>& kernels);
 

@@ -65,13 +65,6 @@ void check_convex(const ir::Graph& g, const tile::Kernel& k, const std::string& 
 
 }  // namespace
 
-bool is_convex(const ir::Graph& g, const tile::Kernel& k) {
-  if (k.nodes.empty()) return true;
-  std::vector<std::string> problems;
-  check_convex(g, k, "", problems);
-  return problems.empty();
-}
-
 std::vector<std::string> plan_problems(const ir::Graph& g, const std::vector<tile::Kernel>& kernels) {
   std::vector<std::string> problems;
   std::vector<int32_t> writer(static_cast<size_t>(g.num_values()), -1);

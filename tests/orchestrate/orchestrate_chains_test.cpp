@@ -37,6 +37,13 @@ std::string attention(const std::string& after = "", const std::string& outputs 
          "  output %z" + outputs + "\n}\n";
 }
 
+// `text` with its first `from` replaced by `to` (`from` must occur).
+std::string substituted(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
 bool same(const tile::Kernel& a, const tile::Kernel& b) {
   tile::Kernel x = tile::sorted(a), y = tile::sorted(b);
   return x.nodes == y.nodes && x.outputs == y.outputs;
@@ -72,13 +79,12 @@ TEST(Chains, AttentionIsOneCandidateWithItsEpilogue) {
 TEST(Chains, AMaskFromAGraphInputStaysOutside) {
   // The scores plus a mask computed from a graph input: the mask does not depend on Q Kᵀ, so it
   // is read by the chain, not computed in it.
-  std::string text = attention();
-  text.replace(text.find("  %q2 : "), 0,
-               "  input %mask : f32[1,1,1,32]\n"
-               "  %mk : f32[1,1,1,32] = elementwise(%mask) { mul(sub(1:f32, %mask[i0, i1, i2, i3]), -10000:f32) }\n");
-  text.replace(text.find("{ mul(%y[i0, i1, i2, i3], 0.25:f32) }"), 38,
-               "{ add(mul(%y[i0, i1, i2, i3], 0.25:f32), %mk[i0, i1, 0, i3]) }");
-  text.replace(text.find("elementwise(%y)"), 15, "elementwise(%y, %mk)");
+  std::string text = substituted(attention(), "  %q2 : ",
+                                 "  input %mask : f32[1,1,1,32]\n"
+                                 "  %mk : f32[1,1,1,32] = elementwise(%mask) { mul(sub(1:f32, %mask[i0, i1, i2, i3]), "
+                                 "-10000:f32) }\n  %q2 : ");
+  text = substituted(text, "elementwise(%y) { mul(%y[i0, i1, i2, i3], 0.25:f32) }",
+                     "elementwise(%y, %mk) { add(mul(%y[i0, i1, i2, i3], 0.25:f32), %mk[i0, i1, 0, i3]) }");
   ir::Graph g = ir::parse_graph(text);
   std::vector<tile::Kernel> chains = linear_chains(g);
   ASSERT_EQ(chains.size(), 1u);
@@ -89,11 +95,10 @@ TEST(Chains, DivisionAfterTheProductAndValuesReadOutsideAreWritten) {
   // softmax's division moved after P V (rewrite scale-after-matmul): the division reads the
   // product and the sums, and is the chain's epilogue.
   std::string text = attention();
-  text.replace(text.find("  %p : "), text.find("  %o : ") - text.find("  %p : "), "");
-  text.replace(text.find("matmul(%p, %v)"), 14, "matmul(%e, %v)");
-  text.replace(text.find("{ neg(%o[i0, i1, i2, i3]) }"), 27,
-               "{ div(%o[i0, i1, i2, i3], %sm[i0, i1, i2, 0]) }");
-  text.replace(text.find("elementwise(%o)"), 15, "elementwise(%o, %sm)");
+  text.replace(text.find("  %p : "), text.find("  %o : ") - text.find("  %p : "), "");  // the division's line
+  text = substituted(text, "matmul(%p, %v)", "matmul(%e, %v)");
+  text = substituted(text, "elementwise(%o) { neg(%o[i0, i1, i2, i3]) }",
+                     "elementwise(%o, %sm) { div(%o[i0, i1, i2, i3], %sm[i0, i1, i2, 0]) }");
   ir::Graph g = ir::parse_graph(text);
   std::vector<tile::Kernel> chains = linear_chains(g);
   ASSERT_EQ(chains.size(), 1u);
@@ -137,14 +142,13 @@ TEST(Chains, NoReduceASecondProductOrAPathOutsideIsNoChain) {
   EXPECT_TRUE(linear_chains(two).empty());
   // P V where V is computed from the scores: through a transpose, which joins the chain; through
   // a product, which cannot (a path would leave the chain and re-enter it).
-  std::string text = attention();
-  text.replace(text.find("  input %v : f32[1,1,32,16]\n"), 28, "");
-  std::string through_layout = text, through_product = text;
-  through_layout.replace(through_layout.find("  %o : "), 0,
-                         "  %v : f32[1,1,32,16] = layout(%ys) { %ys[i0, i1, i2, i3] }\n");
-  through_product.replace(through_product.find("  %o : "), 0,
-                          "  %yt : f32[1,1,32,64] = layout(%ys) { %ys[i0, i1, i3, i2] }\n"
-                          "  %v : f32[1,1,32,16] = matmul(%yt, %q) {trans_a=false, trans_b=false}\n");
+  std::string text = substituted(attention(), "  input %v : f32[1,1,32,16]\n", "");
+  std::string through_layout =
+      substituted(text, "  %o : ", "  %v : f32[1,1,32,16] = layout(%ys) { %ys[i0, i1, i2, i3] }\n  %o : ");
+  std::string through_product =
+      substituted(text, "  %o : ",
+                  "  %yt : f32[1,1,32,64] = layout(%ys) { %ys[i0, i1, i3, i2] }\n"
+                  "  %v : f32[1,1,32,16] = matmul(%yt, %q) {trans_a=false, trans_b=false}\n  %o : ");
   ir::Graph closed = ir::parse_graph(through_layout);
   std::vector<tile::Kernel> chains = linear_chains(closed);
   ASSERT_EQ(chains.size(), 1u);
