@@ -1,5 +1,7 @@
-// Reductions over lanes (emit_reduce.h): the innermost reduction loop cut into chunks of P
-// terms (P = reduction_lanes), term l of every chunk combined into partial l. The P partials
+// Reductions over lanes (emit_reduce.h): the innermost run of terms (the last reduction dim,
+// or the trailing dims that every load reads as one contiguous range: NodeLowering::reduce_run)
+// cut into chunks of P terms (P = reduction_lanes), term l of every chunk combined into
+// partial l, and the terms past the whole chunks into the first partials. The P partials
 // are independent chains, so the chunk loop vectorizes and is not bound by the latency of one
 // chain; they are combined pairwise at the end. Sums and products are reassociated (floats
 // differ in rounding only); max and min are order-independent except for which NaN, or which
@@ -18,109 +20,112 @@ using ir::ReduceOp;
 
 namespace {
 
+// Lanes of a reduction of one dim along the rows it reduces (emit_fused).
 int64_t lanes(const ir::Primitive& p, const Schedule& s) { return reduction_lanes(s, p.reduce_domain.back()); }
 
-// Terms of the innermost reduction dim in whole chunks of P.
-int64_t whole_chunks(const ir::Primitive& p, const Schedule& s) {
-  int64_t n = p.reduce_domain.back();
-  return n - n % lanes(p, s);
-}
+// The terms of a reduction over lanes: its outer reduction dims looped over one by one, then
+// the run of its last NodeLowering::reduce_run dims (read as one contiguous range) in chunks
+// of P lanes, the run's variable being the last dim's.
+struct Terms {
+  size_t outer = 0;    // reduction dims before the run
+  int64_t extent = 0;  // terms in the run
+  int64_t lanes = 0;   // P
+  std::string var;     // the run's variable
 
-// Opens the loop over the whole chunks of the innermost reduction dim (after the outer ones);
-// its bounds are constants, which lets the compiler keep the partials in registers.
-void open_chunks(const ir::Primitive& p, const Schedule& s, Writer& w) {
-  std::string P = std::to_string(lanes(p, s)) + "LL";
-  w.open("for (int64_t rb = 0; rb < " + std::to_string(whole_chunks(p, s)) + "LL; rb += " + P + ") {");
-}
-
-// Opens the loop over the terms past the whole chunks.
-void open_rest(const ir::Primitive& p, const Schedule& s, Writer& w) {
-  std::string r = var("r", p.reduce_domain.size() - 1);
-  w.open("for (int64_t " + r + " = " + std::to_string(whole_chunks(p, s)) + "LL; " + r + " < " +
-         std::to_string(p.reduce_domain.back()) + "LL; ++" + r + ") {");
-}
-
-void open_lane_loop(const ir::Primitive& p, const Schedule& s, Writer& w) {
-  std::string P = std::to_string(lanes(p, s)) + "LL";
-  w.line("#pragma omp simd simdlen(" + std::to_string(lanes(p, s)) + ")");
-  w.open("for (int64_t ln = 0; ln < " + P + "; ++ln) {");
-  w.line("const int64_t " + var("r", p.reduce_domain.size() - 1) + " = rb + ln;");
-}
-
-void emit_lanes_simple(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p,
-                       ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
-  std::string P = std::to_string(lanes(p, kl.schedule)) + "LL";
-  size_t outer = p.reduce_domain.size() - 1;
-  auto part = [](size_t k, const std::string& l) { return "acc" + std::to_string(k) + "p[" + l + "]"; };
-  auto rest = [](size_t k) { return "acc" + std::to_string(k) + "t"; };
-  for (size_t k = 0; k < p.bodies.size(); ++k) {
-    DType t = g.type(p.outputs[k]).dtype;
-    w.line(compute_type(t) + " " + part(k, P) + ", " + rest(k) + " = " + identity(p.reduce, t) + ";");
-    w.line("for (int64_t ln = 0; ln < " + P + "; ++ln) " + part(k, "ln") + " = " + identity(p.reduce, t) + ";");
+  Terms(const ir::Primitive& p, const NodeLowering& nl, const Schedule& s)
+      : outer(p.reduce_domain.size() - static_cast<size_t>(nl.reduce_run)),
+        extent(run_extent(p, nl)),
+        lanes(reduction_lanes(s, extent)),
+        var(detail::var("r", p.reduce_domain.size() - 1)) {}
+  int64_t whole() const { return extent - extent % lanes; }  // terms in whole chunks
+  std::string P() const { return std::to_string(lanes) + "LL"; }
+  // The scope of the run: its variables but the last read as 0, the last running over it all
+  // (reduce_run: every load addresses them as one range, so this is the same address).
+  void merge(const ir::Primitive& p, ExprEmitter::Scope& s) const {
+    for (size_t d = outer; d + 1 < p.reduce_domain.size(); ++d) s.rvars[d] = "0LL";
   }
-  open_reduce_outer(p, outer, w);
-  auto update = [&](const std::function<std::string(size_t)>& acc) {
-    std::vector<std::string> lines;
-    for (size_t k = 0; k < p.bodies.size(); ++k)
-      lines.push_back(acc(k) + " = " + combine(p.reduce, g.type(p.outputs[k]).dtype, acc(k), ex.expr(p.bodies[k], s), true) + ";");
-    return lines;
-  };
-  // The terms past the last whole chunk go to an accumulator of their own (an array indexed
-  // by anything but the lane would be kept in memory, not in vector registers).
-  bool tail = whole_chunks(p, kl.schedule) < p.reduce_domain.back();
-  std::vector<std::string> in_lanes = update([&](size_t k) { return part(k, "ln"); });
-  std::vector<std::string> in_tail = tail ? update(rest) : std::vector<std::string>{};
+  // The loop over the whole chunks; its bounds are constants, which lets the compiler keep
+  // the partials in registers.
+  void open_chunks(Writer& w) const {
+    w.open("for (int64_t rb = 0; rb < " + std::to_string(whole()) + "LL; rb += " + P() + ") {");
+  }
+  // The loop over the terms past the whole chunks, one at a time.
+  void open_rest(Writer& w) const {
+    w.open("for (int64_t " + var + " = " + std::to_string(whole()) + "LL; " + var + " < " + std::to_string(extent) +
+           "LL; ++" + var + ") {");
+  }
+  // The loop over a chunk's lanes, from `start` (`count` of them; 0: all P).
+  void open_lane_loop(Writer& w, const std::string& start = "rb", int64_t count = 0) const {
+    w.line("#pragma omp simd simdlen(" + std::to_string(lanes) + ")");
+    w.open("for (int64_t ln = 0; ln < " + (count > 0 ? std::to_string(count) + "LL" : P()) + "; ++ln) {");
+    w.line("const int64_t " + var + " = " + start + " + ln;");
+  }
+};
+
+void emit_lanes_simple(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const Terms& t,
+                       ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
+  auto part = [](size_t k, const std::string& l) { return "acc" + std::to_string(k) + "p[" + l + "]"; };
+  for (size_t k = 0; k < p.bodies.size(); ++k) {
+    DType d = g.type(p.outputs[k]).dtype;
+    w.line(compute_type(d) + " " + part(k, t.P()) + ";");
+    w.line("for (int64_t ln = 0; ln < " + t.P() + "; ++ln) " + part(k, "ln") + " = " + identity(p.reduce, d) + ";");
+  }
+  open_reduce_outer(p, t.outer, w);
+  std::vector<std::string> in_lanes;
+  for (size_t k = 0; k < p.bodies.size(); ++k)
+    in_lanes.push_back(part(k, "ln") + " = " +
+                       combine(p.reduce, g.type(p.outputs[k]).dtype, part(k, "ln"), ex.expr(p.bodies[k], s), true) + ";");
   for (const std::string& h : ex.take_hoisted()) w.line(h);
-  open_chunks(p, kl.schedule, w);
-  emit_prefetches(g, kl, p, ex, s, ir::rvar(static_cast<int32_t>(outer)), "rb", lanes(p, kl.schedule), w);
-  open_lane_loop(p, kl.schedule, w);
+  t.open_chunks(w);
+  emit_prefetches(g, kl, p, ex, s, ir::rvar(static_cast<int32_t>(p.reduce_domain.size() - 1)), "rb", t.lanes, w);
+  t.open_lane_loop(w);
   for (const std::string& l : in_lanes) w.line(l);
   w.close();
   w.close();
-  if (tail) {
-    open_rest(p, kl.schedule, w);
-    for (const std::string& l : in_tail) w.line(l);
+  // The terms past the last whole chunk go to the first lanes' partials, as one more chunk.
+  if (t.whole() < t.extent) {
+    t.open_lane_loop(w, std::to_string(t.whole()) + "LL", t.extent - t.whole());
+    for (const std::string& l : in_lanes) w.line(l);
     w.close();
   }
-  close_n(outer, w);
+  close_n(t.outer, w);
   // The partials combined pairwise, halving their number: a tree of depth log2(P).
   for (size_t k = 0; k < p.bodies.size(); ++k) {
-    DType t = g.type(p.outputs[k]).dtype;
-    for (int64_t half = lanes(p, kl.schedule) / 2; half > 0; half /= 2) {
+    DType d = g.type(p.outputs[k]).dtype;
+    for (int64_t half = t.lanes / 2; half > 0; half /= 2) {
       w.line("#pragma omp simd");
       w.line("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) " + part(k, "ln") + " = " +
-             combine(p.reduce, t, part(k, "ln"), part(k, "ln + " + std::to_string(half) + "LL"), true) + ";");
+             combine(p.reduce, d, part(k, "ln"), part(k, "ln + " + std::to_string(half) + "LL"), true) + ";");
     }
-    w.line(store(g, ex, p.outputs[k], s, combine(p.reduce, t, part(k, "0"), rest(k), true)));
+    w.line(store(g, ex, p.outputs[k], s, part(k, "0")));
   }
 }
 
 // Welford over lanes: every lane of the whole chunks has seen nf terms (one division per
 // chunk, not per term); the terms past them are accumulated in order, apart; the lanes and
 // that rest are merged (Chan et al.) at the end.
-void emit_lanes_welford(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p,
+void emit_lanes_welford(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const Terms& t,
                         ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
-  std::string P = std::to_string(lanes(p, kl.schedule)) + "LL", ct = compute_type(g.type(p.outputs[0]).dtype);
-  size_t outer = p.reduce_domain.size() - 1;
+  std::string P = t.P(), ct = compute_type(g.type(p.outputs[0]).dtype);
   w.line("int64_t nf = 0, nt = 0;");
   w.line(ct + " mean_p[" + P + "], m2_p[" + P + "], mean_t = 0, m2_t = 0;");
   w.line("for (int64_t ln = 0; ln < " + P + "; ++ln) { mean_p[ln] = 0; m2_p[ln] = 0; }");
-  open_reduce_outer(p, outer, w);
+  open_reduce_outer(p, t.outer, w);
   std::string x = ex.expr(p.bodies[0], s);
   for (const std::string& h : ex.take_hoisted()) w.line(h);
-  open_chunks(p, kl.schedule, w);
-  emit_prefetches(g, kl, p, ex, s, ir::rvar(static_cast<int32_t>(outer)), "rb", lanes(p, kl.schedule), w);
+  t.open_chunks(w);
+  emit_prefetches(g, kl, p, ex, s, ir::rvar(static_cast<int32_t>(p.reduce_domain.size() - 1)), "rb", t.lanes, w);
   w.line("nf += 1;");
   w.line("const " + ct + " inv = (" + ct + ")1 / (" + ct + ")nf;");
-  open_lane_loop(p, kl.schedule, w);
+  t.open_lane_loop(w);
   w.line("const " + ct + " x = " + x + ";");
   w.line("const " + ct + " d = x - mean_p[ln];");
   w.line("mean_p[ln] += d * inv;");
   w.line("m2_p[ln] += d * (x - mean_p[ln]);");
   w.close();
   w.close();
-  if (whole_chunks(p, kl.schedule) < p.reduce_domain.back()) {
-    open_rest(p, kl.schedule, w);
+  if (t.whole() < t.extent) {
+    t.open_rest(w);
     w.line("const " + ct + " x = " + x + ";");
     w.line("nt += 1;");
     w.line("const " + ct + " d = x - mean_t;");
@@ -128,11 +133,11 @@ void emit_lanes_welford(const ir::Graph& g, const KernelLowering& kl, const ir::
     w.line("m2_t += d * (x - mean_t);");
     w.close();
   }
-  close_n(outer, w);
+  close_n(t.outer, w);
   // Lanes merged pairwise (all of a level's partitions have the same count, so the merge of
   // Chan et al. takes no division), then the rest merged into the result.
-  for (int64_t half = lanes(p, kl.schedule) / 2; half > 0; half /= 2) {
-    std::string side = std::to_string(lanes(p, kl.schedule) / (2 * half));
+  for (int64_t half = t.lanes / 2; half > 0; half /= 2) {
+    std::string side = std::to_string(t.lanes / (2 * half));
     w.line("#pragma omp simd");
     w.open("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) {");
     w.line("const " + ct + " delta = mean_p[ln + " + std::to_string(half) + "LL] - mean_p[ln];");
@@ -155,10 +160,10 @@ void emit_lanes_welford(const ir::Graph& g, const KernelLowering& kl, const ir::
 
 }  // namespace
 
-bool over_lanes(const ir::Primitive& p, const Schedule& s) {
+bool over_lanes(const ir::Primitive& p, const NodeLowering& nl, const Schedule& s) {
   if (p.reduce_domain.empty()) return false;
   if (!simple(p.reduce) && p.reduce != ReduceOp::Welford) return false;
-  return lanes(p, s) > 0;
+  return reduction_lanes(s, run_extent(p, nl)) > 0;
 }
 
 void emit_lanes(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
@@ -167,12 +172,14 @@ void emit_lanes(const ir::Graph& g, const KernelLowering& kl, const NodeLowering
   size_t n = p.domain.size();
   open_domain(nl, 0, n, w);
   w.open("{");
+  Terms t(p, nl, kl.schedule);
   ExprEmitter::Scope s = scope_of(p);
   s.hoist = true;
+  t.merge(p, s);
   if (p.reduce == ReduceOp::Welford)
-    emit_lanes_welford(g, kl, p, ex, s, w);
+    emit_lanes_welford(g, kl, p, t, ex, s, w);
   else
-    emit_lanes_simple(g, kl, p, ex, s, w);
+    emit_lanes_simple(g, kl, p, t, ex, s, w);
   w.close();
   close_n(n, w);
 }

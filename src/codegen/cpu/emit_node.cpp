@@ -493,7 +493,7 @@ void emit_node(const ir::Graph& g, const KernelLowering& kl, const NodeLowering&
   if (p.reduce == ReduceOp::None) return emit_elementwise(g, kl, nl, ex, w);
   if (nl.gemm) return emit_gemm(g, kl, nl, ex, w);
   if (nl.accumulate_rows) return emit_rows(g, kl, nl, ex, w);
-  if (over_lanes(p, kl.schedule)) return emit_lanes(g, kl, nl, ex, w);
+  if (over_lanes(p, nl, kl.schedule)) return emit_lanes(g, kl, nl, ex, w);
   emit_per_element(g, kl, nl, ex, w);
 }
 

@@ -120,8 +120,8 @@ void emit_streamed_chunks(const Schedule& sched, const std::string& v, const std
 // ---- Reductions over lanes (emit_lanes.cpp). ----
 
 // Whether a per-element reduction is computed over lanes: sum, prod, max, min or welford
-// with reduction_lanes > 0.
-bool over_lanes(const ir::Primitive& p, const Schedule& s);
+// with reduction_lanes > 0 over its run of terms.
+bool over_lanes(const ir::Primitive& p, const NodeLowering& nl, const Schedule& s);
 void emit_lanes(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl, ExprEmitter& ex,
                 Writer& w);
 // An elementwise primitive and the reduction along its rows (NodeLowering::fused_reduction)

@@ -319,8 +319,9 @@ void place_values(const ir::Graph& g, KernelLowering& kl, const TaskRegions& tr)
         nl.homes[v] = scratch_home(g, v, most, f, nl, arg, offset);
       }
     }
+    if (!nl.gemm) nl.reduce_run = reduction_run(g, kl, p);  // its producers' homes are placed
     if (kl.schedule.row_accumulators && !nl.gemm && row_combiner(p.reduce) && !most.empty() && most.back() >= 2 &&
-        !(reads_across_rows(p) && reduction_lanes(kl.schedule, p.reduce_domain.back()) > 0)) {
+        !(reads_across_rows(p) && reduction_lanes(kl.schedule, run_extent(p, nl)) > 0)) {
       nl.accumulate_rows = true;
       nl.acc_row = most.back();
       nl.acc_offset = offset;

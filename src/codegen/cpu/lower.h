@@ -55,6 +55,9 @@ struct NodeLowering {
   int fused_reduction = -1;
   bool fused = false;
   bool accumulate_rows = false;   // reduction accumulated a row at a time (vectorized)
+  // A reduction: how many of its trailing reduction dims every load reads as one contiguous
+  // run of terms (lower_runs.cpp); reduced over lanes, they are looped over as one dim.
+  int32_t reduce_run = 1;
   int64_t acc_offset = 0;         // scratch offset of the accumulator row(s)
   int64_t acc_row = 0;            // elements per accumulator row
   // An f32 matmul or conv computed by the packed GEMM micro-kernel (gemm.inc, emit_gemm.cpp):
@@ -140,6 +143,8 @@ const NodeLowering* producer_in_kernel(const ir::Graph& g, const KernelLowering&
 // the schedule's vector_width x unroll, halved (not below vector_width) while more than the
 // terms; 0 where it is not computed over lanes (scalar schedules, fewer terms than lanes).
 int64_t reduction_lanes(const Schedule& s, int64_t extent);
+// Terms in the run of p's trailing reduction dims that nl reads as one (reduce_run).
+int64_t run_extent(const ir::Primitive& p, const NodeLowering& nl);
 
 // The two factors of a linear primitive that the GEMM micro-kernel can compute, and how its
 // dims map onto a matrix product, or none. An f32 MatMul over [b.., m, n] with one term k, or

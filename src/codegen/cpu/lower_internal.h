@@ -24,6 +24,10 @@ bool mentions(const ir::Expr& e, int32_t d);
 // Loads of each value in the bodies of the kernel's nodes.
 std::map<ir::ValueId, int> uses_in_kernel(const ir::Graph& g, const std::vector<ir::NodeId>& nodes);
 
+// NodeLowering::reduce_run of computed primitive p (1 unless it reduces over two dims or
+// more), once the homes of its producers in the kernel are placed.
+int32_t reduction_run(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p);
+
 // Per-task region bounds of the computed nodes: regions[node index][task], over the tasks of
 // the node's level (the sub-tiles for inner nodes).
 struct TaskRegions {
