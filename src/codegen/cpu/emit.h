@@ -2,12 +2,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "codegen/cpu/lower.h"
 #include "ir/graph.h"
+#include "tile/interval.h"
 
 namespace orchid::codegen::cpu::detail {
 
@@ -39,6 +41,10 @@ class ExprEmitter {
     int32_t inner = -1;
     ir::VarKind inner_kind = ir::VarKind::Domain;
     bool hoist = false;
+    // Where set, the ranges of the loop variables wherever this text runs (a piece of the
+    // innermost loop, emit_pieces.cpp): index arithmetic decided over them is written
+    // decided (see decided()).
+    const tile::VarBox* box = nullptr;
   };
   std::string expr(const ir::Expr& e, const Scope& s);
   // Element of value v at the given C index expressions, in v's storage (an lvalue).
@@ -54,7 +60,8 @@ class ExprEmitter {
 
  private:
   std::string load(const ir::Expr& e, const Scope& s);
-  std::string inlined(ir::NodeId producer, const std::vector<std::string>& idx);
+  std::string inlined(ir::NodeId producer, const std::vector<std::string>& idx, const tile::VarBox* box);
+  std::optional<std::string> decided(const ir::Expr& e, const Scope& s);
   std::string unary(const ir::Expr& e, const std::string& a) const;
   std::string binary(const ir::Expr& e, const std::string& a, const std::string& b) const;
   bool invariant(const ir::Expr& e, const Scope& s) const;
@@ -69,6 +76,10 @@ class ExprEmitter {
   std::map<ir::ValueId, std::string> bound_;
   std::vector<std::string> hoisted_;
 };
+
+// Whether e is index arithmetic: integers and bools of variables and constants (no load, no
+// float anywhere), whose values tile::eval_interval bounds.
+bool pure_index(const ir::Expr& e);
 
 // Names used across the emitted kernel.
 std::string arg_name(int arg);

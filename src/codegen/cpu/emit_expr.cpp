@@ -161,7 +161,47 @@ std::string literal(const ir::Scalar& s) {
   return "0";
 }
 
+bool pure_index(const Expr& e) {
+  bool pure = true;
+  ir::visit_post(e, [&](const Expr& x) {
+    pure &= x.op() != ExprOp::Load && (x.dtype() == DType::I64 || x.dtype() == DType::Bool);
+  });
+  return pure;
+}
+
+// Index arithmetic over s.box (the loop piece being emitted): an expression of one value there
+// is that value; a select whose condition is decided is the operand it takes (the other is
+// never evaluated, as in the interpreter); a mod by a positive constant whose operand stays
+// within one period is a subtraction. A reflecting pad's index is then, piece by piece, an
+// affine function of the loop's variable, and its loop a copy that vectorizes.
+std::optional<std::string> ExprEmitter::decided(const Expr& e, const Scope& s) {
+  ir::ExprCategory c = ir::expr_op_category(e.op());
+  if (c == ir::ExprCategory::Leaf || c == ir::ExprCategory::Load) return std::nullopt;
+  if (pure_index(e)) {
+    tile::Interval v = tile::eval_interval(e, *s.box);
+    if (v.is_point()) return literal(ir::Scalar::of_int(e.dtype(), v.lo));
+  }
+  if (c == ir::ExprCategory::Select && pure_index(e.arg(0))) {
+    tile::Interval v = tile::eval_interval(e.arg(0), *s.box);
+    if (v.is_point()) return expr(e.arg(v.lo != 0 ? 1 : 2), s);
+  }
+  if (e.op() == ExprOp::Mod && e.dtype() == DType::I64 && positive_const(e.arg(1)) && pure_index(e.arg(0))) {
+    tile::Interval v = tile::eval_interval(e.arg(0), *s.box);
+    int64_t m = e.arg(1)->value.i;
+    auto period = [m](int64_t x) { return x / m - (x % m < 0 ? 1 : 0); };  // floor(x / m)
+    if (!v.empty() && v.lo > INT64_MIN && v.hi < INT64_MAX && period(v.lo) == period(v.hi)) {
+      int64_t k = period(v.lo) * m;
+      std::string a = expr(e.arg(0), s);
+      if (k == 0) return a;
+      return "(" + a + (k > 0 ? " - " : " + ") + std::to_string(k > 0 ? k : -k) + "LL)";
+    }
+  }
+  return std::nullopt;
+}
+
 std::string ExprEmitter::expr(const Expr& e, const Scope& s) {
+  if (s.box != nullptr)
+    if (std::optional<std::string> d = decided(e, s)) return *d;
   switch (ir::expr_op_category(e.op())) {
     case ir::ExprCategory::Leaf:
       if (e.op() == ExprOp::Const) return literal(e->value);

@@ -57,10 +57,11 @@ std::string ExprEmitter::element(ValueId v, const std::vector<std::string>& idx)
   return scratch_name(v) + "[" + offset(idx, base, nl->homes.at(v).scratch_strides) + "]";
 }
 
-std::string ExprEmitter::inlined(ir::NodeId producer, const std::vector<std::string>& idx) {
+std::string ExprEmitter::inlined(ir::NodeId producer, const std::vector<std::string>& idx, const tile::VarBox* box) {
   const ir::Primitive& p = g_.node(producer);
   std::string id = std::to_string(fresh_++);
   Scope ps{&p, {}, {}};
+  ps.box = box;
   bool gnu = dialect_ == Dialect::Gnu;
   std::string out = gnu ? "({ " : "[&]() { ";
   for (size_t d = 0; d < idx.size(); ++d) {
@@ -75,6 +76,13 @@ std::string ExprEmitter::load(const Expr& e, const Scope& s) {
   ValueId v = s.prim->inputs.at(e->index);
   if (auto b = bound_.find(v); b != bound_.end()) return b->second;
   const ir::Dims& shape = g_.type(v).shape;
+  // A predicate decided over the piece of the loop being emitted: the fill, or the load alone.
+  bool predicated = e->predicated;
+  if (predicated && s.box != nullptr && pure_index(e.arg(shape.size()))) {
+    tile::Interval c = tile::eval_interval(e.arg(shape.size()), *s.box);
+    if (c == tile::Interval::point(0)) return literal(e->value);
+    predicated = c != tile::Interval::point(1);
+  }
   std::vector<std::string> idx;
   for (size_t d = 0; d < shape.size(); ++d) {
     std::string x = expr(e.arg(d), s);
@@ -86,9 +94,23 @@ std::string ExprEmitter::load(const Expr& e, const Scope& s) {
     idx.push_back(x);
   }
   const NodeLowering* nl = producer_in_kernel(g_, kl_, v);
-  std::string value = nl != nullptr && nl->inlined ? inlined(nl->node, idx)
-                                                   : to_compute(e.dtype(), element(v, idx));
-  if (!e->predicated) return value;
+  std::string value;
+  if (nl != nullptr && nl->inlined) {
+    // The producer's variables range over the indices it is read at (within its shape, as
+    // every load reads in bounds), where those are known.
+    std::optional<tile::VarBox> pbox;
+    if (s.box != nullptr) {
+      pbox.emplace();
+      for (size_t d = 0; d < shape.size(); ++d) {
+        tile::Interval in{0, shape[d] - 1};
+        pbox->domain.push_back(pure_index(e.arg(d)) ? tile::intersect(tile::eval_interval(e.arg(d), *s.box), in) : in);
+      }
+    }
+    value = inlined(nl->node, idx, pbox ? &*pbox : nullptr);
+  } else {
+    value = to_compute(e.dtype(), element(v, idx));
+  }
+  if (!predicated) return value;
   return "(" + expr(e.arg(shape.size()), s) + " ? " + value + " : " + literal(e->value) + ")";
 }
 

@@ -327,18 +327,31 @@ void emit_elementwise(const ir::Graph& g, const KernelLowering& kl, const NodeLo
     close_n(n - 1, w);
     return;
   }
-  open_domain(nl, 0, n == 0 ? 0 : n - 1, w);
-  std::vector<std::string> body;
-  for (size_t k = 0; k < p.bodies.size(); ++k) body.push_back(store(g, ex, p.outputs[k], s, ex.expr(p.bodies[k], s)));
-  if (n > 0) {
-    for (const std::string& h : ex.take_hoisted()) w.line(h);
-    w.simd_pragmas(kl.schedule, "", p.domain[n - 1]);
-    open_domain(nl, n - 1, n, w);
-  } else {
+  if (n == 0) {
     w.open("{");
+    for (size_t k = 0; k < p.bodies.size(); ++k) w.line(store(g, ex, p.outputs[k], s, ex.expr(p.bodies[k], s)));
+    w.close();
+    return;
   }
-  for (const std::string& b : body) w.line(b);
-  close_n(n == 0 ? 1 : n, w);
+  open_domain(nl, 0, n - 1, w);
+  // The innermost loop, piece by piece where its index arithmetic changes along it.
+  std::vector<LoopPiece> pieces = loop_pieces(g, kl, p);
+  std::string v = var("v", n - 1), lo = region_lo(nl.node, n - 1), hi = region_hi(nl.node, n - 1);
+  for (const LoopPiece& piece : pieces) {
+    s.box = &piece.box;
+    std::vector<std::string> body;
+    for (size_t k = 0; k < p.bodies.size(); ++k) body.push_back(store(g, ex, p.outputs[k], s, ex.expr(p.bodies[k], s)));
+    for (const std::string& h : ex.take_hoisted()) w.line(h);
+    w.simd_pragmas(kl.schedule, "", piece.hi - piece.lo);
+    if (pieces.size() == 1)
+      open_loop(v, lo, hi, w);
+    else
+      open_loop(v, "orc_max64(" + lo + ", " + std::to_string(piece.lo) + "LL)",
+                "orc_min64(" + hi + ", " + std::to_string(piece.hi) + "LL)", w);
+    for (const std::string& b : body) w.line(b);
+    w.close();
+  }
+  close_n(n - 1, w);
 }
 
 void emit_per_element(const ir::Graph& g, const KernelLowering& kl, const NodeLowering& nl,

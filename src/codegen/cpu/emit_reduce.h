@@ -117,6 +117,19 @@ void emit_streamed_chunks(const Schedule& sched, const std::string& v, const std
                           const std::vector<StreamedOutput>& outs, Writer& w,
                           const std::function<void()>& prefetch = nullptr);
 
+// ---- Pieces of an elementwise loop (emit_pieces.cpp). ----
+
+// A range [lo, hi) of the innermost variable of a primitive without reduction, and the box of
+// its variables there (the other dims over their whole extents).
+struct LoopPiece {
+  int64_t lo = 0, hi = 0;
+  tile::VarBox box;
+};
+// The innermost loop of p cut where a select, predicate or mod moving with its variable
+// changes (each piece as long as they all stay decided); one piece over the whole extent where
+// that would take more than a few; none for a primitive of rank 0 or no elements.
+std::vector<LoopPiece> loop_pieces(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p);
+
 // ---- Reductions over lanes (emit_lanes.cpp). ----
 
 // Whether a per-element reduction is computed over lanes: sum, prod, max, min or welford
