@@ -194,6 +194,7 @@ BuiltArtifact build_artifact(const ir::Graph& g, const std::vector<StepChoice>& 
   BuiltArtifact a;
   a.plan.isa = o.isa;
   a.plan.target = o.target;
+  a.plan.flush_denormals = o.flush_denormals;
   a.plan.graph_name = g.name;
   PlanBuffers buffers(g, a.plan, a.weights, a.weight_buffers);
   std::vector<codegen::cpu::GeneratedKernel> ugraph_kernels;

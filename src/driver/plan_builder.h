@@ -33,6 +33,7 @@ struct BuildOptions {
   // multiprocessors of the GPU the schedules are for (codegen/cuda/schedule.h).
   runtime::PlanPrecision precision = runtime::PlanPrecision::Fp32;
   int gpu_multiprocessors = 132;
+  bool flush_denormals = false;  // CPU plans: Plan::flush_denormals
 };
 
 // What one plan step is made of, for reports.

@@ -128,6 +128,8 @@ std::string summary(const ReportInput& in, const Timing& t) {
          " matmuls through cuBLASLt and " + count(StepKind::Cudnn) + " convolutions through cuDNN (" + precision +
          "); none measured\n";
   }
+  if (plan.flush_denormals)
+    s += "- subnormal floats: read and written as zero while the plan runs (--flush-denormals: FTZ and DAZ)\n";
   s += std::string("- verified against the interpreter: ") +
        (in.verified ? "yes" : "no (" + (in.not_verified.empty() ? std::string("not run") : in.not_verified) + ")") + "\n";
   return s;

@@ -140,6 +140,7 @@ BuiltArtifact build_ugraph_artifact(const UGraph& u, const ir::Graph& program, c
   BuiltArtifact a;
   a.plan.isa = o.isa;
   a.plan.target = o.target;
+  a.plan.flush_denormals = o.flush_denormals;
   a.plan.graph_name = program.name;
   std::vector<int32_t> buf = lay_out_buffers(u, program, a.plan);
   std::vector<codegen::cpu::GeneratedKernel> kernels;

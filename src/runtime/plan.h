@@ -157,6 +157,11 @@ struct Plan {
   std::vector<std::string> isa;  // ISA flags the kernels need, as target::host_isa() names them
   std::string target;            // free-form fingerprint of the target the plan was built for
   std::string graph_name;
+  // "flush_denormals": CPU plans run with subnormal floats read and written as zero (x86 MXCSR
+  // FTZ and DAZ on every thread of a run, restored after it), as compiled with
+  // --flush-denormals: products of subnormals take microcode assists that can make a step
+  // many times slower (masked attention probabilities of 1e-44).
+  bool flush_denormals = false;
   std::vector<PlanBuffer> buffers;
   std::vector<int32_t> inputs;   // buffer ids, in the order callers pass inputs
   std::vector<int32_t> outputs;  // buffer ids, in the order callers receive outputs

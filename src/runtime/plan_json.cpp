@@ -47,6 +47,11 @@ class Reader {
     return *it;
   }
   std::string str(const char* key) const { return as_string(raw(key), at(key)); }
+  bool boolean(const char* key) const {
+    const json& v = raw(key);
+    ORCHID_USER_CHECK(v.is_boolean()) << source_ << ": " << at(key) << ": expected true or false";
+    return v.get<bool>();
+  }
   int64_t integer(const char* key, int64_t lo = std::numeric_limits<int64_t>::min(),
                   int64_t hi = std::numeric_limits<int64_t>::max()) const {
     return as_int(raw(key), at(key), lo, hi);
@@ -210,7 +215,7 @@ std::vector<T> read_list(const Reader& top, const char* key, F read_one) {
 
 Plan read_top(const json& j, const std::string& source) {
   Reader r(j, "", source,
-           {"format", "version", "device", "precision", "graph", "target", "isa", "buffers", "inputs", "outputs",
+           {"format", "version", "device", "precision", "flush_denormals", "graph", "target", "isa", "buffers", "inputs", "outputs",
             "libraries", "steps", "weights"});
   std::string format = r.str("format");
   ORCHID_USER_CHECK(format == kPlanFormat)
@@ -234,6 +239,7 @@ Plan read_top(const json& j, const std::string& source) {
                         << plan_precision_names() << ")";
     p.precision = *pr;
   }
+  if (r.has("flush_denormals")) p.flush_denormals = r.boolean("flush_denormals");
   p.graph_name = r.str("graph");
   p.target = r.str("target");
   p.isa = r.strings("isa");
@@ -290,6 +296,7 @@ std::string plan_to_json(const Plan& plan) {
   ojson j{{"format", kPlanFormat}, {"version", kPlanVersion}};
   if (plan.device != PlanDevice::Cpu) j["device"] = std::string(plan_device_name(plan.device));
   if (plan.precision != PlanPrecision::Fp32) j["precision"] = std::string(plan_precision_name(plan.precision));
+  if (plan.flush_denormals) j["flush_denormals"] = true;
   j["graph"] = plan.graph_name;
   j["target"] = plan.target;
   j["isa"] = plan.isa;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
+#include "runtime/denormals.h"
 #include "runtime/kernel_timing.h"
 #include "support/error.h"
 
@@ -170,6 +172,8 @@ void Session::run(std::span<const void* const> inputs, std::span<void* const> ou
   check_pointers(inputs, outputs);
   prepare_memory(inputs, outputs);
   bind(inputs, outputs);
+  std::optional<FlushDenormals> flush;
+  if (model_->plan().flush_denormals) flush.emplace(threads_);
   size_t steps = model_->plan().steps.size();
   if (spans) spans->assign(steps, StepSpan{});
   for (size_t s = 0; s < steps; ++s) {

@@ -65,6 +65,20 @@ TEST(RuntimePlan, JsonRoundTripIsExact) {
   EXPECT_NE(text.find("\"checksum\": \"0123456789abcdef\""), std::string::npos) << text;
 }
 
+// "flush_denormals" is written only when set, read back the same, and must be a boolean.
+TEST(RuntimePlan, FlushDenormalsRoundTripsAndIsABoolean) {
+  Plan p = sample_plan();
+  EXPECT_FALSE(json::parse(plan_to_json(p)).contains("flush_denormals"));
+  p.flush_denormals = true;
+  std::string text = plan_to_json(p);
+  EXPECT_EQ(json::parse(text)["flush_denormals"], true);
+  EXPECT_EQ(plan_from_json(text), p);
+  json j = json::parse(text);
+  j["flush_denormals"] = "yes";
+  std::string e = error_of([&] { plan_from_json(j.dump()); });
+  EXPECT_NE(e.find("plan.json: flush_denormals: expected true or false"), std::string::npos) << e;
+}
+
 // A buffer between two oneDNN steps in nChw8c, nhwc or nChw16c: written as "layout", read back the same; plain
 // buffers have no "layout" key.
 TEST(RuntimePlan, LayoutsRoundTrip) {

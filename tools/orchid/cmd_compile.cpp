@@ -43,6 +43,7 @@ struct CompileFlags {
   int tune_budget = driver::TuneOptions{}.budget;
   bool superopt = false;
   double superopt_seconds = 300;
+  bool flush_denormals = false;
 };
 
 std::vector<std::string> precision_names() {
@@ -67,6 +68,8 @@ int compile(const CompileFlags& f) {
   o.verify_seed = f.seed;
   ORCHID_USER_CHECK(f.precision == "fp32" || cuda) << "--precision " << f.precision << " is for --target cuda";
   o.build.precision = *runtime::parse_plan_precision(f.precision);
+  ORCHID_USER_CHECK(!f.flush_denormals || !cuda) << "--flush-denormals is for CPU plans; it does not take --target cuda";
+  o.build.flush_denormals = f.flush_denormals;
   if (!std::isnan(f.tolerance)) o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
   o.measure.flush_bytes = f.flush_bytes;
@@ -124,6 +127,10 @@ Command add_compile(CLI::App& app) {
   cmd->add_option("--seed", f->seed, "seed of the verification inputs (default 1)");
   cmd->add_option("--tolerance", f->tolerance,
                   "largest relative L2 error of an f32 output (default 1e-4; with --precision tf32 or fp16, 1e-2; bf16, 5e-2)");
+  cmd->add_flag("--flush-denormals", f->flush_denormals,
+                "CPU: run the plan with subnormal floats read and written as zero (FTZ and DAZ), as OpenVINO's denormals "
+                "optimization does: products of subnormals (masked attention probabilities) are then no longer many times "
+                "slower; off by default (IEEE gradual underflow)");
   cmd->add_option("--precision", f->precision,
                   "--target cuda: fp32 (default); tf32 (cuBLASLt and cuDNN steps may use TF32 tensor cores); fp16 or bf16 "
                   "(the model's f32 values stored in that dtype, products on tensor cores with f32 accumulation, "
