@@ -14,7 +14,9 @@ class Worker:
         self.runtime, self.log_path = runtime, log_path
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), PYTHONPATH=REPO, PYTHONUNBUFFERED="1")
         args = [python, "-m", "bench.peers.worker", "--runtime", runtime, "--model-dir", model_dir,
-                "--threads", str(threads)] + [a for k, v in options.items() for a in ("--option", f"{k}={v}")]
+                "--threads", str(threads)]
+        # Options the harness leaves unset are not passed: "db=None" would name a database "None".
+        args += [a for k, v in options.items() if v is not None for a in ("--option", f"{k}={v}")]
         self.log = open(log_path, "a")
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                      cwd=REPO, env=env, text=True, bufsize=1)

@@ -15,47 +15,35 @@ namespace {
 
 #ifdef ORCHID_HAVE_MXCSR
 constexpr unsigned kFtzDaz = 0x8040;  // MXCSR bit 15 (flush to zero) and bit 6 (denormals are zero)
-thread_local unsigned saved_mode = 0;
-thread_local int depth = 0;
-
-void enter() {
-  if (depth++ == 0) {
-    saved_mode = _mm_getcsr();
-    _mm_setcsr(saved_mode | kFtzDaz);
-  }
-}
-
-void leave() {
-  if (depth > 0 && --depth == 0) _mm_setcsr(saved_mode);
-}
+unsigned mode() { return _mm_getcsr(); }
+void set_mode(unsigned m) { _mm_setcsr(m); }
 #else
-void enter() {}
-void leave() {}
+constexpr unsigned kFtzDaz = 0;
+unsigned mode() { return 0; }
+void set_mode(unsigned) {}
 #endif
 
 }  // namespace
 
-FlushDenormals::FlushDenormals(int threads) : threads_(std::max(1, threads)) {
-  enter();
-  if (threads_ == 1) return;
+FlushDenormals::FlushDenormals(int threads) : threads_(std::max(1, threads)), saved_(mode()) {
+  if (threads_ > 1) {
 #pragma omp parallel num_threads(threads_)
-  if (omp_get_thread_num() != 0) enter();
+    if (omp_get_thread_num() != 0) set_mode(mode() | kFtzDaz);
+  }
+  set_mode(saved_ | kFtzDaz);
 }
 
+// The other threads take the caller's mode from before the scope: OpenMP may have started some
+// of them during it (libgomp ends a pool's surplus threads when a smaller team runs, and starts
+// new ones for a larger team), copying the caller's flushed mode.
 FlushDenormals::~FlushDenormals() {
   if (threads_ > 1) {
 #pragma omp parallel num_threads(threads_)
-    if (omp_get_thread_num() != 0) leave();
+    if (omp_get_thread_num() != 0) set_mode(saved_);
   }
-  leave();
+  set_mode(saved_);
 }
 
-bool denormals_flushed() {
-#ifdef ORCHID_HAVE_MXCSR
-  return (_mm_getcsr() & kFtzDaz) == kFtzDaz;
-#else
-  return false;
-#endif
-}
+bool denormals_flushed() { return kFtzDaz != 0 && (mode() & kFtzDaz) == kFtzDaz; }
 
 }  // namespace orchid::runtime

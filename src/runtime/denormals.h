@@ -5,9 +5,10 @@
 namespace orchid::runtime {
 
 // While alive: FTZ and DAZ set on the calling thread and on the other threads of an OpenMP
-// team of `threads` (the pool the runtime's steps run on: its kernels' teams and oneDNN's),
-// each thread's own mode put back when it ends. Nested scopes on a thread keep the outermost's
-// saved mode. Does nothing where the host has no MXCSR.
+// team of `threads` (the pool the runtime's steps run on: its kernels' teams and oneDNN's;
+// threads OpenMP starts meanwhile copy the caller's flushed mode); when it ends, the caller's
+// mode from before is put back on the caller and on the other threads of such a team. Scopes
+// nest. Does nothing where the host has no MXCSR.
 class FlushDenormals {
  public:
   explicit FlushDenormals(int threads);
@@ -17,6 +18,7 @@ class FlushDenormals {
 
  private:
   int threads_;
+  unsigned saved_;  // the caller's MXCSR before the scope
 };
 
 // Whether the calling thread reads and writes subnormal floats as zero now.

@@ -80,6 +80,12 @@ class ExprEmitter {
 // Whether e is index arithmetic: integers and bools of variables and constants (no load, no
 // float anywhere), whose values tile::eval_interval bounds.
 bool pure_index(const ir::Expr& e);
+// The box of an inlined producer's variables where `load` (of its value) reads it, its
+// variables over `box`: per index, the interval of a pure index expression, else unknown.
+tile::VarBox producer_box(const ir::Expr& load, const tile::VarBox& box);
+// For an i64 mod by a positive constant m whose operand stays, over `box`, within one period
+// [k m, k m + m - 1]: that k m; none otherwise.
+std::optional<int64_t> mod_period_start(const ir::Expr& mod, const tile::VarBox& box);
 
 // Names used across the emitted kernel.
 std::string arg_name(int arg);

@@ -169,6 +169,25 @@ bool pure_index(const Expr& e) {
   return pure;
 }
 
+tile::VarBox producer_box(const Expr& load, const tile::VarBox& box) {
+  tile::VarBox p;
+  size_t rank = load.num_args() - (load->predicated ? 1 : 0);
+  for (size_t d = 0; d < rank; ++d)
+    p.domain.push_back(pure_index(load.arg(d)) ? tile::eval_interval(load.arg(d), box) : tile::Interval::full());
+  return p;
+}
+
+std::optional<int64_t> mod_period_start(const Expr& mod, const tile::VarBox& box) {
+  if (mod.op() != ExprOp::Mod || mod.dtype() != DType::I64 || !positive_const(mod.arg(1)) || !pure_index(mod.arg(0)))
+    return std::nullopt;
+  tile::Interval v = tile::eval_interval(mod.arg(0), box);
+  const int64_t m = mod.arg(1)->value.i, far = int64_t{1} << 62;  // far from overflow
+  if (v.empty() || v.lo < -far || v.hi > far) return std::nullopt;
+  auto period = [m](int64_t x) { return x / m - (x % m < 0 ? 1 : 0); };  // floor(x / m)
+  if (period(v.lo) != period(v.hi)) return std::nullopt;
+  return period(v.lo) * m;
+}
+
 // Index arithmetic over s.box (the loop piece being emitted): an expression of one value there
 // is that value; a select whose condition is decided is the operand it takes (the other is
 // never evaluated, as in the interpreter); a mod by a positive constant whose operand stays
@@ -185,16 +204,10 @@ std::optional<std::string> ExprEmitter::decided(const Expr& e, const Scope& s) {
     tile::Interval v = tile::eval_interval(e.arg(0), *s.box);
     if (v.is_point()) return expr(e.arg(v.lo != 0 ? 1 : 2), s);
   }
-  if (e.op() == ExprOp::Mod && e.dtype() == DType::I64 && positive_const(e.arg(1)) && pure_index(e.arg(0))) {
-    tile::Interval v = tile::eval_interval(e.arg(0), *s.box);
-    int64_t m = e.arg(1)->value.i;
-    auto period = [m](int64_t x) { return x / m - (x % m < 0 ? 1 : 0); };  // floor(x / m)
-    if (!v.empty() && v.lo > INT64_MIN && v.hi < INT64_MAX && period(v.lo) == period(v.hi)) {
-      int64_t k = period(v.lo) * m;
-      std::string a = expr(e.arg(0), s);
-      if (k == 0) return a;
-      return "(" + a + (k > 0 ? " - " : " + ") + std::to_string(k > 0 ? k : -k) + "LL)";
-    }
+  if (std::optional<int64_t> k = mod_period_start(e, *s.box)) {
+    std::string a = expr(e.arg(0), s);
+    if (*k == 0) return a;
+    return "(" + a + (*k > 0 ? " - " : " + ") + std::to_string(*k > 0 ? *k : -*k) + "LL)";
   }
   return std::nullopt;
 }

@@ -96,16 +96,11 @@ std::string ExprEmitter::load(const Expr& e, const Scope& s) {
   const NodeLowering* nl = producer_in_kernel(g_, kl_, v);
   std::string value;
   if (nl != nullptr && nl->inlined) {
-    // The producer's variables range over the indices it is read at (within its shape, as
-    // every load reads in bounds), where those are known.
+    // The producer's variables range over the indices it is read at, as far as they are known.
+    // Not narrowed to its shape: an index may be out of bounds where the load is not taken (a
+    // select's other operand), and code hoisted out of the loop evaluates it there too.
     std::optional<tile::VarBox> pbox;
-    if (s.box != nullptr) {
-      pbox.emplace();
-      for (size_t d = 0; d < shape.size(); ++d) {
-        tile::Interval in{0, shape[d] - 1};
-        pbox->domain.push_back(pure_index(e.arg(d)) ? tile::intersect(tile::eval_interval(e.arg(d), *s.box), in) : in);
-      }
-    }
+    if (s.box != nullptr) pbox = producer_box(e, *s.box);
     value = inlined(nl->node, idx, pbox ? &*pbox : nullptr);
   } else {
     value = to_compute(e.dtype(), element(v, idx));

@@ -28,18 +28,23 @@ void decisions(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive
     return m;
   };
   auto decide = [&](const ir::Expr& cond) {
-    if (!pure_index(cond) || !moves(cond)) return;
+    if (!pure_index(cond) || !moves(cond)) return kUndecided;
     tile::Interval v = tile::eval_interval(cond, box);
     out.push_back(v.is_point() ? v.lo : kUndecided);
+    return out.back();
   };
-  if (e.op() == ir::ExprOp::Select) decide(e.arg(0));
-  if (e.op() == ir::ExprOp::Mod && e.dtype() == ir::DType::I64 && pure_index(e.arg(0)) && moves(e.arg(0)) &&
-      e.arg(1).op() == ir::ExprOp::Const && e.arg(1)->value.i > 0) {
-    tile::Interval v = tile::eval_interval(e.arg(0), box);
-    int64_t m = e.arg(1)->value.i;
-    auto period = [m](int64_t x) { return x / m - (x % m < 0 ? 1 : 0); };
-    bool one = !v.empty() && v.lo > INT64_MIN && v.hi < INT64_MAX && period(v.lo) == period(v.hi);
-    out.push_back(one ? period(v.lo) : kUndecided);
+  if (e.op() == ir::ExprOp::Select) {
+    int64_t taken = decide(e.arg(0));
+    if (taken != kUndecided) {  // only the operand taken is written (ExprEmitter::decided)
+      decisions(g, kl, p, e.arg(0), box, moving, out);
+      decisions(g, kl, p, e.arg(taken != 0 ? 1 : 2), box, moving, out);
+      return;
+    }
+  }
+  if (e.op() == ir::ExprOp::Mod && e.dtype() == ir::DType::I64 && e.arg(1).op() == ir::ExprOp::Const &&
+      e.arg(1)->value.i > 0 && pure_index(e.arg(0)) && moves(e.arg(0))) {
+    std::optional<int64_t> k = mod_period_start(e, box);
+    out.push_back(k ? *k : kUndecided);
   }
   if (e.op() == ir::ExprOp::Load) {
     ir::ValueId v = p.inputs.at(static_cast<size_t>(e->index));
@@ -47,14 +52,9 @@ void decisions(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive
     if (e->predicated) decide(e.arg(shape.size()));
     const NodeLowering* nl = producer_in_kernel(g, kl, v);
     if (nl != nullptr && nl->inlined) {
-      tile::VarBox pbox;
+      tile::VarBox pbox = producer_box(e, box);
       std::vector<bool> pmoving;
-      for (size_t d = 0; d < shape.size(); ++d) {
-        tile::Interval in{0, shape[d] - 1};
-        bool pure = pure_index(e.arg(d));
-        pbox.domain.push_back(pure ? tile::intersect(tile::eval_interval(e.arg(d), box), in) : in);
-        pmoving.push_back(!pure || moves(e.arg(d)));
-      }
+      for (size_t d = 0; d < shape.size(); ++d) pmoving.push_back(!pure_index(e.arg(d)) || moves(e.arg(d)));
       const ir::Primitive& q = g.node(nl->node);
       if (!pbox.empty())
         for (const ir::Expr& b : q.bodies) decisions(g, kl, q, b, pbox, pmoving, out);
@@ -85,7 +85,8 @@ std::vector<LoopPiece> loop_pieces(const ir::Graph& g, const KernelLowering& kl,
     return true;
   };
   // From the left, each piece as long as it stays settled (a prefix of a settled range is
-  // settled: binary search); a single point is always settled.
+  // settled: binary search), at least one point long (a point whose arithmetic the intervals
+  // do not decide is a piece of its own).
   std::vector<LoopPiece> pieces;
   int64_t extent = p.domain[n - 1];
   for (int64_t lo = 0; lo < extent;) {
