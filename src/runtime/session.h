@@ -56,7 +56,8 @@ class Session {
   // One pointer per plan input and per plan output, in plan order. Wrong counts and null
   // pointers are UserErrors, and so is a step that fails a run-time check (an index read
   // from an input out of bounds: orchid_args::error), naming the step; the outputs are then
-  // undefined. With `spans`, it receives one entry per step.
+  // undefined. With `spans`, it receives one entry per step. A plan compiled with
+  // --flush-denormals runs with subnormal floats read and written as zero (denormals.h).
   void run(std::span<const void* const> inputs, std::span<void* const> outputs,
            std::vector<StepSpan>* spans = nullptr);
   // Writes `bytes` of a buffer of the session's own on each of its threads, so that the next

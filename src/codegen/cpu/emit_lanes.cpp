@@ -21,7 +21,7 @@ using ir::ReduceOp;
 namespace {
 
 // Lanes of a reduction of one dim along the rows it reduces (emit_fused).
-int64_t lanes(const ir::Primitive& p, const Schedule& s) { return reduction_lanes(s, p.reduce_domain.back()); }
+int64_t row_lanes(const ir::Primitive& p, const Schedule& s) { return reduction_lanes(s, p.reduce_domain.back()); }
 
 // The terms of a reduction over lanes: its outer reduction dims looped over one by one, then
 // the run of its last NodeLowering::reduce_run dims (read as one contiguous range) in chunks
@@ -189,8 +189,8 @@ void emit_fused(const ir::Graph& g, const KernelLowering& kl, const NodeLowering
   const ir::Primitive& e = g.node(nl.node);
   const ir::Primitive& r = g.node(kl.nodes[static_cast<size_t>(nl.fused_reduction)].node);
   size_t n = e.domain.size();
-  std::string last = var("v", n - 1), P = std::to_string(lanes(r, kl.schedule)) + "LL";
-  int64_t extent = e.domain[n - 1], whole = extent - extent % lanes(r, kl.schedule);
+  std::string last = var("v", n - 1), P = std::to_string(row_lanes(r, kl.schedule)) + "LL";
+  int64_t extent = e.domain[n - 1], whole = extent - extent % row_lanes(r, kl.schedule);
   ExprEmitter::Scope se = scope_of(e), sr{&r, {}, {last}, 0, ir::VarKind::Reduce, true};
   se.hoist = true;
   for (size_t d = 0; d < r.domain.size(); ++d) sr.dvars.push_back(d + 1 < n ? se.dvars[d] : "0LL");
@@ -221,8 +221,8 @@ void emit_fused(const ir::Graph& g, const KernelLowering& kl, const NodeLowering
   std::vector<std::string> in_tail = whole < extent ? element(rest) : std::vector<std::string>{};
   for (const std::string& h : ex.take_hoisted()) w.line(h);
   w.open("for (int64_t rb = 0; rb < " + std::to_string(whole) + "LL; rb += " + P + ") {");
-  emit_prefetches(g, kl, e, ex, se, ir::dvar(static_cast<int32_t>(n - 1)), "rb", lanes(r, kl.schedule), w);
-  w.line("#pragma omp simd simdlen(" + std::to_string(lanes(r, kl.schedule)) + ")");
+  emit_prefetches(g, kl, e, ex, se, ir::dvar(static_cast<int32_t>(n - 1)), "rb", row_lanes(r, kl.schedule), w);
+  w.line("#pragma omp simd simdlen(" + std::to_string(row_lanes(r, kl.schedule)) + ")");
   w.open("for (int64_t ln = 0; ln < " + P + "; ++ln) {");
   w.line("const int64_t " + last + " = rb + ln;");
   for (const std::string& l : in_lanes) w.line(l);
@@ -236,7 +236,7 @@ void emit_fused(const ir::Graph& g, const KernelLowering& kl, const NodeLowering
   }
   for (size_t k = 0; k < r.bodies.size(); ++k) {
     DType t = g.type(r.outputs[k]).dtype;
-    for (int64_t half = lanes(r, kl.schedule) / 2; half > 0; half /= 2) {
+    for (int64_t half = row_lanes(r, kl.schedule) / 2; half > 0; half /= 2) {
       w.line("#pragma omp simd");
       w.line("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) " + part(k, "ln") + " = " +
              combine(r.reduce, t, part(k, "ln"), part(k, "ln + " + std::to_string(half) + "LL"), true) + ";");

@@ -50,11 +50,11 @@ std::string ExprEmitter::element(ValueId v, const std::vector<std::string>& idx)
   if (nl == nullptr || nl->homes.at(v).global) {
     int arg = kl_.arg_of(v);
     ORCHID_CHECK(arg >= 0) << "value " << v.v << " is neither computed nor passed to the kernel";
-    return arg_name(arg) + "[" + offset(idx, {}, ir::row_major_strides(g_.type(v).shape)) + "]";
+    return arg_name(arg) + "[" + offset(idx, {}, storage_strides(g_, kl_, v)) + "]";
   }
   std::vector<std::string> base;
   for (size_t d = 0; d < idx.size(); ++d) base.push_back(region_lo(nl->node, d));
-  return scratch_name(v) + "[" + offset(idx, base, nl->homes.at(v).scratch_strides) + "]";
+  return scratch_name(v) + "[" + offset(idx, base, storage_strides(g_, kl_, v)) + "]";
 }
 
 std::string ExprEmitter::inlined(ir::NodeId producer, const std::vector<std::string>& idx, const tile::VarBox* box) {

@@ -396,6 +396,12 @@ const NodeLowering* producer_in_kernel(const ir::Graph& g, const KernelLowering&
   return nullptr;
 }
 
+ir::Dims storage_strides(const ir::Graph& g, const KernelLowering& kl, ValueId v) {
+  const NodeLowering* nl = producer_in_kernel(g, kl, v);
+  if (nl == nullptr || nl->homes.at(v).global) return ir::row_major_strides(g.type(v).shape);
+  return nl->homes.at(v).scratch_strides;
+}
+
 const NodeLowering& KernelLowering::node(NodeId n) const {
   for (const NodeLowering& nl : nodes)
     if (nl.node == n) return nl;

@@ -138,6 +138,9 @@ struct KernelLowering {
 
 // The lowering of the kernel's node that computes v, or none (a kernel input).
 const NodeLowering* producer_in_kernel(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v);
+// The strides (in elements) with which the kernel addresses v: row-major in a kernel argument
+// (an input, or an output computed in place), its home's in scratch.
+ir::Dims storage_strides(const ir::Graph& g, const KernelLowering& kl, ir::ValueId v);
 
 // Lanes a reduction over `extent` terms (along its innermost reduction dim) is computed over:
 // the schedule's vector_width x unroll, halved (not below vector_width) while more than the

@@ -50,14 +50,6 @@ struct Run {
   }
 };
 
-// The strides with which the kernel addresses value v (ExprEmitter::element): row-major in a
-// kernel argument, the home's in scratch.
-Dims storage_strides(const ir::Graph& g, const KernelLowering& kl, ValueId v) {
-  const NodeLowering* nl = producer_in_kernel(g, kl, v);
-  if (nl == nullptr || nl->homes.at(v).global) return ir::row_major_strides(g.type(v).shape);
-  return nl->homes.at(v).scratch_strides;
-}
-
 bool reads_run(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const Run& run);
 
 bool expr_reads_run(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const Run& run,
