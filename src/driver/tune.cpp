@@ -55,6 +55,7 @@ std::vector<std::vector<double>> time_batch(const std::vector<codegen::cpu::Gene
     std::vector<std::string> argv = {m.orchid_exe, "time-kernels", lib.path.string(), "--json",
                                      "--rounds", std::to_string(rounds), "--runs", std::to_string(runs)};
     if (m.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(m.threads)});
+    if (m.flush_denormals) argv.push_back("--flush-denormals");
     SubprocessResult p = run_subprocess(argv, so);
     if (!p.ok()) {
       why = p.timed_out ? "timed out" : "exit " + std::to_string(p.exit_code) + ": " + p.err.substr(0, 300);

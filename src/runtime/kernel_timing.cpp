@@ -6,8 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "runtime/aligned_buffer.h"
+#include "runtime/denormals.h"
 
 namespace orchid::runtime {
 
@@ -77,6 +79,8 @@ std::vector<KernelTiming> time_kernels(const KernelLibrary& lib, const KernelTim
     run_kernel_tasks(k, args, threads, scratch_of);
     if (error[0] != 0) out[static_cast<size_t>(i)].index_error = true;
   };
+  std::optional<FlushDenormals> flush;
+  if (o.flush_denormals) flush.emplace(threads);
   for (int64_t i = 0; i < lib.size(); ++i)
     for (int w = 0; w < o.warmup_runs; ++w) run(i);
   for (int round = 0; round < o.rounds; ++round)

@@ -25,6 +25,7 @@ struct KernelTimingOptions {
   int rounds = 3;          // rounds over the kernels, each running every kernel in turn
   int runs_per_round = 3;  // timed runs of a kernel in one round
   int warmup_runs = 1;     // untimed runs of each kernel first
+  bool flush_denormals = false;  // run as a plan compiled with --flush-denormals runs (denormals.h)
 };
 
 struct KernelTiming {

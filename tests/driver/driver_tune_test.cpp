@@ -60,6 +60,20 @@ TEST(DriverTune, SchedulesAreTimedManyToALibraryInTheirOrder) {
   }
 }
 
+// A compile with --flush-denormals times its kernels alone as its plan runs them: the helper
+// takes --flush-denormals and times them as before.
+TEST(DriverTune, KernelsOfAFlushedCompileAreTimedFlushed) {
+  testlib::TempDir dir;
+  Tuned s = tuned_setup(codegen::softmax_rows(8, 64), dir);
+  s.measure.flush_denormals = true;
+  std::vector<std::string> failures;
+  std::vector<std::vector<double>> t =
+      ScheduleTimer(s.build, s.measure).time(s.g, s.k, {codegen::cpu::default_schedule(s.g, s.k, 2)}, 2, 2, &failures);
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].size(), 2u);
+}
+
 TEST(DriverTune, ABatchThatCannotRunGivesNoSamplesAndAFailure) {
   testlib::TempDir dir;
   Tuned s = tuned_setup(codegen::softmax_rows(8, 64), dir);

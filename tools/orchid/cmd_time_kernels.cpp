@@ -48,6 +48,8 @@ Command add_time_kernels(CLI::App& app) {
   cmd->add_option("--rounds", o->timing.rounds, "rounds over the kernels (default 3)")->check(CLI::Range(1, 1000));
   cmd->add_option("--runs", o->timing.runs_per_round, "timed runs of a kernel per round (default 3)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--flush-denormals", o->timing.flush_denormals,
+                "run with subnormal floats read and written as zero, as a plan compiled with --flush-denormals runs");
   cmd->add_flag("--json", o->json, "print {\"kernels\": [{\"times_ms\": [...], \"index_error\": ...}]}");
   return {cmd, [o] { return time_kernels(*o); }};
 }
