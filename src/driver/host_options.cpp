@@ -46,7 +46,9 @@ CompileResult compile_measured(CompileOptions o, const std::string& orchid_exe, 
   o.measure.orchid_exe = orchid_exe;
   o.measure.work_dir = directory_name(o.out_dir) + ".candidates";
   o.measure.db = &db;
-  o.measure.target = o.build.target;
+  // Plans that flush subnormals are timed as they run: their times, and the decisions made on
+  // them, are kept apart in the database.
+  o.measure.target = o.build.target + (o.build.flush_denormals ? " [flush_denormals]" : "");
   o.measure.threads = o.build.cores;
   CompileResult r;
   try {

@@ -40,9 +40,6 @@ struct MeasureOptions {
   // a step timed alone reads its inputs from where a whole run leaves them, not from its
   // core's L2. Part of a time's implementation key where > 0. 0: none (the compile's default).
   int64_t flush_bytes = 0;
-  // Kernels timed alone (`orchid time-kernels`) with FTZ and DAZ, as the plan being compiled
-  // will run (BuildOptions::flush_denormals); artifacts carry it in their plan.
-  bool flush_denormals = false;
   double min_seconds = 0.05;
   int min_runs = 5;
   // Rounds in which the candidates of one choice are measured in turn (A B A B ..., each

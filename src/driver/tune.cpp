@@ -42,11 +42,13 @@ std::vector<double> round_minima(const std::vector<double>& ms, int runs) {
   return out;
 }
 
-// One batch: its kernels in one shared object, timed by the helper. Empty samples (and a
-// failure) where it cannot be built or run.
+// One batch: its kernels in one shared object, timed by the helper (with FTZ and DAZ where the
+// plan will run so: BuildOptions::flush_denormals). Empty samples (and a failure) where it
+// cannot be built or run.
 std::vector<std::vector<double>> time_batch(const std::vector<codegen::cpu::GeneratedKernel>& kernels,
                                             const codegen::cpu::Compiler& compiler, const MeasureOptions& m,
-                                            int rounds, int runs, std::vector<std::string>* failures) {
+                                            bool flush_denormals, int rounds, int runs,
+                                            std::vector<std::string>* failures) {
   std::vector<std::vector<double>> out(kernels.size());
   std::string why;
   try {
@@ -55,7 +57,7 @@ std::vector<std::vector<double>> time_batch(const std::vector<codegen::cpu::Gene
     std::vector<std::string> argv = {m.orchid_exe, "time-kernels", lib.path.string(), "--json",
                                      "--rounds", std::to_string(rounds), "--runs", std::to_string(runs)};
     if (m.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(m.threads)});
-    if (m.flush_denormals) argv.push_back("--flush-denormals");
+    if (flush_denormals) argv.push_back("--flush-denormals");
     SubprocessResult p = run_subprocess(argv, so);
     if (!p.ok()) {
       why = p.timed_out ? "timed out" : "exit " + std::to_string(p.exit_code) + ": " + p.err.substr(0, 300);
@@ -83,6 +85,7 @@ codegen::cpu::GeneratedKernel timed_kernel(const ir::Graph& g, const tile::Kerne
 ScheduleTimer::ScheduleTimer(const BuildOptions& build, const MeasureOptions& measure)
     : compiler_(build.compiler),
       per_library_(static_cast<size_t>(std::max(16, build.kernels_per_library))),
+      flush_denormals_(build.flush_denormals),
       measure_(measure) {
   ORCHID_CHECK(!measure.orchid_exe.empty()) << "tuning measures kernels: no program to time them with";
 }
@@ -96,7 +99,7 @@ std::vector<std::vector<double>> ScheduleTimer::time(const ir::Graph& g, const t
     std::vector<codegen::cpu::GeneratedKernel> batch;
     for (size_t i = first; i < std::min(schedules.size(), first + per); ++i)
       batch.push_back(timed_kernel(g, k, schedules[i], "orc_tune" + std::to_string(i - first)));
-    std::vector<std::vector<double>> t = time_batch(batch, compiler_, measure_, rounds, runs, failures);
+    std::vector<std::vector<double>> t = time_batch(batch, compiler_, measure_, flush_denormals_, rounds, runs, failures);
     out.insert(out.end(), t.begin(), t.end());
   }
   return out;

@@ -120,6 +120,7 @@ class ScheduleTimer {
  private:
   codegen::cpu::Compiler compiler_;
   size_t per_library_;
+  bool flush_denormals_;  // BuildOptions::flush_denormals: kernels timed as the plan runs them
   MeasureOptions measure_;
 };
 

@@ -65,7 +65,7 @@ TEST(DriverTune, SchedulesAreTimedManyToALibraryInTheirOrder) {
 TEST(DriverTune, KernelsOfAFlushedCompileAreTimedFlushed) {
   testlib::TempDir dir;
   Tuned s = tuned_setup(codegen::softmax_rows(8, 64), dir);
-  s.measure.flush_denormals = true;
+  s.build.flush_denormals = true;
   std::vector<std::string> failures;
   std::vector<std::vector<double>> t =
       ScheduleTimer(s.build, s.measure).time(s.g, s.k, {codegen::cpu::default_schedule(s.g, s.k, 2)}, 2, 2, &failures);

@@ -433,6 +433,28 @@ TEST(CliCompile, MeasuringChoosesAnImplementationAndCachesTheTimes) {
   }
 }
 
+// --flush-denormals is said in the plan and the report; its plans are timed apart: a compile
+// without it finds none of the flushed compile's times in the database. It is for the CPU.
+TEST(CliCompile, FlushedPlansAreSaidAndTimedApart) {
+  TempDir dir("orchid_cli_flush");
+  std::string model = write_model(dir), db = dir.file("t.db");
+  auto flushed = orchid_cli({"compile", model, "-o", dir.file("f"), "--orchestrate", "greedy", "--flush-denormals",
+                             "--db", db, "--cache-dir", object_cache()});
+  ASSERT_EQ(flushed.exit_code, 0) << flushed.output;
+  EXPECT_EQ(read_json(fs::path(dir.file("f")) / "plan.json").at("flush_denormals"), true);
+  EXPECT_TRUE(contains(flushed.output, "subnormal floats: read and written as zero")) << flushed.output;
+  auto kept = orchid_cli({"compile", model, "-o", dir.file("k"), "--orchestrate", "greedy", "--db", db,
+                          "--cache-dir", object_cache()});
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_FALSE(read_json(fs::path(dir.file("k")) / "plan.json").contains("flush_denormals"));
+  std::string report = read_file(dir.file("k") + "/report.md");
+  EXPECT_TRUE(contains(report, "## Implementations chosen by measuring")) << report;
+  EXPECT_EQ(report.find("(cached)"), std::string::npos) << report;
+  auto cuda = orchid_cli({"compile", model, "-o", dir.file("g"), "--target", "cuda", "--flush-denormals"});
+  EXPECT_EQ(cuda.exit_code, 1);
+  EXPECT_TRUE(contains(cuda.output, "--flush-denormals is for CPU plans")) << cuda.output;
+}
+
 // --orchestrate optimal measures the kernels it chooses and greedy's, and its report says how
 // the solve went and where the two plans differ; the artifact verifies.
 TEST(CliCompile, OptimalOrchestrationIsMeasuredAndComparedWithGreedy) {

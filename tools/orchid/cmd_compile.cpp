@@ -70,10 +70,6 @@ int compile(const CompileFlags& f) {
   o.build.precision = *runtime::parse_plan_precision(f.precision);
   ORCHID_USER_CHECK(!f.flush_denormals || !cuda) << "--flush-denormals is for CPU plans; it does not take --target cuda";
   o.build.flush_denormals = f.flush_denormals;
-  // Whole plans are timed as they run, flushing or not: their times and the decisions made on
-  // them are kept apart in the tuning database.
-  if (f.flush_denormals) o.measure.target += " [flush_denormals]";
-  o.measure.flush_denormals = f.flush_denormals;
   if (!std::isnan(f.tolerance)) o.tolerance = f.tolerance;
   o.measure_seconds = f.measure_seconds;
   o.measure.flush_bytes = f.flush_bytes;
