@@ -25,7 +25,7 @@
 namespace orchid::codegen::cpu {
 
 // Bump when generated code changes meaning or speed: it is part of every cache key.
-constexpr int kCodegenVersion = 29;
+constexpr int kCodegenVersion = 30;
 
 struct GeneratedKernel {
   std::string symbol;                // the function's name

@@ -7,7 +7,6 @@
 // differ in rounding only); max and min are order-independent except for which NaN, or which
 // zero of equal ones, is returned. A reduction along the rows an elementwise primitive
 // computes is folded into that primitive's loop the same way (NodeLowering::fused_reduction).
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,8 +19,32 @@ using ir::ReduceOp;
 
 namespace {
 
-// Lanes of a reduction of one dim along the rows it reduces (emit_fused).
-int64_t row_lanes(const ir::Primitive& p, const Schedule& s) { return reduction_lanes(s, p.reduce_domain.back()); }
+std::string partial(size_t k, const std::string& lane) { return "acc" + std::to_string(k) + "p[" + lane + "]"; }
+
+// The loop over `count` lanes of a chunk starting at term `start` (C text), each lane's term
+// `var`.
+void open_lane_loop(const std::string& var, int64_t lanes, const std::string& start, int64_t count, Writer& w) {
+  w.line("#pragma omp simd simdlen(" + std::to_string(lanes) + ")");
+  w.open("for (int64_t ln = 0; ln < " + std::to_string(count) + "LL; ++ln) {");
+  w.line("const int64_t " + var + " = " + start + " + ln;");
+}
+
+// The `lanes` partials of output k, each the combiner's identity.
+void declare_partials(ReduceOp op, DType t, size_t k, int64_t lanes, Writer& w) {
+  std::string P = std::to_string(lanes) + "LL";
+  w.line(compute_type(t) + " " + partial(k, P) + ";");
+  w.line("for (int64_t ln = 0; ln < " + P + "; ++ln) " + partial(k, "ln") + " = " + identity(op, t) + ";");
+}
+
+// The `lanes` partials of output k combined pairwise, halving their number: a tree of depth
+// log2(lanes), the result in partial 0.
+void combine_partials(ReduceOp op, DType t, size_t k, int64_t lanes, Writer& w) {
+  for (int64_t half = lanes / 2; half > 0; half /= 2) {
+    w.line("#pragma omp simd");
+    w.line("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) " + partial(k, "ln") + " = " +
+           combine(op, t, partial(k, "ln"), partial(k, "ln + " + std::to_string(half) + "LL"), true) + ";");
+  }
+}
 
 // The terms of a reduction over lanes: its outer reduction dims looped over one by one, then
 // the run of its last NodeLowering::reduce_run dims (read as one contiguous range) in chunks
@@ -55,49 +78,36 @@ struct Terms {
            "LL; ++" + var + ") {");
   }
   // The loop over a chunk's lanes, from `start` (`count` of them; 0: all P).
-  void open_lane_loop(Writer& w, const std::string& start = "rb", int64_t count = 0) const {
-    w.line("#pragma omp simd simdlen(" + std::to_string(lanes) + ")");
-    w.open("for (int64_t ln = 0; ln < " + (count > 0 ? std::to_string(count) + "LL" : P()) + "; ++ln) {");
-    w.line("const int64_t " + var + " = " + start + " + ln;");
+  void open_lanes(Writer& w, const std::string& start = "rb", int64_t count = 0) const {
+    open_lane_loop(var, lanes, start, count > 0 ? count : lanes, w);
   }
 };
 
 void emit_lanes_simple(const ir::Graph& g, const KernelLowering& kl, const ir::Primitive& p, const Terms& t,
                        ExprEmitter& ex, const ExprEmitter::Scope& s, Writer& w) {
-  auto part = [](size_t k, const std::string& l) { return "acc" + std::to_string(k) + "p[" + l + "]"; };
-  for (size_t k = 0; k < p.bodies.size(); ++k) {
-    DType d = g.type(p.outputs[k]).dtype;
-    w.line(compute_type(d) + " " + part(k, t.P()) + ";");
-    w.line("for (int64_t ln = 0; ln < " + t.P() + "; ++ln) " + part(k, "ln") + " = " + identity(p.reduce, d) + ";");
-  }
+  for (size_t k = 0; k < p.bodies.size(); ++k) declare_partials(p.reduce, g.type(p.outputs[k]).dtype, k, t.lanes, w);
   open_reduce_outer(p, t.outer, w);
   std::vector<std::string> in_lanes;
   for (size_t k = 0; k < p.bodies.size(); ++k)
-    in_lanes.push_back(part(k, "ln") + " = " +
-                       combine(p.reduce, g.type(p.outputs[k]).dtype, part(k, "ln"), ex.expr(p.bodies[k], s), true) + ";");
+    in_lanes.push_back(partial(k, "ln") + " = " +
+                       combine(p.reduce, g.type(p.outputs[k]).dtype, partial(k, "ln"), ex.expr(p.bodies[k], s), true) + ";");
   for (const std::string& h : ex.take_hoisted()) w.line(h);
   t.open_chunks(w);
   emit_prefetches(g, kl, p, ex, s, ir::rvar(static_cast<int32_t>(p.reduce_domain.size() - 1)), "rb", t.lanes, w);
-  t.open_lane_loop(w);
+  t.open_lanes(w);
   for (const std::string& l : in_lanes) w.line(l);
   w.close();
   w.close();
   // The terms past the last whole chunk go to the first lanes' partials, as one more chunk.
   if (t.whole() < t.extent) {
-    t.open_lane_loop(w, std::to_string(t.whole()) + "LL", t.extent - t.whole());
+    t.open_lanes(w, std::to_string(t.whole()) + "LL", t.extent - t.whole());
     for (const std::string& l : in_lanes) w.line(l);
     w.close();
   }
   close_n(t.outer, w);
-  // The partials combined pairwise, halving their number: a tree of depth log2(P).
   for (size_t k = 0; k < p.bodies.size(); ++k) {
-    DType d = g.type(p.outputs[k]).dtype;
-    for (int64_t half = t.lanes / 2; half > 0; half /= 2) {
-      w.line("#pragma omp simd");
-      w.line("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) " + part(k, "ln") + " = " +
-             combine(p.reduce, d, part(k, "ln"), part(k, "ln + " + std::to_string(half) + "LL"), true) + ";");
-    }
-    w.line(store(g, ex, p.outputs[k], s, part(k, "0")));
+    combine_partials(p.reduce, g.type(p.outputs[k]).dtype, k, t.lanes, w);
+    w.line(store(g, ex, p.outputs[k], s, partial(k, "0")));
   }
 }
 
@@ -117,7 +127,7 @@ void emit_lanes_welford(const ir::Graph& g, const KernelLowering& kl, const ir::
   emit_prefetches(g, kl, p, ex, s, ir::rvar(static_cast<int32_t>(p.reduce_domain.size() - 1)), "rb", t.lanes, w);
   w.line("nf += 1;");
   w.line("const " + ct + " inv = (" + ct + ")1 / (" + ct + ")nf;");
-  t.open_lane_loop(w);
+  t.open_lanes(w);
   w.line("const " + ct + " x = " + x + ";");
   w.line("const " + ct + " d = x - mean_p[ln];");
   w.line("mean_p[ln] += d * inv;");
@@ -189,8 +199,8 @@ void emit_fused(const ir::Graph& g, const KernelLowering& kl, const NodeLowering
   const ir::Primitive& e = g.node(nl.node);
   const ir::Primitive& r = g.node(kl.nodes[static_cast<size_t>(nl.fused_reduction)].node);
   size_t n = e.domain.size();
-  std::string last = var("v", n - 1), P = std::to_string(row_lanes(r, kl.schedule)) + "LL";
-  int64_t extent = e.domain[n - 1], whole = extent - extent % row_lanes(r, kl.schedule);
+  const int64_t lanes = reduction_lanes(kl.schedule, r.reduce_domain.back()), extent = e.domain[n - 1], whole = extent - extent % lanes;
+  std::string last = var("v", n - 1);
   ExprEmitter::Scope se = scope_of(e), sr{&r, {}, {last}, 0, ir::VarKind::Reduce, true};
   se.hoist = true;
   for (size_t d = 0; d < r.domain.size(); ++d) sr.dvars.push_back(d + 1 < n ? se.dvars[d] : "0LL");
@@ -200,48 +210,32 @@ void emit_fused(const ir::Graph& g, const KernelLowering& kl, const NodeLowering
          ": reduce, along its rows");
   open_domain(nl, 0, n - 1, w);
   w.open("{");
-  auto part = [](size_t k, const std::string& l) { return "acc" + std::to_string(k) + "p[" + l + "]"; };
-  auto rest = [](size_t k) { return "acc" + std::to_string(k) + "t"; };
-  for (size_t k = 0; k < r.bodies.size(); ++k) {
-    DType t = g.type(r.outputs[k]).dtype;
-    w.line(compute_type(t) + " " + part(k, P) + ", " + rest(k) + " = " + identity(r.reduce, t) + ";");
-    w.line("for (int64_t ln = 0; ln < " + P + "; ++ln) " + part(k, "ln") + " = " + identity(r.reduce, t) + ";");
-  }
-  // One element: e's value, stored and folded into accumulator acc(k).
-  auto element = [&](const std::function<std::string(size_t)>& acc) {
-    std::vector<std::string> lines{"const " + storage_type(et) + " ev = " + to_storage(et, ex.expr(e.bodies[0], se)) + ";",
-                                   ex.element(ev, se.dvars) + " = ev;"};
-    ex.bind(ev, to_compute(et, "ev"));
-    for (size_t k = 0; k < r.bodies.size(); ++k)
-      lines.push_back(acc(k) + " = " + combine(r.reduce, g.type(r.outputs[k]).dtype, acc(k), ex.expr(r.bodies[k], sr), true) + ";");
-    ex.unbind(ev);
-    return lines;
-  };
-  std::vector<std::string> in_lanes = element([&](size_t k) { return part(k, "ln"); });
-  std::vector<std::string> in_tail = whole < extent ? element(rest) : std::vector<std::string>{};
+  for (size_t k = 0; k < r.bodies.size(); ++k)
+    declare_partials(r.reduce, g.type(r.outputs[k]).dtype, k, lanes, w);
+  // One element: e's value, stored and folded into partial ln.
+  std::vector<std::string> in_lanes{"const " + storage_type(et) + " ev = " + to_storage(et, ex.expr(e.bodies[0], se)) + ";",
+                                    ex.element(ev, se.dvars) + " = ev;"};
+  ex.bind(ev, to_compute(et, "ev"));
+  for (size_t k = 0; k < r.bodies.size(); ++k)
+    in_lanes.push_back(partial(k, "ln") + " = " +
+                       combine(r.reduce, g.type(r.outputs[k]).dtype, partial(k, "ln"), ex.expr(r.bodies[k], sr), true) + ";");
+  ex.unbind(ev);
   for (const std::string& h : ex.take_hoisted()) w.line(h);
-  w.open("for (int64_t rb = 0; rb < " + std::to_string(whole) + "LL; rb += " + P + ") {");
-  emit_prefetches(g, kl, e, ex, se, ir::dvar(static_cast<int32_t>(n - 1)), "rb", row_lanes(r, kl.schedule), w);
-  w.line("#pragma omp simd simdlen(" + std::to_string(row_lanes(r, kl.schedule)) + ")");
-  w.open("for (int64_t ln = 0; ln < " + P + "; ++ln) {");
-  w.line("const int64_t " + last + " = rb + ln;");
+  w.open("for (int64_t rb = 0; rb < " + std::to_string(whole) + "LL; rb += " + std::to_string(lanes) + "LL) {");
+  emit_prefetches(g, kl, e, ex, se, ir::dvar(static_cast<int32_t>(n - 1)), "rb", lanes, w);
+  open_lane_loop(last, lanes, "rb", lanes, w);
   for (const std::string& l : in_lanes) w.line(l);
   w.close();
   w.close();
+  // The elements past the last whole chunk, as one more chunk into the first partials.
   if (whole < extent) {
-    w.open("for (int64_t " + last + " = " + std::to_string(whole) + "LL; " + last + " < " + std::to_string(extent) +
-           "LL; ++" + last + ") {");
-    for (const std::string& l : in_tail) w.line(l);
+    open_lane_loop(last, lanes, std::to_string(whole) + "LL", extent - whole, w);
+    for (const std::string& l : in_lanes) w.line(l);
     w.close();
   }
   for (size_t k = 0; k < r.bodies.size(); ++k) {
-    DType t = g.type(r.outputs[k]).dtype;
-    for (int64_t half = row_lanes(r, kl.schedule) / 2; half > 0; half /= 2) {
-      w.line("#pragma omp simd");
-      w.line("for (int64_t ln = 0; ln < " + std::to_string(half) + "LL; ++ln) " + part(k, "ln") + " = " +
-             combine(r.reduce, t, part(k, "ln"), part(k, "ln + " + std::to_string(half) + "LL"), true) + ";");
-    }
-    w.line(store(g, ex, r.outputs[k], sr, combine(r.reduce, t, part(k, "0"), rest(k), true)));
+    combine_partials(r.reduce, g.type(r.outputs[k]).dtype, k, lanes, w);
+    w.line(store(g, ex, r.outputs[k], sr, partial(k, "0")));
   }
   w.close();
   close_n(n - 1, w);

@@ -3,8 +3,6 @@
 // so that each piece's loop is written with those decided (ExprEmitter::Scope::box). A
 // reflecting pad by 4 along 224 columns is three loops: 4 columns read backwards, 224 copied,
 // 4 read backwards; one loop computed a floored mod and a select per element.
-#include <functional>
-
 #include "codegen/cpu/emit_reduce.h"
 
 namespace orchid::codegen::cpu::detail {

@@ -1,8 +1,6 @@
 // Reductions whose trailing terms are read as one contiguous run (NodeLowering::reduce_run):
 // an instance norm's statistics over [56, 56] are one row of 3136 terms, reduced over lanes
 // in whole chunks, instead of 56 rows whose last 24 terms each went through the scalar tail.
-#include <functional>
-
 #include "codegen/cpu/lower_internal.h"
 
 namespace orchid::codegen::cpu::lower_detail {
@@ -33,8 +31,8 @@ struct Run {
   // consecutive positions and nowhere else; -1 otherwise.
   int position(const ir::Expr& load, size_t rank) const {
     for (size_t d = 0; d + ext.size() <= rank; ++d) {
-      if (!holds(load.arg(d)) || load.arg(d)->index != first) continue;
-      for (size_t j = 0; j < ext.size(); ++j)
+      if (!is_var(load.arg(d), kind, static_cast<size_t>(first))) continue;
+      for (size_t j = 1; j < ext.size(); ++j)
         if (!is_var(load.arg(d + j), kind, static_cast<size_t>(first) + j)) return -1;
       for (size_t i = 0; i < rank; ++i)
         if ((i < d || i >= d + ext.size()) && mentioned(load.arg(i))) return -1;
